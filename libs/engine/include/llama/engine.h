@@ -1,13 +1,460 @@
-/* llama/engine.h -- placeholder; the owner of libs/engine replaces this. */
+/*
+ * llama/engine.h -- the narrow waist: the only API applications see.
+ *
+ * The engine loads a model (a GGUF file or a Hugging Face SafeTensors
+ * folder), owns its compute backend, KV-cache pool and tokenizer, and runs
+ * conversations in sessions: prefill a prompt, then decode tokens one by one
+ * (by callback or by pulling), sample, detokenize, stop. It also computes
+ * sentence embeddings. No type from a lower library appears here: this header
+ * includes only standard C headers and llama/status.h.
+ *
+ * Usage (error checks shortened):
+ *
+ *     llm_model_params mp = llm_model_default_params();
+ *     llm_model *model;
+ *     if (llm_load_model("model.gguf", &mp, &model) < 0) {
+ *         fprintf(stderr, "%s\n", llm_last_error());
+ *         return 1;
+ *     }
+ *     llm_session *s;
+ *     llm_session_new(model, NULL, &s);
+ *
+ *     llm_chat_message msgs[] = {{"user", "Hello!"}};
+ *     char prompt[4096];
+ *     int32_t n;
+ *     llm_chat_apply(model, msgs, 1, true, prompt, sizeof prompt, &n);
+ *
+ *     llm_token toks[4096];
+ *     llm_tokenize(model, prompt, (size_t)n, LLM_TOKENIZE_PARSE_SPECIAL, toks, 4096, &n);
+ *     llm_prefill(s, toks, n);          // LLM_CONTEXT_FULL if it does not fit
+ *     llm_decode(s, 256, on_text, NULL); // streams text to on_text()
+ *
+ *     llm_session_free(s);
+ *     llm_model_free(model);
+ *
+ * Errors. Every fallible function returns an llm_status (llama/status.h):
+ * 0 ok, negative errors, positive non-fatal outcomes (LLM_CANCELLED,
+ * LLM_CONTEXT_FULL, LLM_END_OF_STREAM). When a function returns a value other
+ * than LLM_OK it also records an English message, readable on the same
+ * thread with llm_last_error() and, for calls on a session or a model, with
+ * llm_session_last_error() / llm_model_last_error(). Unless a function says
+ * otherwise, an error leaves every object as it was before the call.
+ *
+ * Threads. A model may be shared by any number of sessions on any threads;
+ * the engine serializes the model's compute internally (one forward pass at a
+ * time per model), so concurrent sessions are safe but not parallel. A single
+ * session must be used by one thread at a time, except for
+ * llm_session_cancel(), which any thread (or a signal handler) may call at
+ * any time.
+ *
+ * Ownership. Handles are created by *_new / llm_load_model and released by
+ * the matching *_free, which accepts NULL. A session must be freed before its
+ * model. Strings returned as `const char *` are owned by the object that
+ * returned them and stay valid as documented at each function.
+ */
 #ifndef LLAMA_ENGINE_H
 #define LLAMA_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 #include "llama/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-/* The library's version string, e.g. "0.1.0". */
+
+/* The library's version string, e.g. "0.1.0". Static storage, never NULL. */
 const char *llm_engine_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* The message of the most recent failing engine call made by this thread
+ * (any function of this header), or "" if none failed yet. The pointer is
+ * valid until the next engine call on this thread. Never NULL. */
+const char *llm_last_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Models                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef int32_t llm_token;             /* a token id: 0 <= id < n_vocab */
+#define LLM_TOKEN_NONE ((llm_token)-1) /* "this model has no such token" */
+
+typedef struct llm_model llm_model;     /* opaque: weights, backend, KV pool, tokenizer */
+typedef struct llm_session llm_session; /* opaque: one conversation */
+
+/* Element type of the KV cache. */
+typedef enum llm_kv_type {
+    LLM_KV_F16 = 0, /* half the memory of F32; the default */
+    LLM_KV_F32 = 1
+} llm_kv_type;
+
+/* Options for llm_load_model() and llm_model_plan(). Obtain defaults with
+ * llm_model_default_params() and change the fields you care about, so fields
+ * added later keep sensible values. */
+typedef struct llm_model_params {
+    const char *backend; /* "cpu", "cuda" or "auto" (CUDA if usable, else CPU). Default "auto". */
+    int32_t n_threads;   /* CPU worker threads; 0 = number of online cores. */
+    int32_t n_ctx;       /* most tokens one session may hold; 0 = min(n_ctx_train, 4096). */
+    int32_t kv_tokens;   /* KV budget in tokens shared by all sessions of the model;
+                            0 = n_ctx (enough for one full session). Must be >= n_ctx. */
+    int32_t kv_block_size; /* tokens per KV block (paging and prefix-reuse granularity); default 16. */
+    llm_kv_type kv_type; /* default LLM_KV_F16. */
+    int32_t n_batch;     /* most prompt tokens per forward pass during prefill; default 256. */
+    bool use_mmap;       /* map the weights file instead of reading it; default true. */
+    bool prefix_cache;   /* share KV blocks of identical prompt prefixes across sessions
+                            and turns; default true. */
+} llm_model_params;
+
+/* The default model parameters (see each field). Never fails. */
+llm_model_params llm_model_default_params(void);
+
+/* Memory an llm_load_model() call with the same arguments would need. */
+typedef struct llm_memory_plan {
+    uint64_t weights_bytes; /* model tensors as stored (mapped or copied) */
+    uint64_t kv_bytes;      /* KV cache pool: kv_blocks * block bytes */
+    uint64_t scratch_bytes; /* activation arenas for one session's prefill batch */
+    uint64_t total_bytes;   /* sum of the above */
+    int32_t n_ctx;          /* the context size the parameters resolve to */
+    int32_t kv_blocks;      /* number of KV blocks in the pool */
+} llm_memory_plan;
+
+/* Computes the memory plan for loading `path` with `params` (NULL =
+ * defaults) without loading the weights: only the file's header and
+ * metadata are read. An application may show the plan or refuse to load.
+ * Returns LLM_OK and fills *plan; LLM_ERR_IO (cannot open),
+ * LLM_ERR_BAD_FORMAT (not a valid model), LLM_ERR_UNSUPPORTED (unknown
+ * architecture or tensor type), LLM_ERR_INVALID_ARG. Thread-safe. */
+llm_status llm_model_plan(const char *path, const llm_model_params *params,
+                          llm_memory_plan *plan);
+
+/* Loads a model from `path`: a .gguf file, or a folder holding a Hugging
+ * Face model (config.json, *.safetensors, tokenizer.json). `params` may be
+ * NULL for defaults. On success *out receives a new model that the caller
+ * owns and must release with llm_model_free(). On failure *out is set to
+ * NULL and nothing is leaked. Returns LLM_OK, LLM_ERR_IO, LLM_ERR_BAD_FORMAT
+ * (a corrupt or truncated file is always this, never a crash),
+ * LLM_ERR_UNSUPPORTED, LLM_ERR_NO_MEMORY, LLM_ERR_BACKEND ("cuda" asked for
+ * but unusable), LLM_ERR_INVALID_ARG. Thread-safe. */
+llm_status llm_load_model(const char *path, const llm_model_params *params,
+                          llm_model **out);
+
+/* Releases a model and everything it owns. NULL is harmless. Every session
+ * of the model must have been freed before. */
+void llm_model_free(llm_model *model);
+
+/* The message of the most recent failure of a call on `model` (including
+ * llm_tokenize, llm_chat_apply, llm_embed...), or "". Valid until the next
+ * failing call on the model. Never NULL. */
+const char *llm_model_last_error(const llm_model *model);
+
+/* Facts about a loaded model. Strings are owned by the model and valid
+ * until llm_model_free(); a missing string is "" (never NULL). */
+typedef struct llm_model_info {
+    const char *architecture;  /* "llama", "qwen2", "bert", ... */
+    const char *name;          /* general.name, or the file name */
+    const char *weight_type;   /* dominant tensor type, e.g. "Q4_1" */
+    const char *chat_template; /* the model's Jinja chat template, or "" */
+    const char *backend;       /* backend actually in use: "cpu" or "cuda" */
+    int32_t n_threads;         /* CPU threads in use */
+    int32_t n_vocab;
+    int32_t n_ctx_train;       /* context length the model was trained with */
+    int32_t n_ctx;             /* the per-session context size in force */
+    int32_t n_embd;            /* hidden size = embedding dimension of llm_embed() */
+    int32_t n_layer;
+    int32_t n_head;
+    int32_t n_head_kv;
+    uint64_t n_params;         /* number of weights */
+    uint64_t weights_bytes;    /* bytes of weights */
+    llm_token bos, eos, eot, pad, unk; /* special tokens, LLM_TOKEN_NONE if absent */
+    bool is_encoder;           /* true for encoder-only models (BERT): no sessions */
+} llm_model_info;
+
+/* Fills *info. Returns LLM_OK or LLM_ERR_INVALID_ARG. Thread-safe. */
+llm_status llm_model_get_info(const llm_model *model, llm_model_info *info);
+
+/* True if `tok` ends a generation turn for this model (EOS, EOT, <|im_end|>...). */
+bool llm_token_is_eog(const llm_model *model, llm_token tok);
+
+/* ------------------------------------------------------------------------ */
+/* Tokens and text                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Flags of llm_tokenize(). */
+#define LLM_TOKENIZE_ADD_SPECIAL 1u   /* add BOS/EOS etc. as the model's tokenizer config says */
+#define LLM_TOKENIZE_PARSE_SPECIAL 2u /* "<|im_start|>" in the text becomes the special token;
+                                         without this flag it is tokenized as plain text */
+
+/* Converts `len` bytes of UTF-8 `text` (need not be NUL-terminated) into
+ * token ids written to `out` (capacity `cap`). On LLM_OK, *n_out is the
+ * number of tokens written. If `cap` is too small, returns
+ * LLM_ERR_BUFFER_TOO_SMALL and *n_out is the NEGATED number of tokens needed
+ * (call again with a larger buffer). Also returns LLM_ERR_BAD_UTF8 for
+ * invalid UTF-8 (the message gives the byte offset) and LLM_ERR_INVALID_ARG.
+ * Thread-safe. */
+llm_status llm_tokenize(const llm_model *model, const char *text, size_t len,
+                        unsigned flags, llm_token *out, int32_t cap, int32_t *n_out);
+
+/* Converts `n` token ids into UTF-8 text written to `buf` (capacity `cap`,
+ * a NUL is appended when room remains after the text). With
+ * `render_special` false, control tokens (BOS, <|im_end|>...) are left out;
+ * with true they appear as their text. On LLM_OK, *n_out is the byte length
+ * written (without the NUL). If `cap` is too small, returns
+ * LLM_ERR_BUFFER_TOO_SMALL and *n_out is the NEGATED byte length needed.
+ * Returns LLM_ERR_INVALID_ARG for an id outside [0, n_vocab). Thread-safe. */
+llm_status llm_detokenize(const llm_model *model, const llm_token *tokens, int32_t n,
+                          bool render_special, char *buf, size_t cap, int32_t *n_out);
+
+/* Streaming detokenizer: feed tokens one by one, get text that never ends
+ * in the middle of a UTF-8 sequence (bytes of an incomplete character are
+ * held back until the character completes). One per stream; not shared
+ * between threads. */
+typedef struct llm_detokenizer llm_detokenizer;
+
+/* Creates a streaming detokenizer for `model` (which must outlive it).
+ * Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
+llm_status llm_detokenizer_new(const llm_model *model, bool render_special,
+                               llm_detokenizer **out);
+
+/* Adds one token. On LLM_OK, *text / *len receive the bytes that became
+ * complete (possibly none: *len == 0). The text is owned by the detokenizer
+ * and valid until its next call. LLM_ERR_INVALID_ARG for a bad id. */
+llm_status llm_detokenizer_push(llm_detokenizer *d, llm_token tok,
+                                const char **text, size_t *len);
+
+/* Ends the stream: returns any bytes still held back (an incomplete
+ * sequence becomes U+FFFD) and resets the detokenizer for a new stream. */
+llm_status llm_detokenizer_flush(llm_detokenizer *d, const char **text, size_t *len);
+
+/* Releases a detokenizer. NULL is harmless. */
+void llm_detokenizer_free(llm_detokenizer *d);
+
+/* ------------------------------------------------------------------------ */
+/* Chat templates                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef struct llm_chat_message {
+    const char *role;    /* "system", "user" or "assistant" */
+    const char *content; /* UTF-8, NUL-terminated */
+} llm_chat_message;
+
+/* Renders `n` messages with the model's chat template (or, if the model has
+ * none, a ChatML fallback) into `buf` (capacity `cap`, NUL appended when
+ * room remains). With `add_assistant` true the text ends with the opening of
+ * an assistant turn, ready for generation. Tokenize the result with
+ * LLM_TOKENIZE_PARSE_SPECIAL. On LLM_OK, *n_out is the byte length. If `cap`
+ * is too small: LLM_ERR_BUFFER_TOO_SMALL with *n_out = -(bytes needed).
+ * Also LLM_ERR_UNSUPPORTED (template the engine cannot render),
+ * LLM_ERR_BAD_UTF8, LLM_ERR_INVALID_ARG. Thread-safe. */
+llm_status llm_chat_apply(const llm_model *model, const llm_chat_message *msgs, size_t n,
+                          bool add_assistant, char *buf, size_t cap, int32_t *n_out);
+
+/* ------------------------------------------------------------------------ */
+/* Sessions                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* How the next token is chosen from the logits. temperature <= 0 means
+ * greedy (argmax), which ignores every other field. Names follow llama.cpp. */
+typedef struct llm_sampler_params {
+    uint64_t seed;          /* RNG seed; same seed + same inputs = same tokens */
+    float temperature;      /* default 0.8 */
+    int32_t top_k;          /* 0 = off; default 40 */
+    float top_p;            /* 1.0 = off; default 0.95 */
+    float min_p;            /* 0.0 = off; default 0.05 */
+    float repeat_penalty;   /* 1.0 = off; default 1.0 */
+    int32_t repeat_last_n;  /* window of past tokens the penalty sees; default 64 */
+    float presence_penalty; /* 0 = off */
+    float frequency_penalty;/* 0 = off */
+} llm_sampler_params;
+
+/* Default sampling (see each field; seed 0xC0FFEE). Never fails. */
+llm_sampler_params llm_sampler_default_params(void);
+
+typedef struct llm_session_params {
+    int32_t n_ctx;               /* most tokens this session may hold; 0 = the model's n_ctx */
+    llm_sampler_params sampling;
+} llm_session_params;
+
+/* Default session parameters. Never fails. */
+llm_session_params llm_session_default_params(void);
+
+/* Creates an empty session (one conversation) on `model`; `params` may be
+ * NULL. The session reserves no KV blocks until tokens are prefilled; blocks
+ * come from the model's shared pool. On success *out is owned by the caller
+ * (llm_session_free()). Returns LLM_OK, LLM_ERR_NO_MEMORY,
+ * LLM_ERR_UNSUPPORTED (an encoder-only model has no sessions; use
+ * llm_embed), LLM_ERR_INVALID_ARG (n_ctx larger than the model's). */
+llm_status llm_session_new(llm_model *model, const llm_session_params *params,
+                           llm_session **out);
+
+/* Releases a session and returns its KV blocks to the pool (blocks other
+ * sessions or the prefix cache still reference stay alive). NULL is
+ * harmless. No other thread may be using the session, except that a
+ * concurrent llm_session_cancel() must have returned before this. */
+void llm_session_free(llm_session *s);
+
+/* Forgets the conversation: the context becomes empty, the sampler state
+ * (RNG, penalty history) restarts from the session's seed, stop strings and
+ * sampler params are kept, and a pending cancel request is cleared. Full KV
+ * blocks stay in the prefix cache, so prefilling the same prompt again is
+ * cheap. Returns LLM_OK or LLM_ERR_INVALID_ARG. */
+llm_status llm_session_reset(llm_session *s);
+
+/* Replaces the sampler parameters (effective from the next token) and
+ * restarts the sampler's RNG from params->seed. LLM_OK, LLM_ERR_INVALID_ARG. */
+llm_status llm_session_set_sampler(llm_session *s, const llm_sampler_params *params);
+
+/* Sets the stop strings (copied; n == 0 clears them). Generation ends with
+ * LLM_END_OF_STREAM as soon as the generated text contains one of them; the
+ * stop string itself and anything after it are not emitted, and text that
+ * could be the beginning of a stop string is held back until it is known
+ * not to be. LLM_OK, LLM_ERR_NO_MEMORY, LLM_ERR_INVALID_ARG (NULL or empty
+ * string). */
+llm_status llm_session_set_stop(llm_session *s, const char *const *stops, size_t n);
+
+/* Appends `n` tokens to the session's context and computes them, leaving the
+ * logits of the last one ready for sampling. Full KV blocks whose token
+ * prefix is already in the model's prefix cache are reused instead of
+ * recomputed (see llm_telemetry.reused_tokens). n == 0 is allowed only on a
+ * non-empty context. Returns:
+ *   LLM_OK;
+ *   LLM_CONTEXT_FULL -- n_past + n > n_ctx: nothing was computed and the
+ *       session is unchanged (prompts are never silently truncated);
+ *   LLM_CANCELLED -- llm_session_cancel() interrupted the work: the context
+ *       holds a prefix of the tokens (llm_session_n_past() says how many);
+ *       no logits are ready until the next prefill;
+ *   LLM_ERR_EXHAUSTED -- the KV pool is full (other sessions hold it);
+ *       session unchanged;
+ *   LLM_ERR_INVALID_ARG (bad token id), LLM_ERR_BACKEND, LLM_ERR_NO_MEMORY. */
+llm_status llm_prefill(llm_session *s, const llm_token *tokens, int32_t n);
+
+/* Like llm_prefill(), but `tokens` is the WHOLE context wanted (typically
+ * the full rendered conversation): the session keeps the longest common
+ * prefix of its current context and `tokens`, drops the rest, and computes
+ * only what remains. Multi-turn chat calls this each turn with the whole
+ * conversation so earlier turns are never recomputed. Same returns as
+ * llm_prefill(); on LLM_CONTEXT_FULL the session is unchanged. If `tokens`
+ * equals the current context exactly, the last token is recomputed to have
+ * logits ready. */
+llm_status llm_prefill_context(llm_session *s, const llm_token *tokens, int32_t n);
+
+/* Called by llm_decode() for each piece of generated text. `text` (not
+ * NUL-terminated, may be empty for tokens that complete no character) is
+ * valid only during the call. Return true to continue, false to stop
+ * (llm_decode then returns LLM_OK). */
+typedef bool (*llm_token_callback)(const char *text, size_t len, llm_token tok, void *user);
+
+/* Generates up to `max_tokens` tokens (<= 0: until end of stream or a full
+ * context), calling `cb` (may be NULL) for each. Returns LLM_OK (max_tokens
+ * reached or the callback stopped), LLM_END_OF_STREAM (end-of-generation
+ * token or stop string), LLM_CONTEXT_FULL, LLM_CANCELLED (the session stays
+ * usable: call llm_decode again to continue, or prefill), LLM_ERR_STATE (no
+ * logits ready: nothing was prefilled, or a prefill was cancelled),
+ * LLM_ERR_BACKEND. The end-of-generation token is not emitted as text. */
+llm_status llm_decode(llm_session *s, int32_t max_tokens, llm_token_callback cb, void *user);
+
+/* Pull-style decoding: produces one token. On LLM_OK *tok is the token and
+ * *text / *len the text that became ready (owned by the session, valid until
+ * its next call; may be empty). On LLM_END_OF_STREAM *tok is the
+ * end-of-generation token (or the token that completed a stop string) and
+ * *text / *len hold the held-back text still to print (may be empty). The
+ * other returns are those of llm_decode(). Any output pointer may be NULL. */
+llm_status llm_session_next_token(llm_session *s, llm_token *tok,
+                                  const char **text, size_t *len);
+
+/* Asks the session's running (or, if none runs, next) prefill or decode to
+ * stop. The call returns LLM_CANCELLED within one forward step, the flag is
+ * then cleared, and the session stays consistent and usable. Safe to call
+ * from any thread and from a signal handler (it only stores to an atomic
+ * flag). */
+void llm_session_cancel(llm_session *s);
+
+/* Withdraws a cancel request that no call has consumed yet. */
+void llm_session_clear_cancel(llm_session *s);
+
+/* Number of tokens in the session's context (computed into the KV cache). */
+int32_t llm_session_n_past(const llm_session *s);
+
+/* The session's context size (most tokens it may hold). */
+int32_t llm_session_n_ctx(const llm_session *s);
+
+/* Copies the context's token ids into `out` (capacity `cap`). Returns the
+ * number copied, or the negated number needed if `cap` is too small. */
+int32_t llm_session_tokens(const llm_session *s, llm_token *out, int32_t cap);
+
+/* Shortens the context to its first `n_keep` tokens (n_keep <= n_past),
+ * e.g. to regenerate an answer. No logits are ready afterwards. LLM_OK,
+ * LLM_ERR_INVALID_ARG. */
+llm_status llm_session_truncate(llm_session *s, int32_t n_keep);
+
+/* The message of the most recent failing call on `s`, or "". Never NULL. */
+const char *llm_session_last_error(const llm_session *s);
+
+/* ------------------------------------------------------------------------ */
+/* Telemetry                                                                */
+/* ------------------------------------------------------------------------ */
+
+/* Figures for one session. "Last" fields describe the most recent prefill
+ * and the generation since; "total" fields add up since the session was
+ * created. Times are wall-clock milliseconds; rates are tokens per second
+ * (0 when nothing was measured). */
+typedef struct llm_telemetry {
+    double load_ms;               /* time llm_load_model took */
+    double ttft_ms;               /* last: prefill start to first generated token */
+    int32_t prefill_tokens;       /* last: tokens actually computed by the prefill */
+    int32_t reused_tokens;        /* last: tokens kept from the context or the prefix cache */
+    double prefill_ms;            /* last */
+    double prefill_tok_s;         /* last: prefill_tokens / prefill time */
+    int32_t decode_tokens;        /* last: tokens generated since the prefill */
+    double decode_ms;             /* last */
+    double decode_tok_s;          /* last */
+    int64_t total_prefill_tokens;
+    int64_t total_reused_tokens;
+    int64_t total_decode_tokens;
+    int32_t n_past;               /* tokens in the context now */
+    int32_t n_ctx;
+    int32_t kv_blocks_used;       /* blocks in use in the model's pool (all sessions + cache) */
+    int32_t kv_blocks_total;
+    uint64_t kv_bytes;            /* bytes of the KV pool */
+    uint64_t weights_bytes;
+    uint64_t peak_memory_bytes;   /* process peak resident set size */
+} llm_telemetry;
+
+/* Fills *t for session `s`. LLM_OK or LLM_ERR_INVALID_ARG. */
+llm_status llm_session_telemetry(const llm_session *s, llm_telemetry *t);
+
+/* ------------------------------------------------------------------------ */
+/* Embeddings                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* How token vectors (last hidden states, after the final norm) become one
+ * vector per text. */
+typedef enum llm_pooling {
+    LLM_POOLING_MEAN = 0, /* average over tokens: the choice for decoder models */
+    LLM_POOLING_CLS = 1,  /* first token */
+    LLM_POOLING_LAST = 2  /* last token */
+} llm_pooling;
+
+/* Parses "mean", "cls" or "last". Returns LLM_OK or LLM_ERR_INVALID_ARG. */
+llm_status llm_pooling_from_string(const char *s, llm_pooling *out);
+
+/* Embeds `n` NUL-terminated UTF-8 texts into `out` (row-major
+ * [n][dim] floats, dim must equal info.n_embd). Each text is tokenized with
+ * the model's special tokens, run through the model on its own (results do
+ * not depend on how texts are batched), and pooled; with `normalize` each row
+ * gets unit L2 norm. A text longer than the model's context is an error
+ * (LLM_CONTEXT_FULL, message names the text index), never truncated. Returns
+ * LLM_OK, LLM_CONTEXT_FULL, LLM_ERR_BAD_UTF8, LLM_ERR_INVALID_ARG (dim
+ * mismatch, empty text), LLM_ERR_BACKEND, LLM_ERR_NO_MEMORY. On error the
+ * contents of `out` are unspecified. Thread-safe (serialized per model). */
+llm_status llm_embed(llm_model *model, const char *const *texts, size_t n,
+                     llm_pooling pooling, bool normalize, float *out, size_t dim);
+
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* LLAMA_ENGINE_H */
