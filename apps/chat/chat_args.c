@@ -1,0 +1,197 @@
+/* llm-chat command line: llama.cpp spellings where they exist. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat.h"
+
+#define DEFAULT_MODEL_FILE "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: llm-chat [options]\n"
+        "\n"
+        "Chat with a language model in the terminal. With -p, or when stdin is not a\n"
+        "terminal, answers one prompt and exits: the answer alone goes to stdout,\n"
+        "logs and statistics to stderr.\n"
+        "\n"
+        "model and runtime:\n"
+        "  -m, --model PATH        GGUF file or Hugging Face folder (default: $LLM_MODEL, else\n"
+        "                          ${LLM_MODELS_DIR:-${XDG_CACHE_HOME:-~/.cache}/llm/models}/\n"
+        "                          " DEFAULT_MODEL_FILE ")\n"
+        "  -c, --ctx-size N        context size in tokens (default: model's, at most 4096)\n"
+        "  -t, --threads N         CPU threads (default: all cores)\n"
+        "      --backend NAME      cpu, cuda or auto (default auto)\n"
+        "      --no-mmap           read the weights instead of mapping the file\n"
+        "      --no-prefix-cache   do not reuse KV blocks of identical prompt prefixes\n"
+        "\n"
+        "prompt:\n"
+        "  -p, --prompt TEXT       answer TEXT once and exit (non-interactive)\n"
+        "  -sys, --system TEXT     system prompt\n"
+        "  -i, --interactive       stay interactive after answering -p\n"
+        "      --raw               continue the text as given, without the chat template\n"
+        "  -n, --n-predict N       most tokens per answer (default -1: until end of turn)\n"
+        "\n"
+        "sampling (llama.cpp names; --temp 0 is greedy and deterministic):\n"
+        "  -s, --seed N            RNG seed (default 12648430)\n"
+        "      --temp X            temperature (default 0.8)\n"
+        "      --top-k N           (default 40, 0 = off)\n"
+        "      --top-p X           (default 0.95, 1 = off)\n"
+        "      --min-p X           (default 0.05, 0 = off)\n"
+        "      --repeat-penalty X  (default 1.0 = off)\n"
+        "      --repeat-last-n N   penalty window (default 64)\n"
+        "\n"
+        "other:\n"
+        "  -v, --verbose           print statistics after every answer\n"
+        "  -h, --help              this help\n"
+        "      --version           print the version\n"
+        "\n"
+        "interactive commands:\n"
+        "  /help  /reset  /stats  /system TEXT  /quit\n"
+        "  Ctrl-C stops the current answer; Ctrl-C twice at the prompt (or Ctrl-D) quits.\n"
+        "\n"
+        "Get the default model with: scripts/setup.sh (or scripts/fetch-model.sh)\n");
+}
+
+static int parse_i32(const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "llm-chat: %s expects an integer in [%d, %d], got '%s'\n", opt, lo, hi, s);
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+static int parse_f32(const char *opt, const char *s, float lo, float hi, float *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || v < lo || v > hi) {
+        fprintf(stderr, "llm-chat: %s expects a number in [%g, %g], got '%s'\n", opt, (double)lo,
+                (double)hi, s);
+        return -1;
+    }
+    *out = (float)v;
+    return 0;
+}
+
+void chat_default_model(char *buf, size_t cap) {
+    const char *m = getenv("LLM_MODEL");
+    if (m && *m) {
+        snprintf(buf, cap, "%s", m);
+        return;
+    }
+    const char *dir = getenv("LLM_MODELS_DIR");
+    if (dir && *dir) {
+        snprintf(buf, cap, "%s/%s", dir, DEFAULT_MODEL_FILE);
+        return;
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    if (xdg && *xdg) {
+        snprintf(buf, cap, "%s/llm/models/%s", xdg, DEFAULT_MODEL_FILE);
+        return;
+    }
+    const char *home = getenv("HOME");
+    snprintf(buf, cap, "%s/.cache/llm/models/%s", home ? home : ".", DEFAULT_MODEL_FILE);
+}
+
+int chat_parse_args(int argc, char **argv, chat_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->n_predict = -1;
+    o->backend = "auto";
+    o->sp = llm_sampler_default_params();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+#define NEEDV()                                                              \
+    do {                                                                     \
+        if (!v) {                                                            \
+            fprintf(stderr, "llm-chat: option %s needs a value\n", a);       \
+            return -1;                                                       \
+        }                                                                    \
+        i++;                                                                 \
+    } while (0)
+#define IS(s1, s2) (strcmp(a, s1) == 0 || strcmp(a, s2) == 0)
+        if (IS("-h", "--help")) {
+            usage(stdout);
+            return 1;
+        } else if (IS("--version", "--version")) {
+            printf("llm-chat %s\n", llm_engine_version());
+            return 1;
+        } else if (IS("-m", "--model")) {
+            NEEDV();
+            o->model = v;
+        } else if (IS("-p", "--prompt")) {
+            NEEDV();
+            o->prompt = v;
+        } else if (IS("-sys", "--system")) {
+            NEEDV();
+            o->system = v;
+        } else if (IS("--backend", "--backend")) {
+            NEEDV();
+            o->backend = v;
+        } else if (IS("-n", "--n-predict")) {
+            NEEDV();
+            if (parse_i32(a, v, -1, INT32_MAX, &o->n_predict)) return -1;
+        } else if (IS("-c", "--ctx-size")) {
+            NEEDV();
+            if (parse_i32(a, v, 0, 1 << 24, &o->n_ctx)) return -1;
+        } else if (IS("-t", "--threads")) {
+            NEEDV();
+            if (parse_i32(a, v, 0, 1024, &o->n_threads)) return -1;
+        } else if (IS("-s", "--seed")) {
+            NEEDV();
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(v, &end, 10);
+            if (errno || end == v || *end) {
+                fprintf(stderr, "llm-chat: %s expects a non-negative integer, got '%s'\n", a, v);
+                return -1;
+            }
+            o->sp.seed = (uint64_t)s;
+        } else if (IS("--temp", "--temp")) {
+            NEEDV();
+            if (parse_f32(a, v, 0.0f, 100.0f, &o->sp.temperature)) return -1;
+        } else if (IS("--top-k", "--top-k")) {
+            NEEDV();
+            if (parse_i32(a, v, 0, INT32_MAX, &o->sp.top_k)) return -1;
+        } else if (IS("--top-p", "--top-p")) {
+            NEEDV();
+            if (parse_f32(a, v, 0.0f, 1.0f, &o->sp.top_p)) return -1;
+        } else if (IS("--min-p", "--min-p")) {
+            NEEDV();
+            if (parse_f32(a, v, 0.0f, 1.0f, &o->sp.min_p)) return -1;
+        } else if (IS("--repeat-penalty", "--repeat-penalty")) {
+            NEEDV();
+            if (parse_f32(a, v, 0.0f, 100.0f, &o->sp.repeat_penalty)) return -1;
+        } else if (IS("--repeat-last-n", "--repeat-last-n")) {
+            NEEDV();
+            if (parse_i32(a, v, 0, INT32_MAX, &o->sp.repeat_last_n)) return -1;
+        } else if (IS("--raw", "--raw")) {
+            o->raw = true;
+        } else if (IS("--no-mmap", "--no-mmap")) {
+            o->no_mmap = true;
+        } else if (IS("--no-prefix-cache", "--no-prefix-cache")) {
+            o->no_prefix_cache = true;
+        } else if (IS("-v", "--verbose")) {
+            o->verbose = true;
+        } else if (IS("-i", "--interactive")) {
+            o->interactive = true;
+        } else {
+            fprintf(stderr, "llm-chat: unknown option '%s' (try --help)\n", a);
+            return -1;
+        }
+#undef IS
+#undef NEEDV
+    }
+    if (o->prompt && !*o->prompt) {
+        fprintf(stderr, "llm-chat: the prompt given with -p is empty\n");
+        return -1;
+    }
+    return 0;
+}
