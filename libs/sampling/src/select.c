@@ -1,0 +1,323 @@
+/*
+ * select.c -- the candidate kernels: argmax, top-k, threshold filter, mass
+ * histogram selection (top-p, typical) and the draw.
+ *
+ * None sorts the whole input. Inputs are either dense (the full vocabulary,
+ * position == token id) or a sparse candidate list; outputs always go to a
+ * sparse list. Loops over the full vocabulary are written so gcc vectorizes
+ * them (fixed lanes, no early exits) or skip 16 logits at a time with one
+ * branch, because at 150k+ tokens the memory pass is the whole cost.
+ *
+ * Ordering: "better" means higher logit, then lower position. Packed uint64
+ * keys carry that order in one integer compare: (order(x) << 32) | ~pos.
+ */
+#include <stdlib.h>
+
+#include "sampling_internal.h"
+
+#define SKIP 16          /* logits tested per branch in the scans */
+#define NBUCKET 256      /* mass histogram buckets */
+#define BUCKET_SCALE 8.0f /* buckets per logit (or per nat for typical) */
+#define DRAW_BLOCK 256   /* positions per block in the draw */
+
+/* Monotone map from float (not NaN) to uint32: a < b <=> ord(a) < ord(b). */
+static inline uint32_t ord_f(float v) {
+    uint32_t u = llm__f2u(v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+static inline int32_t id_at(const llm__cands *in, size_t pos) {
+    return in->ids ? in->ids[pos] : (int32_t)pos;
+}
+
+static inline void emit(const llm__cands *in, size_t pos, llm__out *out) {
+    out->ids[out->n] = id_at(in, pos);
+    out->x[out->n] = in->x[pos];
+    out->n++;
+}
+
+bool llm__argmax(const llm__cands *in, size_t *pos, float *max) {
+    const float *x = in->x;
+    size_t n = in->n;
+    float lane[8];
+    for (int j = 0; j < 8; j++) lane[j] = -INFINITY;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        for (int j = 0; j < 8; j++) {
+            float v = x[i + j];
+            lane[j] = (v > lane[j] && v < INFINITY) ? v : lane[j];
+        }
+    }
+    float m = -INFINITY;
+    for (; i < n; i++) {
+        float v = x[i];
+        m = (v > m && v < INFINITY) ? v : m;
+    }
+    for (int j = 0; j < 8; j++) m = lane[j] > m ? lane[j] : m;
+    if (!(m > -INFINITY)) return false;
+    size_t p = 0;
+    while (x[p] != m) p++; /* the first position holding the max */
+    *pos = p;
+    *max = m;
+    return true;
+}
+
+/* ---- top-k: bounded min-heap of packed keys (root = worst kept) ------- */
+
+static inline uint64_t pack_better(float v, size_t pos) {
+    return ((uint64_t)ord_f(v) << 32) | (uint32_t)~(uint32_t)pos;
+}
+static inline size_t unpack_pos(uint64_t k) {
+    return (size_t)(uint32_t)~(uint32_t)k;
+}
+
+static void heap_sift_down(uint64_t *h, size_t n, size_t i) {
+    uint64_t v = h[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+}
+
+static void heap_sift_up(uint64_t *h, size_t i) {
+    uint64_t v = h[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (h[p] <= v) break;
+        h[i] = h[p];
+        i = p;
+    }
+    h[i] = v;
+}
+
+static int cmp_u64_desc(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x < y) - (x > y);
+}
+static int cmp_u64_asc(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void llm__top_k(const llm__cands *in, size_t k, llm__scratch *s, llm__out *out) {
+    const float *x = in->x;
+    size_t n = in->n;
+    uint64_t *h = s->keys;
+    size_t hn = 0;
+    float thr = -INFINITY; /* x of the heap root once full; strict > keeps ties' first */
+    out->n = 0;
+    if (k == 0) return;
+    size_t i = 0;
+    for (;;) {
+        size_t end = i + SKIP <= n ? i + SKIP : n;
+        if (i >= n) break;
+        if (end - i == SKIP) {
+            int any = 0;
+            for (int j = 0; j < SKIP; j++) any |= x[i + j] > thr;
+            if (!any) {
+                i = end;
+                continue;
+            }
+        }
+        for (; i < end; i++) {
+            float v = x[i];
+            if (!(v > thr && v < INFINITY)) continue;
+            uint64_t key = pack_better(v, i);
+            if (hn < k) {
+                h[hn++] = key;
+                heap_sift_up(h, hn - 1);
+                if (hn == k) thr = x[unpack_pos(h[0])];
+            } else {
+                h[0] = key;
+                heap_sift_down(h, hn, 0);
+                thr = x[unpack_pos(h[0])];
+            }
+        }
+    }
+    qsort(h, hn, sizeof *h, cmp_u64_desc);
+    for (size_t r = 0; r < hn; r++) emit(in, unpack_pos(h[r]), out);
+}
+
+void llm__keep_above(const llm__cands *in, float thr, size_t min_keep, llm__scratch *s,
+                     llm__out *out) {
+    const float *x = in->x;
+    size_t n = in->n;
+    out->n = 0;
+    size_t i = 0;
+    while (i < n) {
+        size_t end = i + SKIP <= n ? i + SKIP : n;
+        if (end - i == SKIP) {
+            int any = 0;
+            for (int j = 0; j < SKIP; j++) any |= x[i + j] >= thr;
+            if (!any) {
+                i = end;
+                continue;
+            }
+        }
+        for (; i < end; i++) {
+            float v = x[i];
+            if (v >= thr && v < INFINITY) emit(in, i, out);
+        }
+    }
+    if (out->n < min_keep) llm__top_k(in, min_keep, s, out);
+}
+
+/* ---- top-p / typical: mass histogram, then sort one boundary bucket ----- */
+
+/* Selection key (smaller = kept first): top-p M - x; typical |M - x - c|. */
+static inline float sel_key(float v, float m, bool typical, float c) {
+    float d = m - v;
+    if (!typical) return d;
+    float k = d - c;
+    return k < 0.0f ? -k : k;
+}
+static inline int bucket_of(float key) {
+    /* Guarded so NaN or inf never reaches the float->int conversion. */
+    return key < 31.9f ? (int)(key * BUCKET_SCALE) : NBUCKET - 1;
+}
+
+void llm__mass_select(const llm__cands *in, float p, size_t min_keep, bool typical,
+                      llm__scratch *s, llm__out *out) {
+    const float *x = in->x;
+    size_t n = in->n;
+    size_t mpos;
+    float m;
+    out->n = 0;
+    if (!llm__argmax(in, &mpos, &m)) return;
+
+    /* typical: -ln p_i - H = (M - x_i) - S/Z with S = sum w_i (M - x_i). */
+    float c = 0.0f;
+    if (typical) {
+        float zl[8] = {0}, sl[8] = {0};
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            for (int j = 0; j < 8; j++) {
+                float d = m - x[i + j];
+                float w = llm__expf_neg(-d);
+                zl[j] += w;
+                sl[j] += w > 0.0f ? w * d : 0.0f;
+            }
+        }
+        for (; i < n; i++) {
+            float d = m - x[i];
+            float w = llm__expf_neg(-d);
+            zl[i & 7] += w;
+            sl[i & 7] += w > 0.0f ? w * d : 0.0f;
+        }
+        float z = 0.0f, sd = 0.0f;
+        for (int j = 0; j < 8; j++) {
+            z += zl[j];
+            sd += sl[j];
+        }
+        c = sd / z;
+    }
+
+    /* Four interleaved histograms (position % 4) break the store-to-load
+     * chain when neighbours share a bucket; merged in a fixed order. */
+    float hist[4][NBUCKET];
+    memset(hist, 0, sizeof hist);
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float w = llm__expf_neg(v - m);
+        hist[i & 3][bucket_of(sel_key(v, m, typical, c))] += w;
+    }
+    float mass[NBUCKET];
+    float z = 0.0f;
+    for (int b = 0; b < NBUCKET; b++) {
+        mass[b] = ((hist[0][b] + hist[1][b]) + hist[2][b]) + hist[3][b];
+        z += mass[b];
+    }
+    float target = p * z;
+    float cum = 0.0f;
+    int bstar = NBUCKET - 1;
+    for (int b = 0; b < NBUCKET; b++) {
+        if (cum + mass[b] >= target) {
+            bstar = b;
+            break;
+        }
+        cum += mass[b];
+    }
+
+    /* Buckets before bstar are kept whole (in position order); bstar's
+     * members are sorted by (key asc, position asc) and taken until the mass
+     * reaches the target. */
+    uint64_t *ring = s->keys;
+    size_t nring = 0;
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (!is_finite_f(v)) continue;
+        float key = sel_key(v, m, typical, c);
+        int b = bucket_of(key);
+        if (b < bstar) {
+            emit(in, i, out);
+        } else if (b == bstar) {
+            ring[nring++] = ((uint64_t)ord_f(key) << 32) | (uint32_t)i;
+        }
+    }
+    qsort(ring, nring, sizeof *ring, cmp_u64_asc);
+    float acc = cum;
+    for (size_t r = 0; r < nring; r++) {
+        if (acc >= target && out->n >= min_keep) break;
+        size_t pos = (size_t)(uint32_t)ring[r];
+        emit(in, pos, out);
+        acc += llm__expf_neg(x[pos] - m);
+    }
+    if (out->n < min_keep) llm__top_k(in, min_keep, s, out);
+}
+
+/* ---- the draw ----------------------------------------------------------- */
+
+static float block_sum(const float *x, size_t lo, size_t hi, float m) {
+    float lane[8] = {0};
+    size_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        for (int j = 0; j < 8; j++) lane[j] += llm__expf_neg(x[i + j] - m);
+    }
+    for (; i < hi; i++) lane[(i - lo) & 7] += llm__expf_neg(x[i] - m);
+    float sum = 0.0f;
+    for (int j = 0; j < 8; j++) sum += lane[j];
+    return sum;
+}
+
+size_t llm__draw(const llm__cands *in, float u, llm__scratch *s) {
+    const float *x = in->x;
+    size_t n = in->n;
+    size_t mpos;
+    float m;
+    if (!llm__argmax(in, &mpos, &m)) return 0;
+    size_t nb = (n + DRAW_BLOCK - 1) / DRAW_BLOCK;
+    float z = 0.0f;
+    for (size_t b = 0; b < nb; b++) {
+        size_t lo = b * DRAW_BLOCK, hi = lo + DRAW_BLOCK < n ? lo + DRAW_BLOCK : n;
+        s->blocks[b] = block_sum(x, lo, hi, m);
+        z += s->blocks[b];
+    }
+    float t = u * z;
+    float acc = 0.0f;
+    size_t last = mpos; /* last position with w > 0, for the rounding fallback */
+    for (size_t b = 0; b < nb; b++) {
+        size_t lo = b * DRAW_BLOCK, hi = lo + DRAW_BLOCK < n ? lo + DRAW_BLOCK : n;
+        if (s->blocks[b] > 0.0f) {
+            for (size_t i = hi; i > lo; i--) {
+                if (llm__expf_neg(x[i - 1] - m) > 0.0f) {
+                    last = i - 1;
+                    break;
+                }
+            }
+        }
+        if (!(acc + s->blocks[b] > t)) {
+            acc += s->blocks[b];
+            continue;
+        }
+        for (size_t i = lo; i < hi; i++) {
+            acc += llm__expf_neg(x[i] - m);
+            if (acc > t) return i;
+        }
+    }
+    return last;
+}
