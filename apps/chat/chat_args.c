@@ -104,7 +104,7 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
     memset(o, 0, sizeof *o);
     o->n_predict = -1;
     o->backend = "auto";
-    o->sp = llm_sampler_default_params();
+    o->sp = llm_sampling_default_params();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;

@@ -157,7 +157,7 @@ static int run_turn(app *a, const char *user) {
     int32_t n;
     llm_status st;
     if (a->o.raw) {
-        unsigned flags = llm_session_n_past(a->sess) == 0 ? LLM_TOKENIZE_ADD_SPECIAL : 0;
+        unsigned flags = llm_session_n_past(a->sess) == 0 ? LLM_ENCODE_ADD_SPECIAL : 0;
         n = tokenize(a, user, flags, &toks);
         if (n < 0) return 1;
         if (n == 0) {
@@ -176,7 +176,7 @@ static int run_turn(app *a, const char *user) {
             pop_msg(a);
             return 1;
         }
-        n = tokenize(a, text, LLM_TOKENIZE_ADD_SPECIAL | LLM_TOKENIZE_PARSE_SPECIAL, &toks);
+        n = tokenize(a, text, LLM_ENCODE_ADD_SPECIAL | LLM_ENCODE_PARSE_SPECIAL, &toks);
         free(text);
         if (n < 0) {
             pop_msg(a);

@@ -20,8 +20,8 @@ llm_model_params llm_model_default_params(void) {
     return p;
 }
 
-llm_sampler_params llm_sampler_default_params(void) {
-    llm_sampler_params p;
+llm_sampling_params llm_sampling_default_params(void) {
+    llm_sampling_params p;
     memset(&p, 0, sizeof p);
     p.seed = 0xC0FFEEu;
     p.temperature = 0.8f;
@@ -37,7 +37,7 @@ llm_session_params llm_session_default_params(void) {
     llm_session_params p;
     memset(&p, 0, sizeof p);
     p.n_ctx = 0;
-    p.sampling = llm_sampler_default_params();
+    p.sampling = llm_sampling_default_params();
     return p;
 }
 

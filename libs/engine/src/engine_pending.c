@@ -33,20 +33,20 @@ llm_status llm_detokenize(const llm_model *model, const llm_token *tokens, int32
     (void)model; (void)tokens; (void)n; (void)render_special; (void)buf; (void)cap; (void)n_out;
     return PENDING("llm_detokenize");
 }
-llm_status llm_detokenizer_new(const llm_model *model, bool render_special, llm_detokenizer **out) {
+llm_status llm_token_stream_new(const llm_model *model, bool render_special, llm_token_stream **out) {
     (void)model; (void)render_special;
     if (out) *out = NULL;
-    return PENDING("llm_detokenizer_new");
+    return PENDING("llm_token_stream_new");
 }
-llm_status llm_detokenizer_push(llm_detokenizer *d, llm_token tok, const char **text, size_t *len) {
+llm_status llm_token_stream_push(llm_token_stream *d, llm_token tok, const char **text, size_t *len) {
     (void)d; (void)tok; (void)text; (void)len;
-    return PENDING("llm_detokenizer_push");
+    return PENDING("llm_token_stream_push");
 }
-llm_status llm_detokenizer_flush(llm_detokenizer *d, const char **text, size_t *len) {
+llm_status llm_token_stream_flush(llm_token_stream *d, const char **text, size_t *len) {
     (void)d; (void)text; (void)len;
-    return PENDING("llm_detokenizer_flush");
+    return PENDING("llm_token_stream_flush");
 }
-void llm_detokenizer_free(llm_detokenizer *d) { (void)d; }
+void llm_token_stream_free(llm_token_stream *d) { (void)d; }
 llm_status llm_chat_apply(const llm_model *model, const llm_chat_message *msgs, size_t n,
                           bool add_assistant, char *buf, size_t cap, int32_t *n_out) {
     (void)model; (void)msgs; (void)n; (void)add_assistant; (void)buf; (void)cap; (void)n_out;
@@ -59,7 +59,7 @@ llm_status llm_session_new(llm_model *model, const llm_session_params *params, l
 }
 void llm_session_free(llm_session *s) { (void)s; }
 llm_status llm_session_reset(llm_session *s) { (void)s; return PENDING("llm_session_reset"); }
-llm_status llm_session_set_sampler(llm_session *s, const llm_sampler_params *params) {
+llm_status llm_session_set_sampler(llm_session *s, const llm_sampling_params *params) {
     (void)s; (void)params;
     return PENDING("llm_session_set_sampler");
 }

@@ -25,7 +25,7 @@
  *     llm_chat_apply(model, msgs, 1, true, prompt, sizeof prompt, &n);
  *
  *     llm_token toks[4096];
- *     llm_tokenize(model, prompt, (size_t)n, LLM_TOKENIZE_PARSE_SPECIAL, toks, 4096, &n);
+ *     llm_tokenize(model, prompt, (size_t)n, LLM_ENCODE_PARSE_SPECIAL, toks, 4096, &n);
  *     llm_prefill(s, toks, n);          // LLM_CONTEXT_FULL if it does not fit
  *     llm_decode(s, 256, on_text, NULL); // streams text to on_text()
  *
@@ -185,8 +185,8 @@ bool llm_token_is_eog(const llm_model *model, llm_token tok);
 /* ------------------------------------------------------------------------ */
 
 /* Flags of llm_tokenize(). */
-#define LLM_TOKENIZE_ADD_SPECIAL 1u   /* add BOS/EOS etc. as the model's tokenizer config says */
-#define LLM_TOKENIZE_PARSE_SPECIAL 2u /* "<|im_start|>" in the text becomes the special token;
+#define LLM_ENCODE_ADD_SPECIAL 1u   /* add BOS/EOS etc. as the model's tokenizer config says */
+#define LLM_ENCODE_PARSE_SPECIAL 2u /* "<|im_start|>" in the text becomes the special token;
                                          without this flag it is tokenized as plain text */
 
 /* Converts `len` bytes of UTF-8 `text` (need not be NUL-terminated) into
@@ -213,25 +213,25 @@ llm_status llm_detokenize(const llm_model *model, const llm_token *tokens, int32
  * in the middle of a UTF-8 sequence (bytes of an incomplete character are
  * held back until the character completes). One per stream; not shared
  * between threads. */
-typedef struct llm_detokenizer llm_detokenizer;
+typedef struct llm_token_stream llm_token_stream;
 
 /* Creates a streaming detokenizer for `model` (which must outlive it).
  * Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
-llm_status llm_detokenizer_new(const llm_model *model, bool render_special,
-                               llm_detokenizer **out);
+llm_status llm_token_stream_new(const llm_model *model, bool render_special,
+                               llm_token_stream **out);
 
 /* Adds one token. On LLM_OK, *text / *len receive the bytes that became
  * complete (possibly none: *len == 0). The text is owned by the detokenizer
  * and valid until its next call. LLM_ERR_INVALID_ARG for a bad id. */
-llm_status llm_detokenizer_push(llm_detokenizer *d, llm_token tok,
+llm_status llm_token_stream_push(llm_token_stream *d, llm_token tok,
                                 const char **text, size_t *len);
 
 /* Ends the stream: returns any bytes still held back (an incomplete
  * sequence becomes U+FFFD) and resets the detokenizer for a new stream. */
-llm_status llm_detokenizer_flush(llm_detokenizer *d, const char **text, size_t *len);
+llm_status llm_token_stream_flush(llm_token_stream *d, const char **text, size_t *len);
 
 /* Releases a detokenizer. NULL is harmless. */
-void llm_detokenizer_free(llm_detokenizer *d);
+void llm_token_stream_free(llm_token_stream *d);
 
 /* ------------------------------------------------------------------------ */
 /* Chat templates                                                           */
@@ -246,7 +246,7 @@ typedef struct llm_chat_message {
  * none, a ChatML fallback) into `buf` (capacity `cap`, NUL appended when
  * room remains). With `add_assistant` true the text ends with the opening of
  * an assistant turn, ready for generation. Tokenize the result with
- * LLM_TOKENIZE_PARSE_SPECIAL. On LLM_OK, *n_out is the byte length. If `cap`
+ * LLM_ENCODE_PARSE_SPECIAL. On LLM_OK, *n_out is the byte length. If `cap`
  * is too small: LLM_ERR_BUFFER_TOO_SMALL with *n_out = -(bytes needed).
  * Also LLM_ERR_UNSUPPORTED (template the engine cannot render),
  * LLM_ERR_BAD_UTF8, LLM_ERR_INVALID_ARG. Thread-safe. */
@@ -259,7 +259,7 @@ llm_status llm_chat_apply(const llm_model *model, const llm_chat_message *msgs, 
 
 /* How the next token is chosen from the logits. temperature <= 0 means
  * greedy (argmax), which ignores every other field. Names follow llama.cpp. */
-typedef struct llm_sampler_params {
+typedef struct llm_sampling_params {
     uint64_t seed;          /* RNG seed; same seed + same inputs = same tokens */
     float temperature;      /* default 0.8 */
     int32_t top_k;          /* 0 = off; default 40 */
@@ -269,14 +269,14 @@ typedef struct llm_sampler_params {
     int32_t repeat_last_n;  /* window of past tokens the penalty sees; default 64 */
     float presence_penalty; /* 0 = off */
     float frequency_penalty;/* 0 = off */
-} llm_sampler_params;
+} llm_sampling_params;
 
 /* Default sampling (see each field; seed 0xC0FFEE). Never fails. */
-llm_sampler_params llm_sampler_default_params(void);
+llm_sampling_params llm_sampling_default_params(void);
 
 typedef struct llm_session_params {
     int32_t n_ctx;               /* most tokens this session may hold; 0 = the model's n_ctx */
-    llm_sampler_params sampling;
+    llm_sampling_params sampling;
 } llm_session_params;
 
 /* Default session parameters. Never fails. */
@@ -306,7 +306,7 @@ llm_status llm_session_reset(llm_session *s);
 
 /* Replaces the sampler parameters (effective from the next token) and
  * restarts the sampler's RNG from params->seed. LLM_OK, LLM_ERR_INVALID_ARG. */
-llm_status llm_session_set_sampler(llm_session *s, const llm_sampler_params *params);
+llm_status llm_session_set_sampler(llm_session *s, const llm_sampling_params *params);
 
 /* Sets the stop strings (copied; n == 0 clears them). Generation ends with
  * LLM_END_OF_STREAM as soon as the generated text contains one of them; the
