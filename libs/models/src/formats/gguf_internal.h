@@ -1,0 +1,46 @@
+/*
+ * gguf_internal.h -- PRIVATE: the in-memory form of an open GGUF file,
+ * shared by gguf.c (parsing and validation) and gguf_values.c (getters).
+ */
+#ifndef LLM_MODELS_GGUF_INTERNAL_H
+#define LLM_MODELS_GGUF_INTERNAL_H
+
+#include "formats/formats_internal.h"
+
+/* Element index entry of an array whose elements have variable size
+ * (strings, arrays): where element i's encoding starts, and for an array
+ * element whose own elements are variable-size, the distance (in entries)
+ * from this entry to the first entry of its own index (0: none). Relative
+ * distances keep the pool valid across reallocations while parsing. */
+typedef struct llm__gguf_elem {
+    const uint8_t *p;
+    int64_t child_rel;
+} llm__gguf_elem;
+
+typedef struct llm__gguf_kv {
+    char *key;             /* NUL-terminated copy */
+    uint64_t key_offset;   /* byte offset of the key in the file (for messages) */
+    llm_gguf_value v;
+    int64_t index_start;   /* first entry in the pool for string/array arrays, -1 if none */
+} llm__gguf_kv;
+
+struct llm_gguf {
+    llm__mapped map;
+    char *name;            /* file name for messages */
+    uint32_t version;
+    uint32_t alignment;
+    uint64_t data_offset;
+    int64_t n_kv;
+    llm__gguf_kv *kv;      /* [n_kv] */
+    int64_t n_tensors;
+    llm_gguf_tensor *tensors; /* [n_tensors]; names malloc'ed */
+    llm__gguf_elem *pool;  /* element index of all variable-size arrays */
+    int64_t pool_len, pool_cap;
+    llm__strmap kv_map;
+    llm__strmap tensor_map;
+};
+
+/* Size in bytes of a fixed-size value type, 0 for STRING/ARRAY/invalid. */
+size_t llm__gguf_scalar_size(uint32_t t);
+
+#endif
