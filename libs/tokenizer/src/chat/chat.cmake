@@ -1,0 +1,6 @@
+# Chat templates (owned by the chat-template part of the tokenizer library).
+# Paths are relative to libs/tokenizer.
+set(LLM_TOKENIZER_CHAT_SOURCES
+  src/chat/chat_template.c
+  src/chat/chat_render.c
+  src/chat/chat_text.c)
