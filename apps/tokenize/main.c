@@ -1,0 +1,190 @@
+/* llm-tokenize MODEL [TEXT]: print the token ids of TEXT (or of -f FILE, or
+ * of stdin) under the tokenizer of MODEL (model GGUF, vocab-only GGUF or HF
+ * tokenizer.json). By default: ids on one line, no BOS/EOS, special-token
+ * text treated as plain text (the llama.cpp conformance-file convention). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llama/models.h"
+#include "llama/tokenizer.h"
+#include "tokenizer_gguf.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: llm-tokenize [options] MODEL [TEXT]\n"
+            "  MODEL            a model .gguf, a vocab-only .gguf, or a tokenizer.json\n"
+            "  TEXT             text to tokenize; else -f FILE; else stdin (byte for byte)\n"
+            "options:\n"
+            "  -f FILE          read the text from FILE\n"
+            "  --add-special    add BOS/EOS as the model asks\n"
+            "  --parse-special  match special-token text (\"<|im_end|>\") as special tokens\n"
+            "  --show-pieces    print one \"id<TAB>piece\" line per token instead\n"
+            "  -h, --help       this help\n");
+}
+
+static char *read_all(FILE *f, size_t *len) {
+    size_t cap = 1 << 16, n = 0;
+    char *p = malloc(cap);
+    if (!p) return NULL;
+    size_t r;
+    while ((r = fread(p + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) {
+            char *np = realloc(p, cap * 2);
+            if (!np) {
+                free(p);
+                return NULL;
+            }
+            p = np;
+            cap *= 2;
+        }
+    }
+    if (ferror(f)) {
+        free(p);
+        return NULL;
+    }
+    *len = n;
+    return p;
+}
+
+static int is_json(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    int c;
+    while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\r' || c == '\t') {
+    }
+    fclose(f);
+    return c == '{';
+}
+
+static int load(const char *path, llm_tokenizer **tok) {
+    if (is_json(path)) {
+        if (llm_tokenizer_from_hf_json_file(path, tok) != LLM_OK) {
+            fprintf(stderr, "llm-tokenize: %s: %s\n", path, llm_tokenizer_last_error());
+            return -1;
+        }
+        return 0;
+    }
+    llm_gguf *g = NULL;
+    if (llm_gguf_open(path, &g) != LLM_OK) {
+        fprintf(stderr, "llm-tokenize: %s\n", llm_models_last_error());
+        return -1;
+    }
+    llm_status st = llm__tokenizer_from_gguf(g, tok);
+    llm_gguf_close(g);
+    if (st != LLM_OK) {
+        fprintf(stderr, "llm-tokenize: %s: %s\n", path, llm__tokenizer_gguf_last_error());
+        return -1;
+    }
+    return 0;
+}
+
+static void print_piece(const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+        if (c == '\n') fputs("\\n", stdout);
+        else if (c == '\t') fputs("\\t", stdout);
+        else if (c == '\r') fputs("\\r", stdout);
+        else if (c == '\\') fputs("\\\\", stdout);
+        else if (c < 0x20 || c == 0x7F) printf("\\x%02X", c);
+        else putchar(c);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *model = NULL, *text_arg = NULL, *file = NULL;
+    unsigned flags = 0;
+    int show = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--add-special")) {
+            flags |= LLM_TOKENIZE_ADD_SPECIAL;
+        } else if (!strcmp(a, "--parse-special")) {
+            flags |= LLM_TOKENIZE_PARSE_SPECIAL;
+        } else if (!strcmp(a, "--show-pieces")) {
+            show = 1;
+        } else if (!strcmp(a, "-f")) {
+            if (++i >= argc) {
+                fprintf(stderr, "llm-tokenize: -f needs a file name\n");
+                return 2;
+            }
+            file = argv[i];
+        } else if (a[0] == '-' && a[1] == '-' && a[2] != '\0') {
+            fprintf(stderr, "llm-tokenize: unknown option %s (see --help)\n", a);
+            return 2;
+        } else if (!model) {
+            model = a;
+        } else if (!text_arg) {
+            text_arg = a;
+        } else {
+            fprintf(stderr, "llm-tokenize: too many arguments (see --help)\n");
+            return 2;
+        }
+    }
+    if (!model) {
+        usage(stderr);
+        return 2;
+    }
+    if (text_arg && file) {
+        fprintf(stderr, "llm-tokenize: give TEXT or -f FILE, not both\n");
+        return 2;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (text_arg) {
+        len = strlen(text_arg);
+        text = malloc(len + 1);
+        if (text) memcpy(text, text_arg, len + 1);
+    } else {
+        FILE *f = file ? fopen(file, "rb") : stdin;
+        if (!f) {
+            fprintf(stderr, "llm-tokenize: cannot open %s\n", file);
+            return 1;
+        }
+        text = read_all(f, &len);
+        if (file) fclose(f);
+    }
+    if (!text) {
+        fprintf(stderr, "llm-tokenize: cannot read the text\n");
+        return 1;
+    }
+    llm_tokenizer *tok = NULL;
+    if (load(model, &tok)) {
+        free(text);
+        return 1;
+    }
+    int32_t n = 0;
+    llm_status st = llm_tokenizer_encode(tok, text, len, flags, NULL, 0, &n);
+    llm_token *ids = NULL;
+    if (st == LLM_ERR_BUFFER_TOO_SMALL || st == LLM_OK) {
+        ids = malloc((size_t)(n > 0 ? n : 1) * sizeof *ids);
+        st = ids ? llm_tokenizer_encode(tok, text, len, flags, ids, n, &n) : LLM_ERR_NO_MEMORY;
+    }
+    if (st != LLM_OK) {
+        fprintf(stderr, "llm-tokenize: %s\n", llm_tokenizer_last_error());
+        free(ids);
+        free(text);
+        llm_tokenizer_free(tok);
+        return 1;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        if (show) {
+            size_t pl = 0;
+            const char *p = llm_tokenizer_token_bytes(tok, ids[i], &pl);
+            printf("%d\t", (int)ids[i]);
+            print_piece(p, pl);
+            putchar('\n');
+        } else {
+            printf(i ? " %d" : "%d", (int)ids[i]);
+        }
+    }
+    if (!show) putchar('\n');
+    free(ids);
+    free(text);
+    llm_tokenizer_free(tok);
+    return fflush(stdout) == 0 ? 0 : 1;
+}

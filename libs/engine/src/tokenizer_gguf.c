@@ -1,0 +1,201 @@
+/* tokenizer_gguf.c -- GGUF tokenizer.ggml.* metadata -> llm_vocab_spec -> llm_tokenizer. */
+#include "tokenizer_gguf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* This glue's own message (a copy of the tokenizer library's when
+ * llm_tokenizer_create was what failed). */
+static _Thread_local char g_err[256];
+
+const char *llm__tokenizer_gguf_last_error(void) { return g_err; }
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static llm_status fail(llm_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* An optional token id key: absent leaves *id unchanged. */
+static llm_status get_id(const llm_gguf *g, const char *key, llm_token *id) {
+    uint32_t v;
+    llm_status st = llm_gguf_get_u32(g, key, &v);
+    if (st == LLM_ERR_NOT_FOUND) return LLM_OK;
+    if (st != LLM_OK) return fail(st, "%s: %s", key, llm_models_last_error());
+    *id = v > (uint32_t)INT32_MAX ? LLM_TOKEN_NULL : (llm_token)v;
+    return LLM_OK;
+}
+
+static llm_status get_flag(const llm_gguf *g, const char *key, int *flag) {
+    int v;
+    llm_status st = llm_gguf_get_bool(g, key, &v);
+    if (st == LLM_ERR_NOT_FOUND) return LLM_OK;
+    if (st != LLM_OK) return fail(st, "%s: %s", key, llm_models_last_error());
+    *flag = v ? 1 : 0;
+    return LLM_OK;
+}
+
+/* Copies of a string array's elements, NUL-terminated; strings[i] point into one block. */
+static llm_status copy_strings(const llm_gguf_value *arr, const char *key, char ***out_ptrs, char **out_blob) {
+    size_t total = 0;
+    uint64_t n = arr->count;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *s;
+        size_t len;
+        if (llm_gguf_array_string(arr, i, &s, &len) != LLM_OK)
+            return fail(LLM_ERR_BAD_FORMAT, "%s: element %llu is not a string", key, (unsigned long long)i);
+        total += len + 1;
+    }
+    char **ptrs = malloc((size_t)(n ? n : 1) * sizeof *ptrs);
+    char *blob = malloc(total ? total : 1);
+    if (!ptrs || !blob) {
+        free(ptrs);
+        free(blob);
+        return fail(LLM_ERR_NO_MEMORY, "out of memory");
+    }
+    size_t off = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        const char *s;
+        size_t len;
+        llm_gguf_array_string(arr, i, &s, &len);
+        memcpy(blob + off, s, len);
+        blob[off + len] = '\0';
+        ptrs[i] = blob + off;
+        off += len + 1;
+    }
+    *out_ptrs = ptrs;
+    *out_blob = blob;
+    return LLM_OK;
+}
+
+llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
+    g_err[0] = '\0';
+    if (!out) return fail(LLM_ERR_INVALID_ARG, "out is NULL");
+    *out = NULL;
+    if (!g) return fail(LLM_ERR_INVALID_ARG, "gguf handle is NULL");
+
+    const char *model;
+    size_t model_len;
+    llm_status st = llm_gguf_get_str(g, "tokenizer.ggml.model", &model, &model_len);
+    if (st == LLM_ERR_NOT_FOUND) return fail(st, "GGUF has no tokenizer.ggml.model");
+    if (st != LLM_OK) return fail(st, "tokenizer.ggml.model: %s", llm_models_last_error());
+
+    llm_vocab_spec spec;
+    llm_vocab_spec_init(&spec);
+    if (model_len == 4 && memcmp(model, "gpt2", 4) == 0) {
+        spec.type = LLM_TOKENIZER_BPE;
+    } else if (model_len == 5 && memcmp(model, "llama", 5) == 0) {
+        spec.type = LLM_TOKENIZER_SPM;
+    } else if (model_len == 4 && memcmp(model, "bert", 4) == 0) {
+        spec.type = LLM_TOKENIZER_WPM;
+        spec.wpm_phantom_space = 1;
+    } else {
+        return fail(LLM_ERR_UNSUPPORTED, "unsupported tokenizer model \"%.*s\"", (int)model_len, model);
+    }
+
+    llm_gguf_value toks, arr;
+    st = llm_gguf_get_array(g, "tokenizer.ggml.tokens", &toks);
+    if (st != LLM_OK) return fail(st, "tokenizer.ggml.tokens: %s", llm_models_last_error());
+    if (toks.count == 0 || toks.count > (uint64_t)INT32_MAX)
+        return fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.tokens: bad size %llu", (unsigned long long)toks.count);
+    int32_t n = (int32_t)toks.count;
+
+    char **tokens = NULL, *tok_blob = NULL, **merges = NULL, *merge_blob = NULL;
+    float *scores = NULL;
+    int32_t *types = NULL;
+    char pre[64] = "default";
+    if ((st = copy_strings(&toks, "tokenizer.ggml.tokens", &tokens, &tok_blob)) != LLM_OK) goto done;
+    spec.tokens = (const char *const *)tokens;
+    spec.n_tokens = n;
+
+    if (llm_gguf_get_array(g, "tokenizer.ggml.scores", &arr) == LLM_OK) {
+        if (arr.count != (uint64_t)n) {
+            st = fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.scores has %llu entries for %d tokens",
+                      (unsigned long long)arr.count, (int)n);
+            goto done;
+        }
+        scores = malloc((size_t)n * sizeof *scores);
+        if (!scores) {
+            st = fail(LLM_ERR_NO_MEMORY, "out of memory");
+            goto done;
+        }
+        if ((st = llm_gguf_array_f32(&arr, 0, (uint64_t)n, scores)) != LLM_OK) {
+            st = fail(st, "tokenizer.ggml.scores: %s", llm_models_last_error());
+            goto done;
+        }
+        spec.scores = scores;
+    }
+    if (llm_gguf_get_array(g, "tokenizer.ggml.token_type", &arr) == LLM_OK) {
+        if (arr.count != (uint64_t)n) {
+            st = fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.token_type has %llu entries for %d tokens",
+                      (unsigned long long)arr.count, (int)n);
+            goto done;
+        }
+        types = malloc((size_t)n * sizeof *types);
+        if (!types) {
+            st = fail(LLM_ERR_NO_MEMORY, "out of memory");
+            goto done;
+        }
+        if ((st = llm_gguf_array_i32(&arr, 0, (uint64_t)n, types)) != LLM_OK) {
+            st = fail(st, "tokenizer.ggml.token_type: %s", llm_models_last_error());
+            goto done;
+        }
+        spec.token_types = types;
+    }
+    if (llm_gguf_get_array(g, "tokenizer.ggml.merges", &arr) == LLM_OK) {
+        if (arr.count > (uint64_t)INT32_MAX) {
+            st = fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.merges: too many");
+            goto done;
+        }
+        if ((st = copy_strings(&arr, "tokenizer.ggml.merges", &merges, &merge_blob)) != LLM_OK) goto done;
+        spec.merges = (const char *const *)merges;
+        spec.n_merges = (int32_t)arr.count;
+    }
+    const char *s;
+    size_t len;
+    if (llm_gguf_get_str(g, "tokenizer.ggml.pre", &s, &len) == LLM_OK) {
+        if (len >= sizeof pre) len = sizeof pre - 1;
+        memcpy(pre, s, len);
+        pre[len] = '\0';
+    }
+    spec.pre = pre;
+
+    if ((st = get_id(g, "tokenizer.ggml.bos_token_id", &spec.bos)) || (st = get_id(g, "tokenizer.ggml.eos_token_id", &spec.eos)) ||
+        (st = get_id(g, "tokenizer.ggml.eot_token_id", &spec.eot)) || (st = get_id(g, "tokenizer.ggml.eom_token_id", &spec.eom)) ||
+        (st = get_id(g, "tokenizer.ggml.unknown_token_id", &spec.unk)) ||
+        (st = get_id(g, "tokenizer.ggml.padding_token_id", &spec.pad)) ||
+        (st = get_id(g, "tokenizer.ggml.seperator_token_id", &spec.sep)) ||
+        (st = get_id(g, "tokenizer.ggml.cls_token_id", &spec.cls)) ||
+        (st = get_id(g, "tokenizer.ggml.mask_token_id", &spec.mask)))
+        goto done;
+    llm_token *ids[] = {&spec.bos, &spec.eos, &spec.eot, &spec.eom, &spec.unk, &spec.pad, &spec.sep, &spec.cls, &spec.mask};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (*ids[i] >= n) *ids[i] = LLM_TOKEN_NULL; /* llama.cpp ignores out-of-range ids too */
+    if ((st = get_flag(g, "tokenizer.ggml.add_bos_token", &spec.add_bos)) ||
+        (st = get_flag(g, "tokenizer.ggml.add_eos_token", &spec.add_eos)) ||
+        (st = get_flag(g, "tokenizer.ggml.add_space_prefix", &spec.add_space_prefix)))
+        goto done;
+    if (spec.type == LLM_TOKENIZER_WPM) {
+        int add_sep = -1;
+        if ((st = get_flag(g, "tokenizer.ggml.add_sep_token", &add_sep))) goto done;
+        if (add_sep >= 0) spec.add_eos = add_sep;
+    }
+
+    st = llm_tokenizer_create(&spec, out);
+    if (st != LLM_OK) fail(st, "%s", llm_tokenizer_last_error());
+done:
+    free(tokens);
+    free(tok_blob);
+    free(merges);
+    free(merge_blob);
+    free(scores);
+    free(types);
+    return st;
+}

@@ -1,0 +1,32 @@
+/* tokenizer_gguf.h -- build an llm_tokenizer from a GGUF file's
+ * tokenizer.ggml.* metadata (engine glue between llama-models and
+ * llama-tokenizer; private to the engine, also compiled by tokenizer tests
+ * and llm-tokenize). */
+#ifndef LLM_TOKENIZER_GGUF_H
+#define LLM_TOKENIZER_GGUF_H
+
+#include "llama/models.h"
+#include "llama/tokenizer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Read tokenizer.ggml.model ("gpt2" byte-level BPE, "llama" SentencePiece
+ * BPE, "bert" WordPiece), tokens, scores, token_type, merges, pre and the
+ * special ids / add_* flags from g and build a tokenizer into *out (caller
+ * frees with llm_tokenizer_free). g may be closed afterwards: nothing is
+ * borrowed. Returns LLM_OK; LLM_ERR_NOT_FOUND (no tokenizer.ggml.model or
+ * tokens); LLM_ERR_UNSUPPORTED (another tokenizer model, named in the
+ * message); LLM_ERR_BAD_FORMAT (a key of the wrong type or size);
+ * LLM_ERR_NO_MEMORY; or what llm_tokenizer_create returns. On failure *out
+ * is NULL and llm__tokenizer_gguf_last_error() says why. */
+llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out);
+
+/* The message of the last failure of llm__tokenizer_from_gguf on this thread. */
+const char *llm__tokenizer_gguf_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,12 @@
+# Tokenizer sources owned by the tokenizer core (paths relative to libs/tokenizer).
+set(LLM_TOKENIZER_SOURCES
+  src/tok_util.c
+  src/tok_vocab.c
+  src/tok_pretok.c
+  src/tok_bpe.c
+  src/tok_spm.c
+  src/tok_wpm.c
+  src/tok_encode.c
+  src/tok_decode.c
+  src/tok_hf_json.c
+)

@@ -1,0 +1,128 @@
+/* tok_encode.c -- llm_tokenizer_encode: UTF-8 check, special/added-token
+ * partitioning (leftmost match, longest first, before any pre-tokenization),
+ * then the family's algorithm on each raw fragment, BOS/EOS around it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <utf8proc.h>
+
+#include "tok_internal.h"
+
+static int special_allowed(const llm_tokenizer *t, llm_token id, unsigned flags) {
+    if (flags & LLM_TOKENIZE_PARSE_SPECIAL) return 1;
+    /* Without parse_special only user-defined added tokens stay whole (as in
+     * llama.cpp and HF, where non-special added tokens are always matched). */
+    return t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED;
+}
+
+static llm_status encode_raw(const llm_tokenizer *t, const char *s, size_t n, int after_special, int first,
+                             tok_vec *out) {
+    switch (t->type) {
+    case LLM_TOKENIZER_BPE:
+        if (t->hf.nfc && n > 0) {
+            utf8proc_uint8_t *nfc = NULL;
+            utf8proc_ssize_t m = utf8proc_map((const utf8proc_uint8_t *)s, (utf8proc_ssize_t)n, &nfc,
+                                              (utf8proc_option_t)(UTF8PROC_STABLE | UTF8PROC_COMPOSE));
+            if (m < 0) return llm__tok_err(LLM_ERR_NO_MEMORY, "NFC normalisation failed");
+            llm_tokenizer tmp_t = *t;
+            tmp_t.hf.nfc = 0;
+            llm_status st = encode_raw(&tmp_t, (const char *)nfc, (size_t)m, after_special, first, out);
+            free(nfc);
+            return st;
+        }
+        if (t->hf.bytelevel_prefix_space && n > 0 && s[0] != ' ') {
+            char *tmp = malloc(n + 1);
+            if (!tmp) return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+            tmp[0] = ' ';
+            memcpy(tmp + 1, s, n);
+            llm_status st = llm__bpe_encode(t, tmp, n + 1, out);
+            free(tmp);
+            return st;
+        }
+        return llm__bpe_encode(t, s, n, out);
+    case LLM_TOKENIZER_SPM: return llm__spm_encode(t, s, n, t->add_space_prefix && after_special, out);
+    case LLM_TOKENIZER_WPM: return llm__wpm_encode(t, s, n, out);
+    case LLM_TOKENIZER_HF_BPE: return llm__hfbpe_encode(t, s, n, first, out);
+    default: return llm__tok_err(LLM_ERR_INTERNAL, "bad tokenizer type");
+    }
+}
+
+llm_status llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len, unsigned flags,
+                                llm_token *out, int32_t cap, int32_t *n_out) {
+    if (!t || !n_out || (!text && len) || (!out && cap > 0) || cap < 0)
+        return llm__tok_err(LLM_ERR_INVALID_ARG, "llm_tokenizer_encode: bad arguments");
+    *n_out = 0;
+    size_t bad = llm__utf8_validate(text, len);
+    if (bad < len)
+        return llm__tok_err(LLM_ERR_BAD_UTF8, "invalid UTF-8 at byte offset %zu (byte 0x%02X)", bad,
+                            (unsigned)(unsigned char)text[bad]);
+    tok_vec v = {0};
+    llm_status st = LLM_OK;
+    int add = (flags & LLM_TOKENIZE_ADD_SPECIAL) != 0;
+    llm_token bos = t->type == LLM_TOKENIZER_WPM && t->cls >= 0 ? t->cls : t->bos;
+    llm_token eos = t->type == LLM_TOKENIZER_WPM && t->sep >= 0 ? t->sep : t->eos;
+    if (add && t->add_bos && bos >= 0 && llm__vec_push(&v, bos)) goto oom;
+
+    /* Which first bytes can start a special token under these flags. */
+    unsigned char first[256] = {0};
+    int any = 0;
+    for (int32_t k = 0; k < t->n_specials; k++) {
+        llm_token id = t->specials[k];
+        if (special_allowed(t, id, flags)) {
+            first[(unsigned char)t->blob[t->off[id]]] = 1;
+            any = 1;
+        }
+    }
+    size_t raw = 0, i = 0;
+    int after_special = 1, n_frag = 0;
+    while (any && i < len) {
+        if (!first[(unsigned char)text[i]]) {
+            i++;
+            continue;
+        }
+        llm_token hit = LLM_TOKEN_NULL;
+        for (int32_t k = 0; k < t->n_specials; k++) {
+            llm_token id = t->specials[k];
+            size_t l = t->len[id];
+            if (l <= len - i && special_allowed(t, id, flags) && memcmp(text + i, t->blob + t->off[id], l) == 0) {
+                hit = id;
+                break;
+            }
+        }
+        if (hit < 0) {
+            i++;
+            continue;
+        }
+        if (i > raw) {
+            st = encode_raw(t, text + raw, i - raw, after_special, n_frag++ == 0, &v);
+            if (st != LLM_OK) goto fail;
+        }
+        if (llm__vec_push(&v, hit)) goto oom;
+        after_special = 1;
+        i += t->len[hit];
+        raw = i;
+    }
+    if (len > raw) {
+        st = encode_raw(t, text + raw, len - raw, after_special, n_frag == 0, &v);
+        if (st != LLM_OK) goto fail;
+    }
+    if (add && t->add_eos && eos >= 0 && llm__vec_push(&v, eos)) goto oom;
+
+    if (v.n > (size_t)INT32_MAX) {
+        st = llm__tok_err(LLM_ERR_INVALID_ARG, "too many tokens");
+        goto fail;
+    }
+    *n_out = (int32_t)v.n;
+    if (v.n > (size_t)cap) {
+        st = llm__tok_err(LLM_ERR_BUFFER_TOO_SMALL, "need room for %zu tokens, have %d", v.n, (int)cap);
+        goto fail;
+    }
+    if (v.n) memcpy(out, v.v, v.n * sizeof *out);
+    free(v.v);
+    return LLM_OK;
+oom:
+    st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+fail:
+    free(v.v);
+    return st;
+}

@@ -1,0 +1,418 @@
+/* tok_hf_json.c -- Hugging Face tokenizer.json -> llm_tokenizer.
+ *
+ * The JSON pipeline is mapped onto our three engines rather than
+ * interpreted step by step: BPE + ByteLevel pre-tokenizer becomes byte-level
+ * BPE with the Split/Digits/ByteLevel patterns in order; BPE without
+ * ByteLevel becomes character BPE with U+2581 handling and byte fallback;
+ * WordPiece + Bert* becomes WordPiece. Any component we cannot map is an
+ * LLM_ERR_UNSUPPORTED error naming it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "tok_internal.h"
+
+#define MAX_PATTERNS TOK_MAX_REGEX
+
+typedef struct hf_ctx {
+    llm_vocab_spec spec;
+    tok_hf_norm hf;
+    char *patterns[MAX_PATTERNS];
+    int n_patterns;
+    int byte_level;
+    int bert_pre;
+    int metaspace;
+    const char *bos_text, *eos_text; /* from the post-processor */
+} hf_ctx;
+
+static const char *jstr(const json_t *o, const char *key) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static int jbool(const json_t *o, const char *key, int dflt) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_boolean(v) ? json_is_true(v) : dflt;
+}
+
+static llm_status add_pattern(hf_ctx *c, const char *p, int literal) {
+    if (c->n_patterns >= MAX_PATTERNS)
+        return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: more than %d pre-tokenizer splits", MAX_PATTERNS);
+    size_t n = strlen(p);
+    char *s = malloc(n + 5);
+    if (!s) return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+    if (literal) /* \Q...\E quotes the literal (a "\E" inside is not expected) */
+        snprintf(s, n + 5, "\\Q%s\\E", p);
+    else
+        memcpy(s, p, n + 1);
+    c->patterns[c->n_patterns++] = s;
+    return LLM_OK;
+}
+
+static llm_status pre_step(hf_ctx *c, const json_t *p) {
+    const char *type = jstr(p, "type");
+    if (!type) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: pre_tokenizer without type");
+    if (strcmp(type, "Sequence") == 0) {
+        const json_t *arr = json_object_get(p, "pretokenizers");
+        size_t i;
+        const json_t *e;
+        json_array_foreach(arr, i, e) {
+            llm_status st = pre_step(c, e);
+            if (st != LLM_OK) return st;
+        }
+        return LLM_OK;
+    }
+    if (strcmp(type, "ByteLevel") == 0) {
+        c->byte_level = 1;
+        c->hf.bytelevel_prefix_space = jbool(p, "add_prefix_space", 0);
+        if (jbool(p, "use_regex", 1)) return add_pattern(c, TOK_RE_GPT2, 0);
+        return LLM_OK;
+    }
+    if (strcmp(type, "Split") == 0) {
+        const char *beh = jstr(p, "behavior");
+        if (!beh || strcmp(beh, "Isolated") != 0 || jbool(p, "invert", 0))
+            return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Split with behavior \"%s\"%s is not supported",
+                                beh ? beh : "?", jbool(p, "invert", 0) ? " and invert" : "");
+        const json_t *pat = json_object_get(p, "pattern");
+        const char *re = jstr(pat, "Regex");
+        if (re) return add_pattern(c, re, 0);
+        const char *lit = jstr(pat, "String");
+        if (lit) return add_pattern(c, lit, 1);
+        return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: Split without a pattern");
+    }
+    if (strcmp(type, "Digits") == 0)
+        return add_pattern(c, jbool(p, "individual_digits", 0) ? "\\p{N}" : "\\p{N}+", 0);
+    if (strcmp(type, "BertPreTokenizer") == 0) {
+        c->bert_pre = 1;
+        return LLM_OK;
+    }
+    if (strcmp(type, "Metaspace") == 0) {
+        const char *rep = jstr(p, "replacement");
+        if (rep && strcmp(rep, "\xE2\x96\x81") != 0)
+            return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Metaspace replacement other than U+2581");
+        c->metaspace = 1;
+        c->hf.replace_space = 1;
+        c->hf.metaspace_split = jbool(p, "split", 1);
+        const char *scheme = jstr(p, "prepend_scheme");
+        if (scheme) {
+            if (strcmp(scheme, "never") != 0) c->hf.prepend_space = 2;
+            c->hf.prepend_first_only = strcmp(scheme, "first") == 0;
+        } else if (jbool(p, "add_prefix_space", 1)) {
+            c->hf.prepend_space = 2;
+        }
+        return LLM_OK;
+    }
+    return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: pre_tokenizer \"%s\" is not supported", type);
+}
+
+static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
+    const char *type = jstr(p, "type");
+    if (!type) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: normalizer without type");
+    int wpm = strcmp(model, "WordPiece") == 0;
+    if (strcmp(type, "Sequence") == 0) {
+        const json_t *arr = json_object_get(p, "normalizers");
+        size_t i;
+        const json_t *e;
+        json_array_foreach(arr, i, e) {
+            llm_status st = norm_step(c, e, model);
+            if (st != LLM_OK) return st;
+        }
+        return LLM_OK;
+    }
+    if (strcmp(type, "Prepend") == 0 && !wpm) {
+        const char *pp = jstr(p, "prepend");
+        if (pp && strcmp(pp, "\xE2\x96\x81") == 0) {
+            c->hf.prepend_space = 1;
+            return LLM_OK;
+        }
+    }
+    if (strcmp(type, "Replace") == 0 && !wpm) {
+        const char *from = jstr(json_object_get(p, "pattern"), "String");
+        const char *to = jstr(p, "content");
+        if (from && to && strcmp(from, " ") == 0 && strcmp(to, "\xE2\x96\x81") == 0) {
+            c->hf.replace_space = 1;
+            return LLM_OK;
+        }
+    }
+    if (strcmp(type, "NFC") == 0 && !wpm) {
+        c->hf.nfc = 1;
+        return LLM_OK;
+    }
+    if (wpm && strcmp(type, "BertNormalizer") == 0) {
+        const json_t *lc = json_object_get(p, "lowercase");
+        c->spec.lowercase = json_is_boolean(lc) ? json_is_true(lc) : 1;
+        return LLM_OK;
+    }
+    if (wpm && (strcmp(type, "Lowercase") == 0 || strcmp(type, "NFD") == 0 || strcmp(type, "StripAccents") == 0)) {
+        c->spec.lowercase = 1;
+        return LLM_OK;
+    }
+    return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: normalizer \"%s\" is not supported with model %s", type,
+                        model);
+}
+
+static llm_status post_step(hf_ctx *c, const json_t *p) {
+    const char *type = jstr(p, "type");
+    if (!type) return LLM_OK;
+    if (strcmp(type, "Sequence") == 0) {
+        const json_t *arr = json_object_get(p, "processors");
+        size_t i;
+        const json_t *e;
+        json_array_foreach(arr, i, e) {
+            llm_status st = post_step(c, e);
+            if (st != LLM_OK) return st;
+        }
+        return LLM_OK;
+    }
+    if (strcmp(type, "ByteLevel") == 0) return LLM_OK;
+    if (strcmp(type, "BertProcessing") == 0 || strcmp(type, "RobertaProcessing") == 0) {
+        const json_t *cls = json_object_get(p, "cls"), *sep = json_object_get(p, "sep");
+        c->bos_text = json_string_value(json_array_get(cls, 0));
+        c->eos_text = json_string_value(json_array_get(sep, 0));
+        return LLM_OK;
+    }
+    if (strcmp(type, "TemplateProcessing") == 0) {
+        const json_t *single = json_object_get(p, "single");
+        size_t i;
+        const json_t *e;
+        int seen_a = 0;
+        json_array_foreach(single, i, e) {
+            const json_t *sp = json_object_get(e, "SpecialToken");
+            if (json_object_get(e, "Sequence")) {
+                seen_a = 1;
+                continue;
+            }
+            const char *id = jstr(sp, "id");
+            if (!id) continue;
+            if (!seen_a) {
+                if (c->bos_text) return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: template adds two tokens before the text");
+                c->bos_text = id;
+            } else {
+                if (c->eos_text) return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: template adds two tokens after the text");
+                c->eos_text = id;
+            }
+        }
+        return LLM_OK;
+    }
+    return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: post_processor \"%s\" is not supported", type);
+}
+
+static llm_token find_text(char **tokens, int32_t n, const char *s) {
+    if (!s) return LLM_TOKEN_NULL;
+    for (int32_t i = 0; i < n; i++)
+        if (tokens[i] && strcmp(tokens[i], s) == 0) return i;
+    return LLM_TOKEN_NULL;
+}
+
+static llm_status build(const json_t *root, llm_tokenizer **out) {
+    hf_ctx c;
+    memset(&c, 0, sizeof c);
+    llm_vocab_spec_init(&c.spec);
+    llm_status st = LLM_OK;
+    char **tokens = NULL, **merges = NULL;
+    int32_t *types = NULL;
+    int32_t n = 0, n_merges = 0;
+
+    const json_t *model = json_object_get(root, "model");
+    const char *mtype = jstr(model, "type");
+    const json_t *vocab = json_object_get(model, "vocab");
+    if (!mtype && json_object_get(model, "merges")) mtype = "BPE"; /* old files omit the type */
+    if (!mtype) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: no model type");
+    if (strcmp(mtype, "BPE") != 0 && strcmp(mtype, "WordPiece") != 0)
+        return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: model \"%s\" is not supported", mtype);
+    if (!json_is_object(vocab)) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: model.vocab is not an object");
+    if (strcmp(mtype, "BPE") == 0) {
+        const char *pfx = jstr(model, "continuing_subword_prefix"), *sfx = jstr(model, "end_of_word_suffix");
+        if ((pfx && *pfx) || (sfx && *sfx))
+            return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: BPE with subword prefix/suffix is not supported");
+    } else {
+        const char *pfx = jstr(model, "continuing_subword_prefix");
+        if (pfx && strcmp(pfx, "##") != 0)
+            return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: WordPiece prefix \"%s\" is not supported", pfx);
+        const json_t *mx = json_object_get(model, "max_input_chars_per_word");
+        if (json_is_integer(mx) && json_integer_value(mx) != 100)
+            return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: max_input_chars_per_word other than 100");
+    }
+
+    /* Vocabulary size: the largest id of vocab and added_tokens, plus one. */
+    const json_t *added = json_object_get(root, "added_tokens");
+    const char *key;
+    const json_t *val;
+    json_int_t max_id = -1;
+    json_object_foreach((json_t *)vocab, key, val) {
+        if (!json_is_integer(val) || json_integer_value(val) < 0)
+            return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: vocab id of \"%.40s\" is not a non-negative integer", key);
+        if (json_integer_value(val) > max_id) max_id = json_integer_value(val);
+    }
+    size_t i;
+    const json_t *e;
+    json_array_foreach(added, i, e) {
+        const json_t *id = json_object_get(e, "id");
+        if (!json_is_integer(id) || json_integer_value(id) < 0 || !jstr(e, "content"))
+            return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: added_tokens[%zu] lacks id or content", i);
+        if (json_integer_value(id) > max_id) max_id = json_integer_value(id);
+    }
+    if (max_id < 0 || max_id >= INT32_MAX / 2) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: empty or huge vocab");
+    n = (int32_t)(max_id + 1);
+    tokens = calloc((size_t)n, sizeof *tokens);
+    types = malloc((size_t)n * sizeof *types);
+    if (!tokens || !types) goto oom;
+    for (int32_t k = 0; k < n; k++) types[k] = LLM_TOKEN_TYPE_NORMAL;
+    json_object_foreach((json_t *)vocab, key, val) tokens[json_integer_value(val)] = (char *)key;
+    json_array_foreach(added, i, e) {
+        json_int_t id = json_integer_value(json_object_get(e, "id"));
+        tokens[id] = (char *)jstr(e, "content");
+        types[id] = jbool(e, "special", 0) ? LLM_TOKEN_TYPE_CONTROL : LLM_TOKEN_TYPE_USER_DEFINED;
+    }
+    for (int32_t k = 0; k < n; k++)
+        if (!tokens[k]) {
+            tokens[k] = (char *)"";
+            types[k] = LLM_TOKEN_TYPE_UNUSED;
+        }
+
+    /* Merges: "a b" strings or ["a", "b"] pairs. */
+    const json_t *jm = json_object_get(model, "merges");
+    if (json_is_array(jm)) {
+        n_merges = (int32_t)json_array_size(jm);
+        merges = calloc((size_t)(n_merges ? n_merges : 1), sizeof *merges);
+        if (!merges) goto oom;
+        json_array_foreach(jm, i, e) {
+            if (json_is_string(e)) {
+                {
+                const char *m = json_string_value(e);
+                size_t lm = strlen(m);
+                merges[i] = malloc(lm + 1);
+                if (merges[i]) memcpy(merges[i], m, lm + 1);
+            }
+            } else if (json_is_array(e) && json_array_size(e) == 2 && json_is_string(json_array_get(e, 0)) &&
+                       json_is_string(json_array_get(e, 1))) {
+                const char *a = json_string_value(json_array_get(e, 0)), *b = json_string_value(json_array_get(e, 1));
+                size_t la = strlen(a), lb = strlen(b);
+                merges[i] = malloc(la + lb + 2);
+                if (merges[i]) {
+                    memcpy(merges[i], a, la);
+                    merges[i][la] = ' ';
+                    memcpy(merges[i] + la + 1, b, lb + 1);
+                }
+            } else {
+                st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: merges[%zu] is neither \"a b\" nor [a, b]", i);
+                goto done;
+            }
+            if (!merges[i]) goto oom;
+        }
+    }
+
+    const json_t *norm = json_object_get(root, "normalizer");
+    const json_t *pre = json_object_get(root, "pre_tokenizer");
+    const json_t *post = json_object_get(root, "post_processor");
+    if (json_is_object(pre) && (st = pre_step(&c, pre)) != LLM_OK) goto done;
+    if (json_is_object(norm) && (st = norm_step(&c, norm, mtype)) != LLM_OK) goto done;
+    if (json_is_object(post) && (st = post_step(&c, post)) != LLM_OK) goto done;
+
+    if (strcmp(mtype, "WordPiece") == 0) {
+        if (c.byte_level || c.metaspace || c.n_patterns)
+            {
+            st = llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: WordPiece needs BertPreTokenizer");
+            goto done;
+        }
+        c.spec.type = LLM_TOKENIZER_WPM;
+        c.spec.cls = find_text(tokens, n, c.bos_text);
+        c.spec.sep = find_text(tokens, n, c.eos_text);
+        c.spec.add_bos = c.spec.cls >= 0;
+        c.spec.add_eos = c.spec.sep >= 0;
+        c.spec.bos = c.spec.cls;
+        c.spec.eos = c.spec.sep;
+        c.spec.pad = find_text(tokens, n, "[PAD]");
+        c.spec.mask = find_text(tokens, n, "[MASK]");
+    } else if (c.byte_level) {
+        if (c.metaspace || c.bert_pre || c.hf.replace_space || c.hf.prepend_space)
+            {
+            st = llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: ByteLevel mixed with Metaspace/Bert steps");
+            goto done;
+        }
+        c.spec.type = LLM_TOKENIZER_BPE;
+    } else {
+        if (c.bert_pre || c.n_patterns)
+            {
+            st = llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: character BPE with Split/Digits/Bert pre-tokenizers");
+            goto done;
+        }
+        c.spec.type = LLM_TOKENIZER_HF_BPE;
+        c.spec.byte_fallback = jbool(model, "byte_fallback", 0);
+    }
+    if (c.spec.type != LLM_TOKENIZER_WPM) {
+        c.spec.bos = find_text(tokens, n, c.bos_text);
+        c.spec.eos = find_text(tokens, n, c.eos_text);
+        c.spec.add_bos = c.spec.bos >= 0;
+        c.spec.add_eos = c.spec.eos >= 0;
+        c.spec.add_space_prefix = 0;
+        c.spec.ignore_merges = jbool(model, "ignore_merges", 0);
+        /* Without a post-processor EOS, guess the usual end-of-text tokens. */
+        static const char *const k_eos[] = {"</s>", "<|endoftext|>", "<eos>", "<|end_of_text|>", NULL};
+        for (int k = 0; c.spec.eos < 0 && k_eos[k]; k++) c.spec.eos = find_text(tokens, n, k_eos[k]);
+        static const char *const k_eot[] = {"<|im_end|>", "<|eot_id|>", "<end_of_turn>", "<|end|>", NULL};
+        for (int k = 0; c.spec.eot < 0 && k_eot[k]; k++) c.spec.eot = find_text(tokens, n, k_eot[k]);
+    }
+    c.spec.unk = find_text(tokens, n, jstr(model, "unk_token"));
+    c.spec.pre = "tokenizer.json";
+    c.spec.n_tokens = n;
+    c.spec.tokens = (const char *const *)tokens;
+    c.spec.token_types = types;
+    c.spec.n_merges = n_merges;
+    c.spec.merges = (const char *const *)merges;
+    st = llm__tok_create(&c.spec, (const char *const *)c.patterns, c.n_patterns, &c.hf, out);
+    goto done;
+oom:
+    st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+done:
+    for (int k = 0; k < c.n_patterns; k++) free(c.patterns[k]);
+    for (int32_t k = 0; merges && k < n_merges; k++) free(merges[k]);
+    free(merges);
+    free(tokens);
+    free(types);
+    return st;
+}
+
+llm_status llm_tokenizer_from_hf_json(const char *json, size_t len, llm_tokenizer **out) {
+    if (!out) return llm__tok_err(LLM_ERR_INVALID_ARG, "out is NULL");
+    *out = NULL;
+    if (!json) return llm__tok_err(LLM_ERR_INVALID_ARG, "json is NULL");
+    json_error_t err;
+    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
+    if (!root)
+        return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: %s at line %d column %d", err.text, err.line,
+                            err.column);
+    llm_status st = json_is_object(root) ? build(root, out)
+                                         : llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: top level is not an object");
+    json_decref(root);
+    return st;
+}
+
+llm_status llm_tokenizer_from_hf_json_file(const char *path, llm_tokenizer **out) {
+    if (!out) return llm__tok_err(LLM_ERR_INVALID_ARG, "out is NULL");
+    *out = NULL;
+    if (!path) return llm__tok_err(LLM_ERR_INVALID_ARG, "path is NULL");
+    FILE *f = fopen(path, "rb");
+    if (!f) return llm__tok_err(LLM_ERR_IO, "cannot open %s", path);
+    tok_buf b = {0};
+    char chunk[65536];
+    size_t r;
+    while ((r = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        if (llm__buf_append(&b, chunk, r)) {
+            fclose(f);
+            free(b.p);
+            return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(b.p);
+        return llm__tok_err(LLM_ERR_IO, "cannot read %s", path);
+    }
+    llm_status st = llm_tokenizer_from_hf_json(b.p ? b.p : "", b.n, out);
+    free(b.p);
+    return st;
+}
