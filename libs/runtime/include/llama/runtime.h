@@ -1,13 +1,280 @@
-/* llama/runtime.h -- placeholder; the owner of libs/runtime replaces this. */
+/*
+ * llama/runtime.h -- compute backends, device buffers, tensors and eager ops.
+ *
+ * A backend (CPU today, CUDA later) is an opaque handle; behind it sits a
+ * private table of function pointers, so model code written against the ops
+ * below runs unchanged on any backend. Memory lives in opaque buffers; a tensor
+ * is a small value struct (type, shape, strides, buffer, offset) that never
+ * exposes a data pointer: data moves in and out with llm_buffer_write/read.
+ *
+ *     llm_backend_params bp = llm_backend_default_params();
+ *     llm_backend *be = NULL;
+ *     if (llm_backend_create("cpu", &bp, &be) != LLM_OK)
+ *         fprintf(stderr, "%s\n", llm_runtime_last_error());
+ *     llm_buffer *buf = NULL;
+ *     llm_buffer_alloc(be, 3 * 4 * sizeof(float), &buf);
+ *     llm_tensor x = llm_tensor_2d(buf, 0, LLM_DTYPE_F32, 4, 3);  // [3][4]
+ *     llm_buffer_write(buf, 0, host_x, sizeof(float) * 12);
+ *     llm_op_rms_norm(be, &x, &x, NULL, 1e-5f);                     // in place
+ *     llm_buffer_read(buf, 0, host_x, sizeof(float) * 12);
+ *     llm_buffer_free(buf);
+ *     llm_backend_free(be);
+ *
+ * Shapes follow the GGUF convention: ne[0] is the innermost (contiguous)
+ * dimension. A matrix written [rows][cols] in a comment has ne[0] = cols.
+ *
+ * Errors: every fallible call returns an llm_status and keeps a message,
+ * readable on the same thread with llm_runtime_last_error(). The library never
+ * prints, exits or aborts. Ops are eager: when an op returns on the CPU backend
+ * its output is written (other backends may queue; llm_backend_synchronize
+ * waits). Int32 arguments such as token ids, positions and block tables are
+ * host arrays owned by the caller and only read during the call.
+ */
 #ifndef LLAMA_RUNTIME_H
 #define LLAMA_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llama/dtype.h"
 #include "llama/status.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
 /* The library's version string, e.g. "0.1.0". */
 const char *llm_runtime_version(void);
+
+/* The text of the last error raised by this library on the calling thread
+ * ("" if none). The pointer stays valid until the next failing call on the
+ * same thread. */
+const char *llm_runtime_last_error(void);
+
+/* ---------------------------------------------------------------- types -- */
+
+typedef struct llm_backend llm_backend; /* a compute device with its own threads/streams */
+typedef struct llm_buffer llm_buffer;   /* a block of memory owned by (or visible to) a backend */
+
+/* A view of up to 4 dimensions inside a buffer. Plain value: copy it freely.
+ * nb[i] is the byte stride of dimension i; for block-quantized types nb[0] is
+ * the size of one block and ne[0] must be a multiple of the block length. */
+typedef struct llm_tensor {
+    llm_dtype dtype;    /* element type (llama/dtype.h) */
+    int64_t ne[4];      /* elements per dimension, ne[0] innermost; unused dims are 1 */
+    size_t nb[4];       /* byte strides */
+    llm_buffer *buffer; /* where the data lives (not owned) */
+    size_t offset;      /* byte offset of element [0][0][0][0] in buffer */
+} llm_tensor;
+
+/* Builds a contiguous tensor view [ne3][ne2][ne1][ne0] starting at `offset`.
+ * Returns a tensor with buffer NULL if dtype is unknown or ne0 is not a multiple
+ * of the type's block length. */
+llm_tensor llm_tensor_4d(llm_buffer *buf, size_t offset, llm_dtype dtype,
+                         int64_t ne0, int64_t ne1, int64_t ne2, int64_t ne3);
+static inline llm_tensor llm_tensor_2d(llm_buffer *buf, size_t offset, llm_dtype dtype,
+                                       int64_t ne0, int64_t ne1) {
+    return llm_tensor_4d(buf, offset, dtype, ne0, ne1, 1, 1);
+}
+/* Bytes spanned by a contiguous tensor (ne3*nb[3]). */
+size_t llm_tensor_nbytes(const llm_tensor *t);
+/* View of rows [first, first + n) of the outermost non-unit dimension of a
+ * 2-D tensor (dimension 1): same strides, shifted offset, ne[1] = n. */
+llm_tensor llm_tensor_rows(const llm_tensor *t, int64_t first, int64_t n);
+
+/* -------------------------------------------------------------- backend -- */
+
+typedef enum llm_op {
+    LLM_OP_GET_ROWS = 0,
+    LLM_OP_MATMUL,
+    LLM_OP_RMS_NORM,
+    LLM_OP_ROPE,
+    LLM_OP_SWIGLU,
+    LLM_OP_ADD,
+    LLM_OP_MUL,
+    LLM_OP_SCALE,
+    LLM_OP_SOFTMAX,
+    LLM_OP_KV_WRITE,
+    LLM_OP_ATTENTION,
+    LLM_OP_ARGMAX,
+    LLM_OP_COUNT
+} llm_op;
+
+/* Name of an op class ("matmul", ...). */
+const char *llm_op_name(llm_op op);
+
+/* Which kernels the CPU backend may use. */
+typedef enum llm_kernels {
+    LLM_KERNELS_AUTO = 0,  /* the fastest the CPU supports (checked at run time) */
+    LLM_KERNELS_SCALAR = 1 /* plain C reference kernels only */
+} llm_kernels;
+
+/* Called after each op when set: op class, the output tensor (may be NULL for
+ * ops without a tensor output), wall time in ns and bytes read + written. */
+typedef void (*llm_op_hook)(void *user, llm_op op, const llm_tensor *out,
+                            uint64_t ns, uint64_t bytes);
+
+typedef struct llm_backend_params {
+    int n_threads;         /* CPU threads in total; <= 0: number of physical cores */
+    llm_kernels kernels;   /* CPU kernel selection (default AUTO) */
+    int device;            /* device ordinal for GPU backends (default 0) */
+    llm_op_hook hook;      /* optional per-op callback (default NULL) */
+    void *hook_user;       /* passed to hook */
+} llm_backend_params;
+
+/* Per op class counters, accumulated since creation or the last reset. */
+typedef struct llm_op_stats {
+    uint64_t calls;
+    uint64_t ns;
+    uint64_t bytes;
+} llm_op_stats;
+
+/* Default parameters: n_threads 0 (physical cores), AUTO kernels, device 0. */
+llm_backend_params llm_backend_default_params(void);
+
+/* Creates a backend by name: "cpu", "cuda" or "auto" (CUDA when it was built
+ * and a device exists, else CPU). params may be NULL for defaults.
+ * Returns LLM_OK and sets *out; LLM_ERR_NOT_FOUND for an unknown name or a
+ * backend not built in; LLM_ERR_NO_MEMORY; LLM_ERR_BACKEND if the device
+ * failed. On failure *out is NULL. The caller frees with llm_backend_free. */
+llm_status llm_backend_create(const char *name, const llm_backend_params *params,
+                              llm_backend **out);
+/* Frees the backend and its threads. Buffers must be freed first. NULL is harmless. */
+void llm_backend_free(llm_backend *be);
+/* "cpu", "cuda". */
+const char *llm_backend_name(const llm_backend *be);
+/* Threads the CPU backend uses (1 for GPU backends). */
+int llm_backend_n_threads(const llm_backend *be);
+/* A description of the kernels selected, e.g. "avx2+fma+f16c" or "scalar". */
+const char *llm_backend_kernels(const llm_backend *be);
+/* Non-zero if the backend implements `op` for tensors of type `dtype` (for
+ * matmul and get_rows: the weight type; for other ops: their input type). */
+int llm_backend_supports(const llm_backend *be, llm_op op, llm_dtype dtype);
+/* Waits until all queued work finished (no-op on CPU). */
+llm_status llm_backend_synchronize(llm_backend *be);
+/* Copies the per-op counters into stats[LLM_OP_COUNT]; reset zeroes them. */
+void llm_backend_stats(const llm_backend *be, llm_op_stats stats[LLM_OP_COUNT]);
+void llm_backend_reset_stats(llm_backend *be);
+
+/* --------------------------------------------------------------- buffers -- */
+
+/* Allocates `size` bytes of backend memory (64-byte aligned, contents zero).
+ * Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
+llm_status llm_buffer_alloc(llm_backend *be, size_t size, llm_buffer **out);
+/* Makes a buffer for an existing read-only host region (e.g. mmapped weights).
+ * The CPU backend uses the memory in place (no copy): the region must outlive
+ * the buffer and ops must not write to it. A GPU backend copies it to device
+ * memory. Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
+llm_status llm_buffer_wrap_host(llm_backend *be, const void *ptr, size_t size, llm_buffer **out);
+/* Frees a buffer (a wrapped region is not freed). NULL is harmless. */
+void llm_buffer_free(llm_buffer *buf);
+size_t llm_buffer_size(const llm_buffer *buf);
+/* Copies host <-> buffer. [offset, offset + n) must lie inside the buffer
+ * (else LLM_ERR_INVALID_ARG); writing to a wrapped buffer gives LLM_ERR_STATE. */
+llm_status llm_buffer_write(llm_buffer *buf, size_t offset, const void *src, size_t n);
+llm_status llm_buffer_read(const llm_buffer *buf, size_t offset, void *dst, size_t n);
+/* Sets every byte of the buffer to zero. */
+llm_status llm_buffer_clear(llm_buffer *buf);
+
+/* ------------------------------------------------------------------- ops -- */
+/*
+ * Common rules: every tensor must live in a buffer of `be`; activations are F32
+ * with contiguous rows (nb[0] = 4) unless stated; out may alias an input only
+ * where stated. Each op returns LLM_OK, LLM_ERR_INVALID_ARG for a shape, type
+ * or buffer mismatch (the message names it), or LLM_ERR_UNSUPPORTED for a
+ * type the backend lacks. On error the output is unspecified.
+ */
+
+/* out[i][:] = dequant(w[ids[i]][:]) for i < n.
+ * out: F32 [n][d]; w: any supported type [n_rows][d]; ids: host [n], each in [0, n_rows). */
+llm_status llm_op_get_rows(llm_backend *be, const llm_tensor *out, const llm_tensor *w,
+                           const int32_t *ids, int64_t n);
+
+/* out[i][m] = sum_k x[i][k] * w[m][k]   (out = x . w^T).
+ * out: F32 [n][M]; x: F32 [n][K]; w: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+ * Q4_K, Q5_K or Q6_K [M][K]. For quantized w the CPU backend quantizes x rows to
+ * Q8_0 / Q8_1 / Q8_K first and uses integer dot products (as llama.cpp does). */
+llm_status llm_op_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                         const llm_tensor *w);
+
+/* out[i][:] = x[i][:] / sqrt(mean(x[i]^2) + eps) * weight[:] (weight may be NULL).
+ * out, x: F32 [n][d] (may alias); weight: F32 [d]. */
+llm_status llm_op_rms_norm(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                           const llm_tensor *weight, float eps);
+
+typedef enum llm_rope_mode {
+    LLM_ROPE_MODE_NORMAL = 0, /* rotate adjacent pairs (x[2i], x[2i+1]) (Llama GGUF) */
+    LLM_ROPE_MODE_NEOX = 2    /* rotate halves (x[i], x[i + n_dims/2]) (NeoX, Qwen, HF) */
+} llm_rope_mode;
+
+typedef enum llm_rope_scale_kind {
+    LLM_ROPE_SCALE_NONE = 0,
+    LLM_ROPE_SCALE_LINEAR = 1, /* positions multiplied by freq_scale */
+    LLM_ROPE_SCALE_LLAMA3 = 2  /* per-frequency factors from the Llama 3.1 rule */
+} llm_rope_scale_kind;
+
+typedef struct llm_rope_params {
+    int32_t n_dims;          /* rotated dims per head (<= head_dim, even) */
+    llm_rope_mode mode;
+    float freq_base;         /* theta_i = pos * freq_base^(-2i/n_dims) */
+    llm_rope_scale_kind scaling;
+    float freq_scale;        /* LINEAR: 1/factor (1 = none) */
+    float llama3_factor;     /* LLAMA3: factor, low/high freq factors, original context */
+    float llama3_low_freq_factor;
+    float llama3_high_freq_factor;
+    int32_t llama3_orig_ctx;
+    const float *freq_factors; /* optional host [n_dims/2]: theta_i /= freq_factors[i]
+                                  (GGUF rope_freqs); overrides the LLAMA3 rule */
+} llm_rope_params;
+
+/* Rotates x in place. x: F32 [n][n_head][head_dim]; positions: host [n]. */
+llm_status llm_op_rope(llm_backend *be, const llm_tensor *x, const int32_t *positions,
+                       const llm_rope_params *p);
+
+/* out = silu(gate) * up, elementwise. All F32 of one shape (out may alias). */
+llm_status llm_op_swiglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
+                         const llm_tensor *up);
+/* out = a + b and out = a * b, elementwise, same shapes (out may alias a or b). */
+llm_status llm_op_add(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
+                      const llm_tensor *b);
+llm_status llm_op_mul(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
+                      const llm_tensor *b);
+/* out = x * s (out may alias x). */
+llm_status llm_op_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x, float s);
+/* Row-wise softmax over ne[0]: out[i][:] = exp(x[i][:] - max) / sum (may alias). */
+llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
+
+/*
+ * Paged KV cache. Per layer, K and V each are a tensor
+ *     [n_blocks][block_size][n_head_kv][head_dim]  (ne = {head_dim, n_head_kv, block_size, n_blocks})
+ * of type F16 or F32. A sequence's logical position p lives in physical block
+ * block_table[p / block_size], slot p % block_size.
+ */
+
+/* Writes k, v (F32 [n][n_head_kv][head_dim]) for token positions[i] into the
+ * caches through block_table (host [n_table]; every position must map to an
+ * entry, and each id must be < n_blocks). Values are rounded to the cache type. */
+llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
+                           const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
+                           const int32_t *block_table, int32_t n_table);
+
+/* Causal grouped-query attention of one sequence over the paged cache:
+ * query i (at logical position positions[i]) attends keys at positions
+ * 0..positions[i], which must already have been written.
+ * out, q: F32 [n][n_head][head_dim]; n_head must be a multiple of n_head_kv
+ * (query head h uses KV head h / (n_head / n_head_kv)); scale usually
+ * 1/sqrt(head_dim). The CPU kernel rounds q to F16 when the cache is F16 and
+ * accumulates in F32 (close to llama.cpp). */
+llm_status llm_op_attention(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                            const llm_tensor *k_cache, const llm_tensor *v_cache,
+                            const int32_t *positions, const int32_t *block_table,
+                            int32_t n_table, float scale);
+
+/* out_ids[i] = index of the largest x[i][:] (first one on ties).
+ * x: F32 [n][V]; out_ids: host [n]. */
+llm_status llm_op_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
+
 #ifdef __cplusplus
 }
 #endif
-#endif
+#endif /* LLAMA_RUNTIME_H */

@@ -1,0 +1,135 @@
+/*
+ * llama/arch.h -- runnable models: an architecture's forward pass, written
+ * only against the runtime's ops, so it runs unchanged on any backend.
+ *
+ * From a model descriptor (llama/models.h) and a backend (llama/runtime.h),
+ * llm_net_create builds a runnable network: weights are wrapped from the file
+ * mapping (no copy on the CPU backend), and an activation arena sized for
+ * `max_batch` tokens is allocated once, so forward calls do not allocate.
+ * K/V storage is separate (llm_net_kv_create) and paged: the caller (the
+ * engine, with libs/kv's bookkeeping) passes each sequence's int32 block table.
+ *
+ *     llm_model_desc *desc;  llm_model_desc_from_gguf(path, &desc);
+ *     llm_backend *be;       llm_backend_create("cpu", NULL, &be);
+ *     llm_net *net;          llm_net_create(desc, be, NULL, &net);
+ *     llm_net_kv *kv;        llm_net_kv_create(net, 64, 16, &kv);   // 64 blocks of 16 tokens
+ *     int32_t table[4] = {0, 1, 2, 3};                               // logical -> physical
+ *     llm_net_seq seq = {n, table, 4};
+ *     llm_net_batch b = llm_net_batch_default();
+ *     b.tokens = ids; b.positions = pos; b.n_tokens = n; b.seqs = &seq; b.n_seqs = 1;
+ *     b.logits = out; b.logits_mode = LLM_LOGITS_LAST;              // out: [1][n_vocab]
+ *     llm_status st = llm_net_forward(net, kv, &b);
+ *     ... llm_net_kv_free(kv); llm_net_free(net); llm_backend_free(be); llm_model_desc_free(desc);
+ *
+ * Supported architectures: "llama" (Llama 2/3, SmolLM2, Mistral-style GQA,
+ * tied embeddings). Errors keep a thread-local message, readable with
+ * llm_net_last_error(); a failing runtime op's own message is copied into it.
+ */
+#ifndef LLAMA_ARCH_H
+#define LLAMA_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llama/models.h"
+#include "llama/runtime.h"
+#include "llama/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The message of the last error raised by an llm_net_* call on this thread ("" if none). */
+const char *llm_net_last_error(void);
+
+typedef struct llm_net llm_net;       /* a runnable model on one backend */
+typedef struct llm_net_kv llm_net_kv; /* paged K/V storage for every layer of one llm_net */
+
+typedef struct llm_net_params {
+    int32_t max_batch;  /* most tokens one forward may take (default 512) */
+    llm_dtype kv_type;  /* LLM_DTYPE_F16 (default) or LLM_DTYPE_F32 */
+} llm_net_params;
+
+/* Defaults: max_batch 512, F16 K/V. */
+llm_net_params llm_net_default_params(void);
+
+/* Non-zero if an architecture tag has a forward here ("llama"). */
+int llm_net_supports_arch(const char *arch);
+
+/* Builds a runnable network for desc on be. desc and be must outlive the net
+ * (weights stay in desc's mapping on the CPU backend). params may be NULL.
+ * Returns LLM_OK; LLM_ERR_UNSUPPORTED (architecture or a weight type the
+ * backend cannot multiply); LLM_ERR_BAD_FORMAT (a tensor missing or with the
+ * wrong shape; the message names it); LLM_ERR_NO_MEMORY; LLM_ERR_INVALID_ARG.
+ * On failure *out is NULL. */
+llm_status llm_net_create(const llm_model_desc *desc, llm_backend *be,
+                          const llm_net_params *params, llm_net **out);
+/* Frees the net (not desc, not the backend). KV storage must be freed first.
+ * NULL is harmless. */
+void llm_net_free(llm_net *net);
+
+const llm_model_hparams *llm_net_hparams(const llm_net *net);
+int32_t llm_net_max_batch(const llm_net *net);
+llm_backend *llm_net_backend(const llm_net *net);
+
+/* Bytes of K plus V for one token in one layer (2 * n_head_kv * head_dim *
+ * element size of kv_type). Multiply by n_layer for a whole token. */
+size_t llm_net_kv_bytes_per_token_layer(const llm_net *net);
+
+/* Allocates K/V storage for n_blocks blocks of block_size tokens: per layer
+ * one K and one V backend buffer [n_blocks][block_size][n_head_kv][head_dim]
+ * (contents zero). Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
+llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
+                             llm_net_kv **out);
+void llm_net_kv_free(llm_net_kv *kv);
+int32_t llm_net_kv_block_size(const llm_net_kv *kv);
+int32_t llm_net_kv_n_blocks(const llm_net_kv *kv);
+/* The K and V cache tensors of a layer (for tests and other backends' tools). */
+llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, llm_tensor *v);
+
+/* One sequence's slice of a batch: its tokens are n_tokens consecutive
+ * entries of the batch (sequences follow each other in order). */
+typedef struct llm_net_seq {
+    int32_t n_tokens;
+    const int32_t *block_table; /* [n_table] physical block of logical block i */
+    int32_t n_table;
+} llm_net_seq;
+
+typedef enum llm_logits_mode {
+    LLM_LOGITS_NONE = 0, /* no logits (e.g. a prefill chunk) */
+    LLM_LOGITS_LAST = 1, /* one row per sequence: its last token */
+    LLM_LOGITS_ALL = 2   /* one row per token */
+} llm_logits_mode;
+
+typedef struct llm_net_batch {
+    const int32_t *tokens;    /* [n_tokens] token ids */
+    const int32_t *positions; /* [n_tokens] position of each token in its sequence */
+    int32_t n_tokens;         /* 1..max_batch */
+    const llm_net_seq *seqs;  /* [n_seqs]; sum of n_tokens must equal n_tokens */
+    int32_t n_seqs;
+    llm_logits_mode logits_mode;
+    float *logits;            /* host [rows][n_vocab]; rows = n_seqs (LAST) or n_tokens (ALL) */
+    float *hidden;            /* optional host [n_tokens][n_embd]: final normed hidden states */
+    /* Optional: polled between layers; non-zero stops the forward with LLM_CANCELLED. */
+    int (*cancel)(void *user);
+    void *cancel_user;
+} llm_net_batch;
+
+/* A batch with everything zero/NULL and logits_mode LAST. */
+llm_net_batch llm_net_batch_default(void);
+
+/* Runs the network over a batch: writes each token's K/V into kv at its
+ * position through its sequence's block table, attends causally to positions
+ * 0..position of the same sequence (which must be in the cache already or in
+ * this batch), and writes the requested logits.
+ * Returns LLM_OK; LLM_CANCELLED (cancel returned non-zero: the logits are not
+ * written and K/V of this batch's positions may be partly written, so the
+ * caller must treat those positions as not computed; the net and kv stay
+ * usable); LLM_ERR_INVALID_ARG (a bad id, position, table or count; nothing
+ * computed); a backend error. */
+llm_status llm_net_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *batch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LLAMA_ARCH_H */

@@ -1,0 +1,343 @@
+/*
+ * arch/net.c -- creating a runnable network from a model descriptor: the
+ * architecture registry, weight wrapping, the activation arena, K/V storage
+ * and batch validation. The forward itself lives in one file per architecture.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/net_internal.h"
+
+static _Thread_local char g_err[256];
+
+const char *llm_net_last_error(void) { return g_err; }
+
+llm_status llm__net_err(llm_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_err, sizeof(g_err), fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+llm_status llm__net_op(llm_status st) {
+    if (st < 0) {
+        snprintf(g_err, sizeof(g_err), "%s", llm_runtime_last_error());
+    }
+    return st;
+}
+
+typedef struct {
+    const char *tag;
+    llm_status (*load)(llm_net *net);
+    llm_status (*forward)(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
+} arch_entry;
+
+static const arch_entry g_arches[] = {
+    {"llama", llm__llama_load, llm__llama_forward},
+};
+
+static const arch_entry *find_arch(const char *tag) {
+    for (size_t i = 0; tag && i < sizeof(g_arches) / sizeof(g_arches[0]); i++) {
+        if (strcmp(g_arches[i].tag, tag) == 0) {
+            return &g_arches[i];
+        }
+    }
+    return NULL;
+}
+
+int llm_net_supports_arch(const char *arch) { return find_arch(arch) != NULL; }
+
+llm_net_params llm_net_default_params(void) {
+    llm_net_params p;
+    memset(&p, 0, sizeof(p));
+    p.max_batch = 512;
+    p.kv_type = LLM_DTYPE_F16;
+    return p;
+}
+
+llm_net_batch llm_net_batch_default(void) {
+    llm_net_batch b;
+    memset(&b, 0, sizeof(b));
+    b.logits_mode = LLM_LOGITS_LAST;
+    return b;
+}
+
+/* One wrapped buffer per source file, spanning from the file start (data -
+ * file_offset) to the end of its last tensor. */
+static llm_status wrap_files(llm_net *net) {
+    uint32_t nf = llm_model_desc_file_count(net->desc);
+    if (nf == 0) {
+        return llm__net_err(LLM_ERR_BAD_FORMAT, "model has no files");
+    }
+    net->wbufs = calloc(nf, sizeof(*net->wbufs));
+    if (!net->wbufs) {
+        return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
+    }
+    net->n_wbufs = nf;
+    int64_t nt = llm_model_desc_tensor_count(net->desc);
+    for (uint32_t f = 0; f < nf; f++) {
+        const char *base = NULL;
+        uint64_t end = 0;
+        for (int64_t i = 0; i < nt; i++) {
+            const llm_model_tensor *t = llm_model_desc_tensor_at(net->desc, i);
+            if (t->file_index != f) {
+                continue;
+            }
+            base = (const char *)t->data - t->file_offset;
+            if (t->file_offset + t->size > end) {
+                end = t->file_offset + t->size;
+            }
+        }
+        if (!base) {
+            continue;
+        }
+        llm_status st = llm_buffer_wrap_host(net->be, base, (size_t)end, &net->wbufs[f]);
+        if (st != LLM_OK) {
+            return llm__net_op(st);
+        }
+    }
+    return LLM_OK;
+}
+
+llm_status llm__net_wrap_tensor(llm_net *net, const llm_model_tensor *t, llm_tensor *out) {
+    if (t->file_index >= net->n_wbufs || !net->wbufs[t->file_index]) {
+        return llm__net_err(LLM_ERR_INTERNAL, "tensor '%s' has no source buffer", t->name);
+    }
+    *out = llm_tensor_4d(net->wbufs[t->file_index], (size_t)t->file_offset, t->type, t->ne[0],
+                         t->ne[1], t->ne[2], t->ne[3]);
+    if (!out->buffer || llm_tensor_nbytes(out) != t->size) {
+        return llm__net_err(LLM_ERR_BAD_FORMAT, "tensor '%s' has an inconsistent size", t->name);
+    }
+    return LLM_OK;
+}
+
+static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
+
+static llm_status make_arena(llm_net *net) {
+    const llm_model_hparams *hp = &net->hp;
+    const size_t B = (size_t)net->p.max_batch, f = sizeof(float);
+    const size_t E = hp->n_embd, QD = (size_t)hp->n_head * hp->head_dim;
+    const size_t KD = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, V = hp->n_vocab;
+    const size_t LR = B < 64 ? B : 64; /* matches LOGITS_CHUNK in the forward files */
+    size_t off = 0;
+#define SLOT(field, bytes)                                                                         \
+    net->field = off;                                                                              \
+    off = align64(off + (bytes))
+    SLOT(off_x, B * E * f);
+    SLOT(off_xn, B * E * f);
+    SLOT(off_tmp, B * E * f);
+    SLOT(off_q, B * QD * f);
+    SLOT(off_att, B * QD * f);
+    SLOT(off_k, B * KD * f);
+    SLOT(off_v, B * KD * f);
+    SLOT(off_gate, B * F * f);
+    SLOT(off_up, B * F * f);
+    SLOT(off_logits, LR * V * f);
+#undef SLOT
+    net->gather_ids = calloc(B, sizeof(int32_t));
+    if (!net->gather_ids) {
+        return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
+    }
+    return llm__net_op(llm_buffer_alloc(net->be, off, &net->arena));
+}
+
+llm_status llm_net_create(const llm_model_desc *desc, llm_backend *be,
+                          const llm_net_params *params, llm_net **out) {
+    if (!out) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_create: out is NULL");
+    }
+    *out = NULL;
+    if (!desc || !be) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_create: NULL descriptor or backend");
+    }
+    llm_net_params p = params ? *params : llm_net_default_params();
+    if (p.max_batch < 1 || p.max_batch > (1 << 20) ||
+        (p.kv_type != LLM_DTYPE_F16 && p.kv_type != LLM_DTYPE_F32)) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_create: bad max_batch or kv_type");
+    }
+    const arch_entry *a = find_arch(llm_model_desc_arch(desc));
+    if (!a) {
+        return llm__net_err(LLM_ERR_UNSUPPORTED, "architecture '%s' has no forward",
+                            llm_model_desc_arch(desc) ? llm_model_desc_arch(desc) : "?");
+    }
+    llm_net *net = calloc(1, sizeof(*net));
+    if (!net) {
+        return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
+    }
+    net->desc = desc;
+    net->be = be;
+    net->hp = *llm_model_desc_hparams(desc);
+    net->p = p;
+    llm_status st = wrap_files(net);
+    if (st == LLM_OK) {
+        st = a->load(net);
+    }
+    if (st == LLM_OK) {
+        st = make_arena(net);
+    }
+    if (st != LLM_OK) {
+        llm_net_free(net);
+        return st;
+    }
+    *out = net;
+    return LLM_OK;
+}
+
+void llm_net_free(llm_net *net) {
+    if (!net) {
+        return;
+    }
+    llm_buffer_free(net->arena);
+    for (uint32_t i = 0; i < net->n_wbufs; i++) {
+        llm_buffer_free(net->wbufs[i]);
+    }
+    free(net->wbufs);
+    free(net->layers);
+    free(net->gather_ids);
+    free(net);
+}
+
+const llm_model_hparams *llm_net_hparams(const llm_net *net) { return &net->hp; }
+int32_t llm_net_max_batch(const llm_net *net) { return net->p.max_batch; }
+llm_backend *llm_net_backend(const llm_net *net) { return net->be; }
+
+size_t llm_net_kv_bytes_per_token_layer(const llm_net *net) {
+    size_t es = net->p.kv_type == LLM_DTYPE_F16 ? 2 : 4;
+    return 2 * (size_t)net->hp.n_head_kv * net->hp.head_dim * es;
+}
+
+/* ------------------------------------------------------------------- kv -- */
+
+llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size, llm_net_kv **out) {
+    if (!out) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_create: out is NULL");
+    }
+    *out = NULL;
+    if (!net || n_blocks < 1 || block_size < 1) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_create: need n_blocks, block_size >= 1");
+    }
+    const uint32_t L = net->hp.n_layer;
+    llm_net_kv *kv = calloc(1, sizeof(*kv));
+    if (!kv) {
+        return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
+    }
+    kv->net = net;
+    kv->n_blocks = n_blocks;
+    kv->block_size = block_size;
+    kv->k = calloc(L, sizeof(*kv->k));
+    kv->v = calloc(L, sizeof(*kv->v));
+    kv->kt = calloc(L, sizeof(*kv->kt));
+    kv->vt = calloc(L, sizeof(*kv->vt));
+    llm_status st = (kv->k && kv->v && kv->kt && kv->vt) ? LLM_OK
+                                                         : llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
+    const size_t half = llm_net_kv_bytes_per_token_layer(net) / 2;
+    for (uint32_t l = 0; st == LLM_OK && l < L; l++) {
+        size_t bytes = half * (size_t)block_size * (size_t)n_blocks;
+        st = llm__net_op(llm_buffer_alloc(net->be, bytes, &kv->k[l]));
+        if (st == LLM_OK) {
+            st = llm__net_op(llm_buffer_alloc(net->be, bytes, &kv->v[l]));
+        }
+        if (st == LLM_OK) {
+            kv->kt[l] = llm_tensor_4d(kv->k[l], 0, net->p.kv_type, net->hp.head_dim,
+                                      net->hp.n_head_kv, block_size, n_blocks);
+            kv->vt[l] = llm_tensor_4d(kv->v[l], 0, net->p.kv_type, net->hp.head_dim,
+                                      net->hp.n_head_kv, block_size, n_blocks);
+        }
+    }
+    if (st != LLM_OK) {
+        llm_net_kv_free(kv);
+        return st;
+    }
+    net->kv_live++;
+    *out = kv;
+    return LLM_OK;
+}
+
+void llm_net_kv_free(llm_net_kv *kv) {
+    if (!kv) {
+        return;
+    }
+    const uint32_t L = kv->net->hp.n_layer;
+    int complete = kv->k && kv->v && kv->kt && kv->vt;
+    for (uint32_t l = 0; complete && l < L; l++) {
+        llm_buffer_free(kv->k[l]);
+        llm_buffer_free(kv->v[l]);
+    }
+    if (complete && kv->k[0] && kv->net->kv_live > 0) {
+        kv->net->kv_live--;
+    }
+    free(kv->k);
+    free(kv->v);
+    free(kv->kt);
+    free(kv->vt);
+    free(kv);
+}
+
+int32_t llm_net_kv_block_size(const llm_net_kv *kv) { return kv->block_size; }
+int32_t llm_net_kv_n_blocks(const llm_net_kv *kv) { return kv->n_blocks; }
+
+llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, llm_tensor *v) {
+    if (!kv || layer < 0 || (uint32_t)layer >= kv->net->hp.n_layer || !k || !v) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_layer: bad layer");
+    }
+    *k = kv->kt[layer];
+    *v = kv->vt[layer];
+    return LLM_OK;
+}
+
+/* -------------------------------------------------------------- forward -- */
+
+llm_status llm_net_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
+    if (!net || !kv || !b || kv->net != net) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: NULL or mismatched net/kv/batch");
+    }
+    if (!b->tokens || !b->positions || b->n_tokens < 1 || b->n_tokens > net->p.max_batch ||
+        !b->seqs || b->n_seqs < 1) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: need 1..%d tokens and >= 1 sequence",
+                            net->p.max_batch);
+    }
+    if (b->logits_mode != LLM_LOGITS_NONE && b->logits_mode != LLM_LOGITS_LAST &&
+        b->logits_mode != LLM_LOGITS_ALL) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: bad logits_mode");
+    }
+    if (b->logits_mode != LLM_LOGITS_NONE && !b->logits) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: logits is NULL");
+    }
+    int64_t total = 0;
+    for (int32_t s = 0; s < b->n_seqs; s++) {
+        const llm_net_seq *sq = &b->seqs[s];
+        if (sq->n_tokens < 1 || !sq->block_table || sq->n_table < 1) {
+            return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: sequence %d is empty", s);
+        }
+        for (int32_t i = 0; i < sq->n_table; i++) {
+            if (sq->block_table[i] < 0 || sq->block_table[i] >= kv->n_blocks) {
+                return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: block %d out of range",
+                                    sq->block_table[i]);
+            }
+        }
+        for (int32_t i = 0; i < sq->n_tokens; i++) {
+            int32_t p = b->positions[total + i];
+            if (p < 0 || p / kv->block_size >= sq->n_table) {
+                return llm__net_err(LLM_ERR_INVALID_ARG,
+                                    "llm_net_forward: position %d outside sequence %d's blocks", p, s);
+            }
+        }
+        total += sq->n_tokens;
+    }
+    if (total != b->n_tokens) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: sequences cover %lld of %d tokens",
+                            (long long)total, b->n_tokens);
+    }
+    for (int32_t i = 0; i < b->n_tokens; i++) {
+        if (b->tokens[i] < 0 || (uint32_t)b->tokens[i] >= net->hp.n_vocab) {
+            return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: token %d out of range",
+                                b->tokens[i]);
+        }
+    }
+    const arch_entry *a = find_arch(llm_model_desc_arch(net->desc));
+    return a->forward(net, kv, b);
+}

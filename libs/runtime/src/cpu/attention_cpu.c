@@ -1,0 +1,141 @@
+/*
+ * cpu/attention_cpu.c -- writing K/V into the paged cache and causal GQA
+ * attention reading it back through a block table.
+ *
+ * Cache layout per layer: [n_blocks][block_size][n_head_kv][head_dim], F16 or
+ * F32. Attention works one (query token, head) pair at a time: scores against
+ * every visible key, a softmax, then a weighted sum of the value rows. Pairs
+ * are split between threads, each pair computed entirely by one thread.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/cpu.h"
+
+/* Element offset of (logical position p, kv head h) in a cache. */
+static inline size_t cache_index(const int32_t *table, int64_t bs, int64_t n_kv, int64_t hd,
+                                  int64_t p, int64_t h) {
+    int64_t blk = table[p / bs];
+    return (size_t)(((blk * bs + p % bs) * n_kv + h) * hd);
+}
+
+llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
+                             const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
+                             const int32_t *block_table, int32_t n_table) {
+    (void)be;
+    (void)n_table;
+    const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
+    const int64_t n = k->ne[2] * k->ne[3];
+    const float *ks = llm__host_ptr(k), *vs = llm__host_ptr(v);
+    const int f16 = k_cache->dtype == LLM_DTYPE_F16;
+    for (int64_t i = 0; i < n; i++) {
+        size_t at = cache_index(block_table, bs, n_kv, hd, positions[i], 0);
+        const float *kr = ks + i * n_kv * hd, *vr = vs + i * n_kv * hd;
+        if (f16) {
+            uint16_t *kd = (uint16_t *)llm__host_ptr(k_cache) + at;
+            uint16_t *vd = (uint16_t *)llm__host_ptr(v_cache) + at;
+            for (int64_t j = 0; j < n_kv * hd; j++) {
+                kd[j] = llm_fp32_to_fp16(kr[j]);
+                vd[j] = llm_fp32_to_fp16(vr[j]);
+            }
+        } else {
+            memcpy((float *)llm__host_ptr(k_cache) + at, kr, (size_t)(n_kv * hd) * sizeof(float));
+            memcpy((float *)llm__host_ptr(v_cache) + at, vr, (size_t)(n_kv * hd) * sizeof(float));
+        }
+    }
+    return LLM_OK;
+}
+
+typedef struct {
+    const llm__cpu_kernels *k;
+    float **scratch;          /* per thread: [max_pos + 1] scores, [hd] q16, [hd] acc */
+    float *out;               /* [n][n_head][hd] */
+    const float *q;           /* [n][n_head][hd] */
+    const void *kc, *vc;      /* caches */
+    const int32_t *pos;       /* [n] */
+    const int32_t *table;     /* block table */
+    int64_t n, n_head, n_kv, hd, bs, smax;
+    float scale;
+    int f16;
+} attn_ctx;
+
+static void attn_task(void *p, int ith, int nth) {
+    attn_ctx *c = p;
+    const int64_t group = c->n_head / c->n_kv;
+    float *scores = c->scratch[ith];
+    uint16_t *q16 = (uint16_t *)(scores + c->smax);
+    float *acc = scores + c->smax + c->hd; /* q16 uses hd/2 floats; hd floats keeps alignment simple */
+    int64_t b, e;
+    llm__split_range(c->n * c->n_head, ith, nth, &b, &e);
+    for (int64_t u = b; u < e; u++) {
+        const int64_t i = u / c->n_head, h = u % c->n_head, kvh = h / group;
+        const float *qr = c->q + u * c->hd;
+        const int64_t len = (int64_t)c->pos[i] + 1;
+        if (c->f16) {
+            /* q is rounded to F16 like llama.cpp does before its F16 dot. */
+            for (int64_t d = 0; d < c->hd; d++) q16[d] = llm_fp32_to_fp16(qr[d]);
+        }
+        float mx = -INFINITY;
+        for (int64_t t = 0; t < len; t++) {
+            size_t at = cache_index(c->table, c->bs, c->n_kv, c->hd, t, kvh);
+            float s = c->f16 ? c->k->dot_f16(c->hd, q16, (const uint16_t *)c->kc + at)
+                             : c->k->dot_f32(c->hd, qr, (const float *)c->kc + at);
+            s *= c->scale;
+            scores[t] = s;
+            mx = s > mx ? s : mx;
+        }
+        double sum = 0.0;
+        for (int64_t t = 0; t < len; t++) {
+            scores[t] = expf(scores[t] - mx);
+            sum += (double)scores[t];
+        }
+        const float inv = (float)(1.0 / sum);
+        memset(acc, 0, (size_t)c->hd * sizeof(float));
+        for (int64_t t = 0; t < len; t++) {
+            size_t at = cache_index(c->table, c->bs, c->n_kv, c->hd, t, kvh);
+            if (c->f16) {
+                c->k->axpy_f16(c->hd, scores[t] * inv, (const uint16_t *)c->vc + at, acc);
+            } else {
+                c->k->axpy_f32(c->hd, scores[t] * inv, (const float *)c->vc + at, acc);
+            }
+        }
+        memcpy(c->out + u * c->hd, acc, (size_t)c->hd * sizeof(float));
+    }
+}
+
+llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                              const llm_tensor *k_cache, const llm_tensor *v_cache,
+                              const int32_t *positions, const int32_t *block_table,
+                              int32_t n_table, float scale) {
+    (void)n_table;
+    llm__cpu *cpu = llm__cpu_of(be);
+    attn_ctx c;
+    c.k = &cpu->k;
+    c.out = llm__host_ptr(out);
+    c.q = llm__host_ptr(q);
+    c.kc = llm__host_ptr(k_cache);
+    c.vc = llm__host_ptr(v_cache);
+    c.pos = positions;
+    c.table = block_table;
+    c.n = q->ne[2] * q->ne[3];
+    c.n_head = q->ne[1];
+    c.hd = q->ne[0];
+    c.n_kv = k_cache->ne[1];
+    c.bs = k_cache->ne[2];
+    c.scale = scale;
+    c.f16 = k_cache->dtype == LLM_DTYPE_F16;
+    int64_t maxpos = 0;
+    for (int64_t i = 0; i < c.n; i++) {
+        maxpos = positions[i] > maxpos ? positions[i] : maxpos;
+    }
+    c.smax = (maxpos + 1 + 15) / 16 * 16;
+    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(c.smax + 2 * c.hd + 16));
+    if (st != LLM_OK) {
+        return st;
+    }
+    c.scratch = cpu->tscratch;
+    int64_t units = c.n * c.n_head;
+    int nth = units < be->n_threads ? (int)units : be->n_threads;
+    llm__threadpool_run(cpu->tp, attn_task, &c, nth);
+    return LLM_OK;
+}

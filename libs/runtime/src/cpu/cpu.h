@@ -1,0 +1,53 @@
+/*
+ * cpu/cpu.h -- private state of the CPU backend, shared by its op files.
+ */
+#ifndef LLM_CPU_CPU_H
+#define LLM_CPU_CPU_H
+
+#include "backend.h"
+#include "cpu/kernels.h"
+#include "cpu/threadpool.h"
+
+typedef struct llm__cpu {
+    llm__threadpool *tp;
+    llm__cpu_kernels k;
+    /* Quantized activations of the current matmul; grown, never shrunk. */
+    void *act;       /* [n][row bytes of the activation type] */
+    size_t act_size;
+    /* Per-thread scratch (attention scores and accumulators); grown, never shrunk. */
+    float **tscratch;     /* [n_threads] -> [tscratch_len] */
+    size_t tscratch_len;  /* floats per thread */
+} llm__cpu;
+
+static inline llm__cpu *llm__cpu_of(llm_backend *be) { return (llm__cpu *)be->impl; }
+
+/* Makes sure every thread has at least n floats of scratch. */
+llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n);
+
+/* Op implementations (one file per family). */
+llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                           const llm_tensor *w);
+llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
+                             const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
+                             const int32_t *block_table, int32_t n_table);
+llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                              const llm_tensor *k_cache, const llm_tensor *v_cache,
+                              const int32_t *positions, const int32_t *block_table,
+                              int32_t n_table, float scale);
+llm_status llm__cpu_rope(llm_backend *be, const llm_tensor *x, const int32_t *positions,
+                         const llm_rope_params *p);
+llm_status llm__cpu_get_rows(llm_backend *be, const llm_tensor *out, const llm_tensor *w,
+                             const int32_t *ids, int64_t n);
+llm_status llm__cpu_rms_norm(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                             const llm_tensor *weight, float eps);
+llm_status llm__cpu_swiglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
+                           const llm_tensor *up);
+llm_status llm__cpu_add(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
+                        const llm_tensor *b);
+llm_status llm__cpu_mul(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
+                        const llm_tensor *b);
+llm_status llm__cpu_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x, float s);
+llm_status llm__cpu_softmax(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
+llm_status llm__cpu_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
+
+#endif

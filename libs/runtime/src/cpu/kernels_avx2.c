@@ -1,0 +1,286 @@
+/*
+ * cpu/kernels_avx2.c -- AVX2 + FMA + F16C variants of the hot CPU kernels.
+ *
+ * Compiled with -mavx2 -mfma -mf16c (see sources.cmake) and only called after
+ * llm__cpu_has_avx2() confirmed the CPU has them, so the portable build still
+ * runs on older x86 CPUs. Each kernel computes the same quantity as its scalar
+ * reference in kernels_scalar.c; only the float summation order differs
+ * (tests/runtime/test_kernels.c states the tolerances).
+ *
+ * Integer dot products of 32 quants use the unsigned x signed byte multiply
+ * (vpmaddubsw): a signed weight is made unsigned by moving its sign onto the
+ * activation (|w| * (y * sign(w))), which keeps every product exact.
+ */
+#include "cpu/kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "dtype/blocks.h"
+
+static inline float hsum_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+static inline int32_t hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+/* 16 bytes of packed nibbles -> 32 bytes 0..15 in element order (low nibbles
+ * are elements 0..15, high nibbles 16..31). */
+static inline __m256i unpack_nibbles(const uint8_t *qs) {
+    __m128i t = _mm_loadu_si128((const __m128i *)qs);
+    __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
+    return _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+}
+
+/* Sum of 32 products u[i] * s[i], u unsigned (< 128 here), s signed, as 8 int32 lanes. */
+static inline __m256i dot_us8(__m256i u, __m256i s) {
+    __m256i p16 = _mm256_maddubs_epi16(u, s);
+    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+}
+
+/* Sum of 32 signed products as 8 int32 lanes. */
+static inline __m256i dot_ss8(__m256i x, __m256i y) {
+    return dot_us8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+static float dot_q4_1_q8_1(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_1 *x = w;
+    const llm_block_q8_1 *y = a;
+    __m256 acc = _mm256_setzero_ps();
+    float summ = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        __m256i qx = unpack_nibbles(x[b].qs);
+        __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);
+        __m256 s = _mm256_cvtepi32_ps(dot_us8(qx, qy));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), s, acc);
+        summ += h2f(x[b].m) * h2f(y[b].s);
+    }
+    return hsum_ps(acc) + summ;
+}
+
+static float dot_q4_0_q8_0(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_0 *x = w;
+    const llm_block_q8_0 *y = a;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        __m256i qx = _mm256_sub_epi8(unpack_nibbles(x[b].qs), _mm256_set1_epi8(8));
+        __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);
+        __m256 s = _mm256_cvtepi32_ps(dot_ss8(qx, qy));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), s, acc);
+    }
+    return hsum_ps(acc);
+}
+
+static float dot_q8_0_q8_0(int64_t n, const void *w, const void *a) {
+    const llm_block_q8_0 *x = w;
+    const llm_block_q8_0 *y = a;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        __m256i qx = _mm256_loadu_si256((const __m256i *)x[b].qs);
+        __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);
+        __m256 s = _mm256_cvtepi32_ps(dot_ss8(qx, qy));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), s, acc);
+    }
+    return hsum_ps(acc);
+}
+
+/* ------------------------------------------------------------ float dots -- */
+
+static float dot_f32_avx2(int64_t n, const float *x, const float *y) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 8), _mm256_loadu_ps(y + i + 8), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(y + i + 16), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(y + i + 24), a3);
+    }
+    for (; i + 8 <= n; i += 8) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), a0);
+    }
+    float s = hsum_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < n; i++) {
+        s += x[i] * y[i];
+    }
+    return s;
+}
+
+static inline __m256 load_h8(const uint16_t *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
+static float dot_f16_avx2(int64_t n, const uint16_t *x, const uint16_t *y) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), a0);
+        a1 = _mm256_fmadd_ps(load_h8(x + i + 8), load_h8(y + i + 8), a1);
+        a2 = _mm256_fmadd_ps(load_h8(x + i + 16), load_h8(y + i + 16), a2);
+        a3 = _mm256_fmadd_ps(load_h8(x + i + 24), load_h8(y + i + 24), a3);
+    }
+    for (; i + 8 <= n; i += 8) {
+        a0 = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), a0);
+    }
+    float s = hsum_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < n; i++) {
+        s += h2f(x[i]) * h2f(y[i]);
+    }
+    return s;
+}
+
+static float vdot_f32(int64_t n, const void *w, const void *a) { return dot_f32_avx2(n, w, a); }
+static float vdot_f16(int64_t n, const void *w, const void *a) { return dot_f16_avx2(n, w, a); }
+
+static void axpy_f16_avx2(int64_t n, float a, const uint16_t *x, float *y) {
+    __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_h8(x + i), _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) {
+        y[i] += a * h2f(x[i]);
+    }
+}
+
+static void axpy_f32_avx2(int64_t n, float a, const float *x, float *y) {
+    __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) {
+        y[i] += a * x[i];
+    }
+}
+
+/* ----------------------------------------------------------- quantizers -- */
+
+/* One block of 32 floats -> 32 int8 (round to nearest even), returns the
+ * scale d = amax / 127 and the sum of the quants. */
+static inline float quant_block32(const float *x, int8_t *q, int32_t *qsum) {
+    __m256 v0 = _mm256_loadu_ps(x), v1 = _mm256_loadu_ps(x + 8);
+    __m256 v2 = _mm256_loadu_ps(x + 16), v3 = _mm256_loadu_ps(x + 24);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 m = _mm256_max_ps(_mm256_andnot_ps(sign, v0), _mm256_andnot_ps(sign, v1));
+    m = _mm256_max_ps(m, _mm256_max_ps(_mm256_andnot_ps(sign, v2), _mm256_andnot_ps(sign, v3)));
+    __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+    m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+    const float amax = _mm_cvtss_f32(m4);
+    const float d = amax / 127.0f;
+    const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.0f / amax : 0.0f);
+    __m256i i0 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v0, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    __m256i i1 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v1, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    if (qsum) {
+        *qsum = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3)));
+    }
+    /* The packs work per 128-bit lane; the final permute restores element order. */
+    __m256i p01 = _mm256_packs_epi32(i0, i1);
+    __m256i p23 = _mm256_packs_epi32(i2, i3);
+    __m256i p = _mm256_packs_epi16(p01, p23);
+    p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256((__m256i *)q, p);
+    return d;
+}
+
+static void quant_q8_0_avx2(const float *x, void *vy, int64_t n) {
+    llm_block_q8_0 *y = vy;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        float d = quant_block32(x + b * LLM_QK32, y[b].qs, NULL);
+        y[b].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+    }
+}
+
+static void quant_q8_1_avx2(const float *x, void *vy, int64_t n) {
+    llm_block_q8_1 *y = vy;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        int32_t sum = 0;
+        float d = quant_block32(x + b * LLM_QK32, y[b].qs, &sum);
+        y[b].d = _cvtss_sh(d, _MM_FROUND_TO_NEAREST_INT);
+        y[b].s = _cvtss_sh(d * (float)sum, _MM_FROUND_TO_NEAREST_INT);
+    }
+}
+
+static void quant_f16_avx2(const float *x, void *vy, int64_t n) {
+    uint16_t *y = vy;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        y[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
+    }
+}
+
+/* ------------------------------------------------------------- rms norm -- */
+
+static void rms_norm_row_avx2(float *out, const float *x, const float *w, int64_t n, float eps) {
+    /* Squares in float, summed in double (as the reference), 4 at a time. */
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_loadu_ps(x + i);
+        __m256 sq = _mm256_mul_ps(v, v);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(sq)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(sq, 1)));
+    }
+    double buf[4];
+    _mm256_storeu_pd(buf, _mm256_add_pd(s0, s1));
+    double ss = (buf[0] + buf[1]) + (buf[2] + buf[3]);
+    for (; i < n; i++) {
+        ss += (double)(x[i] * x[i]);
+    }
+    const float scale = 1.0f / sqrtf((float)(ss / (double)n) + eps);
+    const __m256 vs = _mm256_set1_ps(scale);
+    i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), vs);
+        if (w) {
+            v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
+        }
+        _mm256_storeu_ps(out + i, v);
+    }
+    for (; i < n; i++) {
+        out[i] = w ? (x[i] * scale) * w[i] : x[i] * scale;
+    }
+}
+
+void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
+    k->desc = "avx2+fma+f16c";
+    k->dot[LLM_DTYPE_F32] = vdot_f32;
+    k->dot[LLM_DTYPE_F16] = vdot_f16;
+    k->dot[LLM_DTYPE_Q4_0] = dot_q4_0_q8_0;
+    k->dot[LLM_DTYPE_Q4_1] = dot_q4_1_q8_1;
+    k->dot[LLM_DTYPE_Q8_0] = dot_q8_0_q8_0;
+    k->quantize[LLM_DTYPE_Q8_0] = quant_q8_0_avx2;
+    k->quantize[LLM_DTYPE_Q8_1] = quant_q8_1_avx2;
+    k->quantize[LLM_DTYPE_F16] = quant_f16_avx2;
+    k->rms_norm_row = rms_norm_row_avx2;
+    k->dot_f16 = dot_f16_avx2;
+    k->dot_f32 = dot_f32_avx2;
+    k->axpy_f16 = axpy_f16_avx2;
+    k->axpy_f32 = axpy_f32_avx2;
+}
+
+#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
+
+void llm__cpu_kernels_avx2(llm__cpu_kernels *k) { (void)k; }
+
+#endif

@@ -1,0 +1,298 @@
+/*
+ * cpu/kernels_scalar.c -- the plain C reference for every CPU kernel.
+ *
+ * These are the definitions the SIMD variants are tested against. Quantized
+ * dot products follow the integer formulation llama.cpp uses (weights paired
+ * with Q8_0 / Q8_1 / Q8_K activations, integer sums per block, one float
+ * multiply-add per block), so they agree with llama.cpp up to float rounding.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "cpu/kernels.h"
+#include "dtype/blocks.h"
+
+#define H2F(h) llm_fp16_to_fp32(h)
+
+static uint32_t le32(const uint8_t b[4]) {
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* ------------------------------------------------------------ float types -- */
+
+float llm__dot_f32_scalar(int64_t n, const float *x, const float *y) {
+    double s = 0.0; /* double accumulation: an order-insensitive reference */
+    for (int64_t i = 0; i < n; i++) {
+        s += (double)x[i] * (double)y[i];
+    }
+    return (float)s;
+}
+
+float llm__dot_f16_scalar(int64_t n, const uint16_t *x, const uint16_t *y) {
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        s += (double)H2F(x[i]) * (double)H2F(y[i]);
+    }
+    return (float)s;
+}
+
+static float dot_f32(int64_t n, const void *w, const void *a) {
+    return llm__dot_f32_scalar(n, (const float *)w, (const float *)a);
+}
+
+static float dot_f16(int64_t n, const void *w, const void *a) {
+    return llm__dot_f16_scalar(n, (const uint16_t *)w, (const uint16_t *)a);
+}
+
+static float dot_bf16(int64_t n, const void *w, const void *a) {
+    const uint16_t *x = w, *y = a;
+    double s = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        s += (double)llm_bf16_to_fp32(x[i]) * (double)llm_bf16_to_fp32(y[i]);
+    }
+    return (float)s;
+}
+
+/* ---------------------------------------------------- legacy 32-element -- */
+
+static float dot_q4_0_q8_0(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_0 *x = w;
+    const llm_block_q8_0 *y = a;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        int32_t sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            sumi += ((x[b].qs[j] & 0x0F) - 8) * y[b].qs[j];
+            sumi += ((x[b].qs[j] >> 4) - 8) * y[b].qs[j + 16];
+        }
+        sum += (float)sumi * (H2F(x[b].d) * H2F(y[b].d));
+    }
+    return sum;
+}
+
+static float dot_q4_1_q8_1(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_1 *x = w;
+    const llm_block_q8_1 *y = a;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        int32_t sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            sumi += (x[b].qs[j] & 0x0F) * y[b].qs[j];
+            sumi += (x[b].qs[j] >> 4) * y[b].qs[j + 16];
+        }
+        /* sum_i (d q_i + m) d_y y_i = d d_y sumi + m s_y */
+        sum += (H2F(x[b].d) * H2F(y[b].d)) * (float)sumi + H2F(x[b].m) * H2F(y[b].s);
+    }
+    return sum;
+}
+
+static float dot_q5_0_q8_0(int64_t n, const void *w, const void *a) {
+    const llm_block_q5_0 *x = w;
+    const llm_block_q8_0 *y = a;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        uint32_t qh = le32(x[b].qh);
+        int32_t sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            int lo = (x[b].qs[j] & 0x0F) | (int)((qh >> j) & 1) << 4;
+            int hi = (x[b].qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
+            sumi += (lo - 16) * y[b].qs[j] + (hi - 16) * y[b].qs[j + 16];
+        }
+        sum += (float)sumi * (H2F(x[b].d) * H2F(y[b].d));
+    }
+    return sum;
+}
+
+static float dot_q5_1_q8_1(int64_t n, const void *w, const void *a) {
+    const llm_block_q5_1 *x = w;
+    const llm_block_q8_1 *y = a;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        uint32_t qh = le32(x[b].qh);
+        int32_t sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            int lo = (x[b].qs[j] & 0x0F) | (int)((qh >> j) & 1) << 4;
+            int hi = (x[b].qs[j] >> 4) | (int)((qh >> (j + 16)) & 1) << 4;
+            sumi += lo * y[b].qs[j] + hi * y[b].qs[j + 16];
+        }
+        sum += (H2F(x[b].d) * H2F(y[b].d)) * (float)sumi + H2F(x[b].m) * H2F(y[b].s);
+    }
+    return sum;
+}
+
+static float dot_q8_0_q8_0(int64_t n, const void *w, const void *a) {
+    const llm_block_q8_0 *x = w;
+    const llm_block_q8_0 *y = a;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        int32_t sumi = 0;
+        for (int j = 0; j < LLM_QK32; j++) {
+            sumi += x[b].qs[j] * y[b].qs[j];
+        }
+        sum += (float)sumi * (H2F(x[b].d) * H2F(y[b].d));
+    }
+    return sum;
+}
+
+/* ------------------------------------------------------------- K-quants -- */
+
+static float dot_q4_k_q8_k(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_k *x = w;
+    const llm_block_q8_k *y = a;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        uint8_t sc[8], mn[8];
+        llm__q4k_scale_min(x[b].scales, sc, mn);
+        int32_t sumq = 0, summ = 0;
+        for (int j = 0; j < 8; j++) {
+            int32_t s = 0;
+            for (int i = 0; i < 32; i++) {
+                int q = (x[b].qs[32 * (j / 2) + i] >> (4 * (j % 2))) & 15;
+                s += q * y[b].qs[32 * j + i];
+            }
+            sumq += sc[j] * s;
+            summ += mn[j] * (y[b].bsums[2 * j] + y[b].bsums[2 * j + 1]);
+        }
+        sum += y[b].d * H2F(x[b].d) * (float)sumq - y[b].d * H2F(x[b].dmin) * (float)summ;
+    }
+    return sum;
+}
+
+static float dot_q5_k_q8_k(int64_t n, const void *w, const void *a) {
+    const llm_block_q5_k *x = w;
+    const llm_block_q8_k *y = a;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        uint8_t sc[8], mn[8];
+        llm__q4k_scale_min(x[b].scales, sc, mn);
+        int32_t sumq = 0, summ = 0;
+        for (int j = 0; j < 8; j++) {
+            int32_t s = 0;
+            for (int i = 0; i < 32; i++) {
+                int e = 32 * j + i;
+                int q = (x[b].qs[32 * (j / 2) + i] >> (4 * (j % 2))) & 15;
+                q |= ((x[b].qh[e % 32] >> (e / 32)) & 1) << 4;
+                s += q * y[b].qs[e];
+            }
+            sumq += sc[j] * s;
+            summ += mn[j] * (y[b].bsums[2 * j] + y[b].bsums[2 * j + 1]);
+        }
+        sum += y[b].d * H2F(x[b].d) * (float)sumq - y[b].d * H2F(x[b].dmin) * (float)summ;
+    }
+    return sum;
+}
+
+static float dot_q6_k_q8_k(int64_t n, const void *w, const void *a) {
+    const llm_block_q6_k *x = w;
+    const llm_block_q8_k *y = a;
+    float sum = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        int32_t sumq = 0;
+        for (int j = 0; j < 16; j++) {
+            int32_t s = 0;
+            for (int i = 0; i < 16; i++) {
+                int e = 16 * j + i, h = e / 128, r = e % 128;
+                int lo = (x[b].ql[64 * h + r % 64] >> (4 * (r / 64))) & 15;
+                int hi = (x[b].qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
+                s += ((lo | hi << 4) - 32) * y[b].qs[e];
+            }
+            sumq += x[b].scales[j] * s;
+        }
+        sum += y[b].d * H2F(x[b].d) * (float)sumq;
+    }
+    return sum;
+}
+
+/* ----------------------------------------------------------- quantizers -- */
+
+static void quant_f32(const float *x, void *y, int64_t n) { memcpy(y, x, (size_t)n * sizeof(float)); }
+
+static void quant_f16(const float *x, void *y, int64_t n) {
+    uint16_t *o = y;
+    for (int64_t i = 0; i < n; i++) {
+        o[i] = llm_fp32_to_fp16(x[i]);
+    }
+}
+
+static void quant_bf16(const float *x, void *y, int64_t n) {
+    uint16_t *o = y;
+    for (int64_t i = 0; i < n; i++) {
+        o[i] = llm_fp32_to_bf16(x[i]);
+    }
+}
+
+static void quant_q8_0(const float *x, void *y, int64_t n) {
+    (void)llm_dtype_quantize_row(LLM_DTYPE_Q8_0, x, y, (size_t)n);
+}
+static void quant_q8_1(const float *x, void *y, int64_t n) {
+    (void)llm_dtype_quantize_row(LLM_DTYPE_Q8_1, x, y, (size_t)n);
+}
+static void quant_q8_k(const float *x, void *y, int64_t n) {
+    (void)llm_dtype_quantize_row(LLM_DTYPE_Q8_K, x, y, (size_t)n);
+}
+
+/* ------------------------------------------------------------ row kernels -- */
+
+static void rms_norm_row(float *out, const float *x, const float *w, int64_t n, float eps) {
+    double ss = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        ss += (double)(x[i] * x[i]);
+    }
+    const float scale = 1.0f / sqrtf((float)(ss / (double)n) + eps);
+    for (int64_t i = 0; i < n; i++) {
+        out[i] = w ? (x[i] * scale) * w[i] : x[i] * scale;
+    }
+}
+
+static void axpy_f16(int64_t n, float a, const uint16_t *x, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] += a * H2F(x[i]);
+    }
+}
+
+static void axpy_f32(int64_t n, float a, const float *x, float *y) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] += a * x[i];
+    }
+}
+
+void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
+    memset(k, 0, sizeof(*k));
+    k->desc = "scalar";
+    static const struct {
+        llm_dtype w, act;
+        llm__vec_dot_fn dot;
+    } pairs[] = {
+        {LLM_DTYPE_F32, LLM_DTYPE_F32, dot_f32},       {LLM_DTYPE_F16, LLM_DTYPE_F16, dot_f16},
+        {LLM_DTYPE_BF16, LLM_DTYPE_BF16, dot_bf16},    {LLM_DTYPE_Q4_0, LLM_DTYPE_Q8_0, dot_q4_0_q8_0},
+        {LLM_DTYPE_Q4_1, LLM_DTYPE_Q8_1, dot_q4_1_q8_1}, {LLM_DTYPE_Q5_0, LLM_DTYPE_Q8_0, dot_q5_0_q8_0},
+        {LLM_DTYPE_Q5_1, LLM_DTYPE_Q8_1, dot_q5_1_q8_1}, {LLM_DTYPE_Q8_0, LLM_DTYPE_Q8_0, dot_q8_0_q8_0},
+        {LLM_DTYPE_Q4_K, LLM_DTYPE_Q8_K, dot_q4_k_q8_k}, {LLM_DTYPE_Q5_K, LLM_DTYPE_Q8_K, dot_q5_k_q8_k},
+        {LLM_DTYPE_Q6_K, LLM_DTYPE_Q8_K, dot_q6_k_q8_k},
+    };
+    for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
+        k->act_type[pairs[i].w] = pairs[i].act;
+        k->dot[pairs[i].w] = pairs[i].dot;
+    }
+    k->quantize[LLM_DTYPE_F32] = quant_f32;
+    k->quantize[LLM_DTYPE_F16] = quant_f16;
+    k->quantize[LLM_DTYPE_BF16] = quant_bf16;
+    k->quantize[LLM_DTYPE_Q8_0] = quant_q8_0;
+    k->quantize[LLM_DTYPE_Q8_1] = quant_q8_1;
+    k->quantize[LLM_DTYPE_Q8_K] = quant_q8_k;
+    k->rms_norm_row = rms_norm_row;
+    k->dot_f16 = llm__dot_f16_scalar;
+    k->dot_f32 = llm__dot_f32_scalar;
+    k->axpy_f16 = axpy_f16;
+    k->axpy_f32 = axpy_f32;
+}
+
+int llm__cpu_has_avx2(void) {
+#if (defined(__x86_64__) || defined(__i386__)) && defined(LLM_CPU_AVX2_BUILT) && defined(__GNUC__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+           __builtin_cpu_supports("f16c");
+#else
+    return 0;
+#endif
+}

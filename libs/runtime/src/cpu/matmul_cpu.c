@@ -1,0 +1,111 @@
+/*
+ * cpu/matmul_cpu.c -- out[n][M] = x[n][K] . w[M][K]^T for every weight type.
+ *
+ * Phase 1 converts each activation row to the weight type's partner type
+ * (Q8_0 / Q8_1 / Q8_K / F16 / BF16; F32 weights use x as is). Phase 2 splits
+ * the M weight rows into one contiguous range per thread and walks them in
+ * tiles of TILE rows, so a tile stays in cache while every activation row
+ * passes over it. Each output element is one dot product computed by one
+ * thread, so results are identical for any thread count.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+
+#include "cpu/cpu.h"
+
+#define TILE 16
+
+typedef struct {
+    const llm__cpu_kernels *k;
+    const float *x;     /* [n][K] */
+    float *out;         /* [n][M] */
+    const char *w;      /* [M][w_row bytes] */
+    const char *act;    /* [n][a_row bytes] */
+    char *act_w;        /* writable alias of act during phase 1 */
+    int64_t n, K, M;
+    size_t w_row, a_row;
+    llm_dtype act_type;
+} mm_ctx;
+
+static void quantize_task(void *p, int ith, int nth) {
+    mm_ctx *c = p;
+    int64_t b, e;
+    llm__split_range(c->n, ith, nth, &b, &e);
+    for (int64_t i = b; i < e; i++) {
+        c->k->quantize[c->act_type](c->x + i * c->K, c->act_w + (size_t)i * c->a_row, c->K);
+    }
+}
+
+/* mm_ctx plus the dot function, loaded once per call. */
+typedef struct {
+    mm_ctx base;
+    llm__vec_dot_fn dot;
+} mm_ctx2;
+
+static void dot_task2(void *p, int ith, int nth) {
+    mm_ctx2 *c2 = p;
+    mm_ctx *c = &c2->base;
+    int64_t b, e;
+    llm__split_range(c->M, ith, nth, &b, &e);
+    for (int64_t m0 = b; m0 < e; m0 += TILE) {
+        int64_t m1 = m0 + TILE < e ? m0 + TILE : e;
+        for (int64_t i = 0; i < c->n; i++) {
+            const char *a = c->act + (size_t)i * c->a_row;
+            float *o = c->out + i * c->M;
+            for (int64_t m = m0; m < m1; m++) {
+                o[m] = c2->dot(c->K, c->w + (size_t)m * c->w_row, a);
+            }
+        }
+    }
+}
+
+llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                           const llm_tensor *w) {
+    llm__cpu *cpu = llm__cpu_of(be);
+    llm_dtype wt = w->dtype;
+    if (!cpu->k.dot[wt]) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "matmul: weight type %s is not supported on cpu",
+                        llm_dtype_name(wt));
+    }
+    mm_ctx2 c2;
+    mm_ctx *c = &c2.base;
+    c->k = &cpu->k;
+    c->x = llm__host_ptr(x);
+    c->out = llm__host_ptr(out);
+    c->w = llm__host_ptr(w);
+    c->n = x->ne[1] * x->ne[2] * x->ne[3];
+    c->K = x->ne[0];
+    c->M = w->ne[1];
+    c->w_row = w->nb[1];
+    c->act_type = cpu->k.act_type[wt];
+    c2.dot = cpu->k.dot[wt];
+    int nt = be->n_threads;
+    if (c->act_type == LLM_DTYPE_F32) {
+        c->act = (const char *)c->x;
+        c->a_row = (size_t)c->K * sizeof(float);
+    } else {
+        size_t row;
+        if (llm_dtype_row_size(c->act_type, (uint64_t)c->K, &row) != LLM_OK) {
+            return llm__err(LLM_ERR_INVALID_ARG, "matmul: K=%lld is not whole %s blocks",
+                            (long long)c->K, llm_dtype_name(c->act_type));
+        }
+        size_t need = row * (size_t)c->n;
+        if (need > cpu->act_size) {
+            void *p = NULL;
+            if (posix_memalign(&p, 64, need) != 0) {
+                return llm__err(LLM_ERR_NO_MEMORY, "matmul: no memory for activations");
+            }
+            free(cpu->act);
+            cpu->act = p;
+            cpu->act_size = need;
+        }
+        c->act_w = cpu->act;
+        c->act = cpu->act;
+        c->a_row = row;
+        llm__threadpool_run(cpu->tp, quantize_task, c, c->n < nt ? (int)c->n : nt);
+    }
+    /* Small matrices are not worth waking the workers. */
+    int nth = c->M * c->K * c->n < 32768 ? 1 : nt;
+    llm__threadpool_run(cpu->tp, dot_task2, &c2, nth);
+    return LLM_OK;
+}

@@ -1,0 +1,23 @@
+# Sources of the runtime's backend interface, CPU backend and ops
+# (paths relative to libs/runtime). The dtype helper lists src/dtype/ itself.
+set(LLM_RUNTIME_SOURCES
+  src/runtime.c
+  src/ops.c
+  src/cpu/backend_cpu.c
+  src/cpu/threadpool.c
+  src/cpu/kernels_scalar.c
+  src/cpu/kernels_avx2.c
+  src/cpu/matmul_cpu.c
+  src/cpu/ops_cpu.c
+  src/cpu/attention_cpu.c)
+
+# Called by libs/runtime/CMakeLists.txt once the target exists. SIMD variants
+# are compiled per file with their ISA flags and chosen at run time, so the
+# portable build still runs on CPUs without them.
+function(llm_runtime_extra)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i.86)$")
+    set_source_files_properties(src/cpu/kernels_avx2.c PROPERTIES
+      COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+    target_compile_definitions(llama-runtime PRIVATE LLM_CPU_AVX2_BUILT=1)
+  endif()
+endfunction()
