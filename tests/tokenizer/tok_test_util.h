@@ -6,9 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llama/models.h"
 #include "llama/tokenizer.h"
+#ifndef TT_NO_GGUF
+#include "llama/models.h"
 #include "tokenizer_gguf.h"
+#endif
 
 /* Read a whole file; NULL when it cannot be read. The buffer has a NUL after *len bytes. */
 static inline char *tt_read_file(const char *path, size_t *len) {
@@ -36,6 +38,7 @@ static inline char *tt_read_file(const char *path, size_t *len) {
     return p;
 }
 
+#ifndef TT_NO_GGUF
 /* Tokenizer from a GGUF file through the engine glue; NULL with a message on stderr. */
 static inline llm_tokenizer *tt_load_gguf(const char *path, llm_status *st_out) {
     llm_gguf *g = NULL;
@@ -51,6 +54,8 @@ static inline llm_tokenizer *tt_load_gguf(const char *path, llm_status *st_out) 
     if (st_out) *st_out = st;
     return tok;
 }
+
+#endif
 
 /* Encode into a fresh array (caller frees); returns the status, *n the count. */
 static inline llm_status tt_encode(const llm_tokenizer *tok, const char *s, size_t len, unsigned flags,
