@@ -1,4 +1,6 @@
 /* Block allocation, block tables, sequence ids, argument checking. */
+#include <stdlib.h>
+
 #include "kv_test_util.h"
 
 Test(kv_alloc, create_rejects_bad_params) {
@@ -171,3 +173,64 @@ Test(kv_alloc, every_block_usable_then_exhausted) {
 }
 
 Test(kv_alloc, version) { cr_assert_str_eq(llm_kv_version(), "0.1.0"); }
+
+Test(kv_alloc, slots_follow_the_table) {
+    llm_kv_pool *p = kt_pool(8, 4);
+    llm_kv_seq_id s = kt_seq(p);
+    kt_append_seq(p, s, 0, 10);
+    for (int32_t pos = 0; pos < 10; pos++)
+        cr_assert_eq(llm_kv_seq_slot(p, s, pos), kt_blk(p, s, pos / 4) * 4 + pos % 4);
+    cr_assert_eq(llm_kv_seq_slot(p, s, 10), -1);
+    cr_assert_eq(llm_kv_seq_slot(p, s, -1), -1);
+    cr_assert_eq(llm_kv_seq_slot(p, 5, 0), -1);
+    cr_assert_eq(llm_kv_seq_release_before(p, s, 4), LLM_OK);
+    cr_assert_eq(llm_kv_seq_slot(p, s, 3), -1);
+    cr_assert_eq(llm_kv_seq_slot(p, s, 4), kt_blk(p, s, 1) * 4);
+    llm_kv_pool_free(p);
+}
+
+/* Counts allocations, to show that a reserved table never grows. */
+static int g_allocs;
+static void *count_realloc(void *ud, void *ptr, size_t size) {
+    (void)ud;
+    g_allocs++;
+    return realloc(ptr, size);
+}
+static void count_free(void *ud, void *ptr) {
+    (void)ud;
+    free(ptr);
+}
+
+Test(kv_alloc, reserve_then_decode_without_allocating) {
+    llm_kv_pool_params pp = llm_kv_pool_default_params();
+    pp.n_blocks = 256;
+    pp.block_size = 4;
+    pp.allocator.realloc_fn = count_realloc;
+    pp.allocator.free_fn = count_free;
+    llm_kv_pool *p;
+    cr_assert_eq(llm_kv_pool_create(&pp, &p), LLM_OK);
+    llm_kv_seq_id s = kt_seq(p), other = kt_seq(p);
+    cr_assert_eq(llm_kv_seq_reserve(p, s, 1000), LLM_OK);
+    cr_assert_eq(llm_kv_seq_reserve(p, s, -1), LLM_ERR_INVALID_ARG);
+    kt_append_seq(p, s, 0, 1);
+    const int32_t *before;
+    int32_t n;
+    cr_assert_eq(llm_kv_seq_block_table(p, s, &before, &n), LLM_OK);
+    const int allocs = g_allocs;
+    for (int i = 1; i < 1000; i++) {
+        int32_t t = i;
+        llm_kv_cow cow;
+        cr_assert_eq(llm_kv_seq_append(p, s, &t, 1, &cow), LLM_OK);
+        cr_assert_eq(llm_kv_seq_commit(p, s, i + 1), LLM_OK);
+    }
+    cr_assert_eq(g_allocs, allocs, "decode allocated %d times", g_allocs - allocs);
+    /* Other sequences' growth and new sequences do not move this table. */
+    kt_append_seq(p, other, 0, 20);
+    for (int i = 0; i < 20; i++) kt_seq(p);
+    const int32_t *after;
+    cr_assert_eq(llm_kv_seq_block_table(p, s, &after, &n), LLM_OK);
+    cr_assert_eq(after, before);
+    cr_assert_eq(n, 250);
+    kt_check(p);
+    llm_kv_pool_free(p);
+}

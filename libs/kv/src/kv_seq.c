@@ -259,3 +259,18 @@ int32_t llm_kv_seq_first_pos(const llm_kv_pool *pool, llm_kv_seq_id seq) {
     const kv_seq *s = llm__kv_seq_get(pool, seq);
     return s ? s->first * pool->p.block_size : -1;
 }
+
+llm_status llm_kv_seq_reserve(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_tokens) {
+    kv_seq *s = llm__kv_seq_get(pool, seq);
+    if (!s) return LLM_ERR_INVALID_ARG;
+    if (n_tokens < 0) return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: reserve: n_tokens %d", (int)n_tokens);
+    return llm__kv_seq_grow(pool, s, ceil_div(n_tokens, pool->p.block_size));
+}
+
+int32_t llm_kv_seq_slot(const llm_kv_pool *pool, llm_kv_seq_id seq, int32_t pos) {
+    const kv_seq *s = llm__kv_seq_get(pool, seq);
+    if (!s || pos < 0 || pos >= s->len) return -1;
+    const int32_t bs = pool->p.block_size;
+    const int32_t b = s->table[pos / bs];
+    return b < 0 ? -1 : b * bs + pos % bs;
+}

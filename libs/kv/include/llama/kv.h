@@ -248,8 +248,8 @@ llm_status llm_kv_seq_append(llm_kv_pool *pool, llm_kv_seq_id seq, const int32_t
 /* Drops tokens from the end so that seq has n_tokens (e.g. to regenerate).
  * Blocks no longer needed are released (last first). A kept partial block
  * that is shared or indexed is copied on the next append. n_tokens must be in
- * [first_pos rounded down to a block, len]; cutting into released (window)
- * blocks is LLM_ERR_STATE. LLM_ERR_INVALID_ARG for a bad id or n_tokens. */
+ * [llm_kv_seq_first_pos, len]; cutting into released (window) blocks is
+ * LLM_ERR_STATE. LLM_ERR_INVALID_ARG for a bad id or n_tokens. */
 llm_status llm_kv_seq_truncate(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_tokens);
 
 /* Sliding window: releases every block of seq whose positions are all < pos
@@ -261,8 +261,9 @@ llm_status llm_kv_seq_release_before(llm_kv_pool *pool, llm_kv_seq_id seq, int32
 
 /* The block table of seq: *ids points to *n_ids = ceil(len / block_size)
  * physical block ids (LLM_KV_NO_BLOCK for released entries). The array is
- * owned by the pool and valid until the next append, truncate, attach,
- * release or free of this sequence (other sequences' calls do not move it).
+ * owned by the pool and valid until the next append, reserve, truncate,
+ * attach, release or free of this sequence (calls on other sequences,
+ * including create and fork, do not move it).
  * LLM_ERR_INVALID_ARG for a bad id. */
 llm_status llm_kv_seq_block_table(const llm_kv_pool *pool, llm_kv_seq_id seq,
                                   const int32_t **ids, int32_t *n_ids);
@@ -278,6 +279,19 @@ int32_t llm_kv_seq_first_pos(const llm_kv_pool *pool, llm_kv_seq_id seq);
  * plus a copy-on-write block), or -1 for a bad id or n_tokens < 0. Compare
  * with n_free + n_cached from llm_kv_pool_stats for admission control. */
 int32_t llm_kv_seq_blocks_needed(const llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_tokens);
+
+/* Makes seq's host-side table hold n_tokens tokens without growing, so that
+ * appends up to that length never allocate (e.g. reserve the context length
+ * when a session starts). Takes no blocks. LLM_ERR_INVALID_ARG,
+ * LLM_ERR_NO_MEMORY (nothing changed). */
+llm_status llm_kv_seq_reserve(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_tokens);
+
+/* The K/V slot of position pos of seq in the whole pool, i.e.
+ * table[pos / block_size] * block_size + pos % block_size: the row the
+ * forward writes position pos's K and V to in a [n_blocks * block_size]
+ * slot layout. -1 if seq is not live, pos is outside [0, len) or its block
+ * was released by the window. */
+int32_t llm_kv_seq_slot(const llm_kv_pool *pool, llm_kv_seq_id seq, int32_t pos);
 
 /* Block size of the pool in tokens (0 for NULL). */
 int32_t llm_kv_pool_block_size(const llm_kv_pool *pool);
