@@ -31,14 +31,24 @@ double llm__log(double x) {
 /* ---- state helpers ------------------------------------------------------- */
 
 static void cands_of(const llm_sampler_chain *ch, llm__cands *c) {
+    memset(c, 0, sizeof *c);
     if (ch->dense_mode) {
         c->ids = NULL;
         c->x = ch->dense;
+        c->pslot = ch->pslot;
+        c->pid = ch->pid;
+        c->pval = ch->pval;
+        c->np = ch->np;
     } else {
         c->ids = ch->cid[ch->cur];
         c->x = ch->cx[ch->cur];
     }
     c->n = ch->n;
+}
+
+static void clear_patches(llm_sampler_chain *ch) {
+    for (size_t j = 0; j < ch->np; j++) ch->pslot[ch->pid[j]] = -1;
+    ch->np = 0;
 }
 
 /* Out buffer: the sparse buffer not holding the current list. */
@@ -48,20 +58,51 @@ static llm__out next_out(llm_sampler_chain *ch) {
     return o;
 }
 
+static void clear_patches(llm_sampler_chain *ch);
+
 static void commit_out(llm_sampler_chain *ch, const llm__out *o) {
+    clear_patches(ch); /* the filter has consumed them */
     ch->cur = o->ids == ch->cid[0] ? 0 : 1;
     ch->dense_mode = false;
     ch->n = o->n;
 }
 
-/* Writable logits of the current candidates (copy-on-write when dense). */
+/* Writable logits of the current candidates: when dense, the caller's
+ * array is copied once (copy-on-write) and pending patches applied. */
 static float *writable(llm_sampler_chain *ch) {
     if (!ch->dense_mode) return ch->cx[ch->cur];
     if (ch->dense != ch->work) {
         memcpy(ch->work, ch->dense, ch->n * sizeof(float));
         ch->dense = ch->work;
     }
+    for (size_t j = 0; j < ch->np; j++) ch->work[ch->pid[j]] = ch->pval[j];
+    clear_patches(ch);
     return ch->work;
+}
+
+/* Dense only: read / change the logit of token t (< n) without copying the
+ * vocabulary, by patching, while the patch list has room. */
+static float dense_get(const llm_sampler_chain *ch, int32_t t) {
+    int32_t j = ch->np ? ch->pslot[t] : -1;
+    return j >= 0 ? ch->pval[j] : ch->dense[t];
+}
+static void dense_set(llm_sampler_chain *ch, int32_t t, float v) {
+    if (ch->dense == ch->work) {
+        ch->work[t] = v;
+        return;
+    }
+    int32_t j = ch->pslot[t];
+    if (j < 0) {
+        if (ch->np == LLM__PATCH_CAP) {
+            writable(ch);
+            ch->work[t] = v;
+            return;
+        }
+        j = (int32_t)ch->np++;
+        ch->pslot[t] = j;
+        ch->pid[j] = t;
+    }
+    ch->pval[j] = v;
 }
 
 static inline const int32_t *ids_now(const llm_sampler_chain *ch) {
@@ -72,12 +113,14 @@ static inline const int32_t *ids_now(const llm_sampler_chain *ch) {
 
 static void apply_bias(llm_sampler_chain *ch, const sampler *s) {
     if (s->n_bias == 0) return;
-    float *x = writable(ch);
     if (ch->dense_mode) {
-        for (size_t i = 0; i < s->n_bias; i++)
-            if ((size_t)s->bias[i].token < ch->n) x[s->bias[i].token] += s->bias[i].bias;
+        for (size_t i = 0; i < s->n_bias; i++) {
+            int32_t t = s->bias[i].token;
+            if ((size_t)t < ch->n) dense_set(ch, t, dense_get(ch, t) + s->bias[i].bias);
+        }
         return;
     }
+    float *x = ch->cx[ch->cur];
     const int32_t *ids = ch->cid[ch->cur];
     for (size_t i = 0; i < ch->n; i++) { /* binary search in the sorted list */
         size_t lo = 0, hi = s->n_bias;
@@ -100,7 +143,6 @@ static inline float penalize(const sampler *s, float v, int32_t c) {
 static void apply_penalties(llm_sampler_chain *ch, sampler *s) {
     if (s->ring_len == 0) return;
     if (s->f == 1.0f && s->freq == 0.0f && s->pres == 0.0f) return;
-    float *x = writable(ch);
     size_t w = (size_t)s->i;
     if (ch->dense_mode) {
         /* Visit each distinct token of the window once: mark visited by
@@ -109,7 +151,7 @@ static void apply_penalties(llm_sampler_chain *ch, sampler *s) {
             int32_t t = s->ring[(s->ring_head + r) % w];
             int32_t c = s->count[t];
             if (c <= 0) continue;
-            if ((size_t)t < ch->n) x[t] = penalize(s, x[t], c);
+            if ((size_t)t < ch->n) dense_set(ch, t, penalize(s, dense_get(ch, t), c));
             s->count[t] = -c;
         }
         for (size_t r = 0; r < s->ring_len; r++) {
@@ -118,6 +160,7 @@ static void apply_penalties(llm_sampler_chain *ch, sampler *s) {
         }
         return;
     }
+    float *x = ch->cx[ch->cur];
     const int32_t *ids = ch->cid[ch->cur];
     for (size_t i = 0; i < ch->n; i++) {
         int32_t c = s->count[ids[i]];
@@ -127,6 +170,7 @@ static void apply_penalties(llm_sampler_chain *ch, sampler *s) {
 
 static void apply_temperature(llm_sampler_chain *ch, const sampler *s) {
     if (s->f == 1.0f) return;
+    if (ch->np) writable(ch);
     llm__cands in;
     cands_of(ch, &in);
     if (s->f <= 0.0f) { /* greedy: keep the best only */
@@ -149,6 +193,7 @@ static void apply_temperature(llm_sampler_chain *ch, const sampler *s) {
 }
 
 static void apply_filter(llm_sampler_chain *ch, const sampler *s) {
+    if (ch->np && s->kind != K_TOP_K) writable(ch); /* only top-k reads patches */
     llm__cands in;
     cands_of(ch, &in);
     llm__out o = next_out(ch);
@@ -208,6 +253,7 @@ llm_status llm_sampler_chain_sample(llm_sampler_chain *ch, const float *logits, 
         default: apply_filter(ch, s); break;
         }
     }
+    if (ch->np) writable(ch); /* the selector reads plain logits */
 
     llm__cands in;
     cands_of(ch, &in);

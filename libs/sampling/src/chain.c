@@ -51,6 +51,9 @@ void llm_sampler_chain_free(llm_sampler_chain *ch) {
     }
     free(ch->scratch.keys);
     free(ch->scratch.blocks);
+    free(ch->pslot);
+    free(ch->pid);
+    free(ch->pval);
     free(ch);
 }
 
@@ -74,12 +77,18 @@ llm_status llm_sampler_chain_create(const llm_sampler_chain_params *params,
     }
     ch->scratch.keys = malloc(v * sizeof(uint64_t));
     ch->scratch.blocks = malloc((v / 256 + 1) * sizeof(float));
+    ch->pslot = malloc(v * sizeof(int32_t));
+    ch->pid = malloc(LLM__PATCH_CAP * sizeof(int32_t));
+    ch->pval = malloc(LLM__PATCH_CAP * sizeof(float));
     if (!ch->work || !ch->iota || !ch->cid[0] || !ch->cid[1] || !ch->cx[0] || !ch->cx[1] ||
-        !ch->scratch.keys || !ch->scratch.blocks) {
+        !ch->scratch.keys || !ch->scratch.blocks || !ch->pslot || !ch->pid || !ch->pval) {
         llm_sampler_chain_free(ch);
         return llm__sampling_fail(LLM_ERR_NO_MEMORY, "out of memory for %zu-token buffers", v);
     }
-    for (size_t i = 0; i < v; i++) ch->iota[i] = (int32_t)i;
+    for (size_t i = 0; i < v; i++) {
+        ch->iota[i] = (int32_t)i;
+        ch->pslot[i] = -1;
+    }
     *out = ch;
     return LLM_OK;
 }

@@ -7,6 +7,8 @@
 
 #include "sampling_internal.h"
 
+#define LLM__PATCH_CAP 1024 /* beyond this many patched tokens, copy instead */
+
 typedef enum {
     K_BIAS,
     K_PENALTIES,
@@ -50,6 +52,13 @@ struct llm_sampler_chain {
     int32_t *cid[2];/* [n_vocab_max] sparse ping-pong ids */
     float *cx[2];   /* [n_vocab_max] sparse ping-pong logits */
     llm__scratch scratch;
+
+    /* Dense patches: logit changes of a few tokens (penalties, bias) kept
+     * beside the caller's array instead of copying it (see apply.c). */
+    int32_t *pslot; /* [n_vocab_max] patch index of a token, or -1 */
+    int32_t *pid;   /* [LLM__PATCH_CAP] */
+    float *pval;    /* [LLM__PATCH_CAP] */
+    size_t np;
 
     /* per-sample state */
     const float *dense; /* [n] caller's logits or work */

@@ -60,7 +60,7 @@ static inline float llm__expf_neg(float x) {
     int32_t ni = (int32_t)(llm__f2u(t) - llm__f2u(magic));
     float scale = llm__u2f((uint32_t)(ni + 127) << 23);
     float e = p * scale;
-    return (x >= -80.0f && x <= 0.0f) ? e : 0.0f;
+    return ((x >= -80.0f) & (x <= 0.0f)) ? e : 0.0f;
 }
 
 static inline bool is_finite_f(float v) {
@@ -72,11 +72,18 @@ double llm__log(double x);
 
 /* ---- candidate kernels (select.c) ----------------------------------- */
 
-/* A candidate set. Dense: ids == NULL and position i is token i. */
+/* A candidate set. Dense: ids == NULL and position i is token i. A dense
+ * set may carry np patches: token pid[j] has logit pval[j] instead of
+ * x[pid[j]], and pslot[t] is j for a patched token t, -1 otherwise. Only
+ * llm__top_k reads patches; every other kernel requires np == 0. */
 typedef struct llm__cands {
     const int32_t *ids; /* [n] or NULL */
     const float *x;     /* [n] logits */
     size_t n;
+    const int32_t *pslot; /* [n] */
+    const int32_t *pid;   /* [np] */
+    const float *pval;    /* [np] */
+    size_t np;
 } llm__cands;
 
 /* Output of a filter: caller-provided arrays of capacity >= input n. */

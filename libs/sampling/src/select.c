@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "sampling_internal.h"
+#include "simd.h"
 
 #define SKIP 16          /* logits tested per branch in the scans */
 #define NBUCKET 256      /* mass histogram buckets */
@@ -39,25 +40,13 @@ static inline void emit(const llm__cands *in, size_t pos, llm__out *out) {
 bool llm__argmax(const llm__cands *in, size_t *pos, float *max) {
     const float *x = in->x;
     size_t n = in->n;
-    float lane[8];
-    for (int j = 0; j < 8; j++) lane[j] = -INFINITY;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        for (int j = 0; j < 8; j++) {
-            float v = x[i + j];
-            lane[j] = (v > lane[j] && v < INFINITY) ? v : lane[j];
-        }
+    float m = llm__max_raw(x, n);
+    if (m == INFINITY) { /* rare: +inf logits are skipped, like NaN */
+        m = -INFINITY;
+        for (size_t i = 0; i < n; i++) m = (x[i] > m && x[i] < INFINITY) ? x[i] : m;
     }
-    float m = -INFINITY;
-    for (; i < n; i++) {
-        float v = x[i];
-        m = (v > m && v < INFINITY) ? v : m;
-    }
-    for (int j = 0; j < 8; j++) m = lane[j] > m ? lane[j] : m;
     if (!(m > -INFINITY)) return false;
-    size_t p = 0;
-    while (x[p] != m) p++; /* the first position holding the max */
-    *pos = p;
+    *pos = llm__find_first(x, n, m);
     *max = m;
     return true;
 }
@@ -69,6 +58,10 @@ static inline uint64_t pack_better(float v, size_t pos) {
 }
 static inline size_t unpack_pos(uint64_t k) {
     return (size_t)(uint32_t)~(uint32_t)k;
+}
+static inline float unpack_val(uint64_t k) {
+    uint32_t o = (uint32_t)(k >> 32);
+    return llm__u2f((o & 0x80000000u) ? (o & 0x7FFFFFFFu) : ~o);
 }
 
 static void heap_sift_down(uint64_t *h, size_t n, size_t i) {
@@ -104,43 +97,55 @@ static int cmp_u64_asc(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+typedef struct heap {
+    uint64_t *h;
+    size_t n, k;
+    float thr; /* value at the root once full; strict > keeps ties' first */
+} heap;
+
+static inline void heap_offer(heap *hp, float v, size_t pos) {
+    if (!(v >= hp->thr && v > -INFINITY && v < INFINITY)) return;
+    uint64_t key = pack_better(v, pos);
+    if (hp->n < hp->k) {
+        hp->h[hp->n++] = key;
+        heap_sift_up(hp->h, hp->n - 1);
+        if (hp->n == hp->k) hp->thr = unpack_val(hp->h[0]);
+    } else if (key > hp->h[0]) {
+        hp->h[0] = key;
+        heap_sift_down(hp->h, hp->n, 0);
+        hp->thr = unpack_val(hp->h[0]);
+    }
+}
+
 void llm__top_k(const llm__cands *in, size_t k, llm__scratch *s, llm__out *out) {
     const float *x = in->x;
     size_t n = in->n;
-    uint64_t *h = s->keys;
-    size_t hn = 0;
-    float thr = -INFINITY; /* x of the heap root once full; strict > keeps ties' first */
+    heap hp = {s->keys, 0, k, -INFINITY};
     out->n = 0;
     if (k == 0) return;
+    /* Patched positions (dense only) are skipped in the scan and offered
+     * with their patched value afterwards. */
+    const int32_t *pslot = in->np ? in->pslot : NULL;
     size_t i = 0;
-    for (;;) {
+    while (i < n) {
         size_t end = i + SKIP <= n ? i + SKIP : n;
-        if (i >= n) break;
-        if (end - i == SKIP) {
-            int any = 0;
-            for (int j = 0; j < SKIP; j++) any |= x[i + j] > thr;
-            if (!any) {
-                i = end;
-                continue;
-            }
+        if (end - i == SKIP && !llm__any16(x + i, hp.thr, 0)) {
+            i = end;
+            continue;
         }
         for (; i < end; i++) {
-            float v = x[i];
-            if (!(v > thr && v < INFINITY)) continue;
-            uint64_t key = pack_better(v, i);
-            if (hn < k) {
-                h[hn++] = key;
-                heap_sift_up(h, hn - 1);
-                if (hn == k) thr = x[unpack_pos(h[0])];
-            } else {
-                h[0] = key;
-                heap_sift_down(h, hn, 0);
-                thr = x[unpack_pos(h[0])];
-            }
+            if (pslot && pslot[i] >= 0) continue;
+            heap_offer(&hp, x[i], i);
         }
     }
-    qsort(h, hn, sizeof *h, cmp_u64_desc);
-    for (size_t r = 0; r < hn; r++) emit(in, unpack_pos(h[r]), out);
+    for (size_t p = 0; p < in->np; p++) heap_offer(&hp, in->pval[p], (size_t)in->pid[p]);
+    qsort(hp.h, hp.n, sizeof *hp.h, cmp_u64_desc);
+    for (size_t r = 0; r < hp.n; r++) {
+        size_t pos = unpack_pos(hp.h[r]);
+        out->ids[out->n] = id_at(in, pos);
+        out->x[out->n] = unpack_val(hp.h[r]);
+        out->n++;
+    }
 }
 
 void llm__keep_above(const llm__cands *in, float thr, size_t min_keep, llm__scratch *s,
@@ -151,13 +156,9 @@ void llm__keep_above(const llm__cands *in, float thr, size_t min_keep, llm__scra
     size_t i = 0;
     while (i < n) {
         size_t end = i + SKIP <= n ? i + SKIP : n;
-        if (end - i == SKIP) {
-            int any = 0;
-            for (int j = 0; j < SKIP; j++) any |= x[i + j] >= thr;
-            if (!any) {
-                i = end;
-                continue;
-            }
+        if (end - i == SKIP && !llm__any16(x + i, thr, 1)) {
+            i = end;
+            continue;
         }
         for (; i < end; i++) {
             float v = x[i];
@@ -199,15 +200,17 @@ void llm__mass_select(const llm__cands *in, float p, size_t min_keep, bool typic
             for (int j = 0; j < 8; j++) {
                 float d = m - x[i + j];
                 float w = llm__expf_neg(-d);
+                float dc = d <= 80.0f ? d : 0.0f; /* w == 0 there; avoids 0 * inf */
                 zl[j] += w;
-                sl[j] += w > 0.0f ? w * d : 0.0f;
+                sl[j] += w * dc;
             }
         }
         for (; i < n; i++) {
             float d = m - x[i];
             float w = llm__expf_neg(-d);
+            float dc = d <= 80.0f ? d : 0.0f;
             zl[i & 7] += w;
-            sl[i & 7] += w > 0.0f ? w * d : 0.0f;
+            sl[i & 7] += w * dc;
         }
         float z = 0.0f, sd = 0.0f;
         for (int j = 0; j < 8; j++) {
@@ -221,10 +224,25 @@ void llm__mass_select(const llm__cands *in, float p, size_t min_keep, bool typic
      * chain when neighbours share a bucket; merged in a fixed order. */
     float hist[4][NBUCKET];
     memset(hist, 0, sizeof hist);
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        float w = llm__expf_neg(v - m);
-        hist[i & 3][bucket_of(sel_key(v, m, typical, c))] += w;
+    /* Weights and buckets of a chunk are computed in a vectorizable loop,
+     * then scattered. */
+    float cw[64];
+    int32_t cb[64];
+    for (size_t i0 = 0; i0 < n; i0 += 64) {
+        size_t len = n - i0 < 64 ? n - i0 : 64;
+        const float *xc = x + i0;
+        if (typical) {
+            for (size_t j = 0; j < len; j++) {
+                cw[j] = llm__expf_neg(xc[j] - m);
+                cb[j] = bucket_of(sel_key(xc[j], m, true, c));
+            }
+        } else {
+            for (size_t j = 0; j < len; j++) {
+                cw[j] = llm__expf_neg(xc[j] - m);
+                cb[j] = bucket_of(sel_key(xc[j], m, false, c));
+            }
+        }
+        for (size_t j = 0; j < len; j++) hist[j & 3][cb[j]] += cw[j];
     }
     float mass[NBUCKET];
     float z = 0.0f;
