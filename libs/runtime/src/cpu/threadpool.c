@@ -104,14 +104,16 @@ llm_status llm__threadpool_create(int n_threads, llm__threadpool **out) {
         }
         for (int i = 1; i < n_threads; i++) {
             worker_arg *a = malloc(sizeof(*a));
+            if (a) {
+                a->tp = tp;
+                a->ith = i;
+            }
             if (!a || pthread_create(&tp->threads[i - 1], NULL, worker_main, a) != 0) {
                 free(a);
                 tp->n_threads = i; /* only i - 1 workers exist; free joins those */
                 llm__threadpool_free(tp);
                 return LLM_ERR_NO_MEMORY;
             }
-            a->tp = tp;
-            a->ith = i;
         }
     }
     *out = tp;

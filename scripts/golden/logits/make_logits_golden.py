@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Reference logits from llama.cpp (llama-cpp-python) for tests/runtime/test_forward.c.
+
+Usage: make_logits_golden.py MODEL.gguf OUT.bin   (run with the project venv)
+
+For each prompt in prompts.json (next to this script) it stores llama.cpp's own
+tokenization (add_bos=False, special=True), and for every position: the argmax,
+the gap between the two largest logits, and the top-10 (id, logit); full-vocab
+logits for a few positions; and llama.cpp's greedy continuation of N_CONT tokens
+(eval + argmax loop, with each step's top-2 gap).
+
+Binary layout (little-endian), magic "LLMLGLD1", u32 version 1:
+  u32 n_prompts, u32 n_vocab, u32 topk, u32 n_cont
+  per prompt:
+    u32 name_len, name bytes
+    u32 n_tokens, i32 tokens[n_tokens]
+    per position: i32 argmax, f32 gap, i32 top_ids[topk], f32 top_logits[topk]
+    u32 n_full, per full: i32 position, f32 logits[n_vocab]
+    u32 n_cont, per step: i32 token, f32 gap
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+from llama_cpp import Llama
+
+TOPK = 10
+N_CONT = 64
+
+
+def main():
+    model, out = sys.argv[1], sys.argv[2]
+    here = os.path.dirname(os.path.abspath(__file__))
+    prompts = json.load(open(os.path.join(here, "prompts.json"), encoding="utf-8"))
+    llm = Llama(model_path=model, logits_all=True, n_ctx=1024, n_batch=1024, n_threads=2,
+                seed=0, verbose=False)
+    n_vocab = llm.n_vocab()
+    blob = bytearray(b"LLMLGLD1")
+    blob += struct.pack("<IIIII", 1, len(prompts), n_vocab, TOPK, N_CONT)
+    for p in prompts:
+        if "file" in p:
+            text = open(p["file"], encoding="utf-8").read()
+        else:
+            text = p["text"]
+        toks = llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        if "max_tokens" in p:
+            toks = toks[: p["max_tokens"]]
+        llm.reset()
+        llm.eval(toks)
+        scores = np.array(llm.scores[: len(toks)], dtype=np.float32)  # [n][vocab]
+        name = p["name"].encode()
+        blob += struct.pack("<I", len(name)) + name
+        blob += struct.pack("<I", len(toks)) + struct.pack("<%di" % len(toks), *toks)
+        for row in scores:
+            order = np.argsort(-row, kind="stable")[:TOPK]
+            gap = float(row[order[0]] - row[order[1]])
+            blob += struct.pack("<if", int(order[0]), gap)
+            blob += struct.pack("<%di" % TOPK, *[int(i) for i in order])
+            blob += struct.pack("<%df" % TOPK, *[float(row[i]) for i in order])
+        full = sorted({len(toks) - 1} | ({len(toks) // 2} if len(toks) >= 100 else set()))
+        blob += struct.pack("<I", len(full))
+        for pos in full:
+            blob += struct.pack("<i", pos) + scores[pos].astype("<f4").tobytes()
+        # Greedy continuation: argmax of the last logits, fed back one token at a time.
+        blob += struct.pack("<I", N_CONT)
+        last = scores[-1]
+        for _ in range(N_CONT):
+            order = np.argsort(-last, kind="stable")[:2]
+            tok = int(order[0])
+            blob += struct.pack("<if", tok, float(last[order[0]] - last[order[1]]))
+            llm.eval([tok])
+            last = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
+        print(f"{p['name']}: {len(toks)} tokens, full logits at {full}", file=sys.stderr)
+    with open(out, "wb") as f:
+        f.write(blob)
+    print(f"wrote {out}: {len(blob)} bytes", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
