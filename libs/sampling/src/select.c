@@ -16,10 +16,21 @@
 #include "sampling_internal.h"
 #include "simd.h"
 
+/* x86-64 with gcc/clang: the exp-heavy loops get an AVX2 twin chosen at run
+ * time. */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define LLM_X86_DISPATCH 1
+#define LLM_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define LLM_X86_DISPATCH 0
+#define LLM_ALWAYS_INLINE
+#endif
+
 #define SKIP 16          /* logits tested per branch in the scans */
 #define NBUCKET 256      /* mass histogram buckets */
 #define BUCKET_SCALE 8.0f /* buckets per logit (or per nat for typical) */
 #define DRAW_BLOCK 256   /* positions per block in the draw */
+#define TOP_P_BAND 8.0f  /* logits below the max histogrammed in the band pass */
 
 /* Monotone map from float (not NaN) to uint32: a < b <=> ord(a) < ord(b). */
 static inline uint32_t ord_f(float v) {
@@ -182,99 +193,147 @@ static inline int bucket_of(float key) {
     return key < 31.9f ? (int)(key * BUCKET_SCALE) : NBUCKET - 1;
 }
 
-void llm__mass_select(const llm__cands *in, float p, size_t min_keep, bool typical,
-                      llm__scratch *s, llm__out *out) {
-    const float *x = in->x;
-    size_t n = in->n;
-    size_t mpos;
-    float m;
-    out->n = 0;
-    if (!llm__argmax(in, &mpos, &m)) return;
-
-    /* typical: -ln p_i - H = (M - x_i) - S/Z with S = sum w_i (M - x_i). */
-    float c = 0.0f;
-    if (typical) {
-        float zl[8] = {0}, sl[8] = {0};
-        size_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            for (int j = 0; j < 8; j++) {
-                float d = m - x[i + j];
-                float w = llm__expf_neg(-d);
-                float dc = d <= 80.0f ? d : 0.0f; /* w == 0 there; avoids 0 * inf */
-                zl[j] += w;
-                sl[j] += w * dc;
-            }
-        }
-        for (; i < n; i++) {
-            float d = m - x[i];
-            float w = llm__expf_neg(-d);
-            float dc = d <= 80.0f ? d : 0.0f;
-            zl[i & 7] += w;
-            sl[i & 7] += w * dc;
-        }
-        float z = 0.0f, sd = 0.0f;
+/* typical: -ln p_i - H = (M - x_i) - S/Z with S = sum w_i (M - x_i). */
+static float typical_center(const float *x, size_t n, float m) {
+    float zl[8] = {0}, sl[8] = {0};
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
         for (int j = 0; j < 8; j++) {
-            z += zl[j];
-            sd += sl[j];
+            float d = m - x[i + j];
+            float w = llm__expf_neg(-d);
+            float dc = d <= 80.0f ? d : 0.0f; /* w == 0 there; avoids 0 * inf */
+            zl[j] += w;
+            sl[j] += w * dc;
         }
-        c = sd / z;
     }
+    for (; i < n; i++) {
+        float d = m - x[i];
+        float w = llm__expf_neg(-d);
+        float dc = d <= 80.0f ? d : 0.0f;
+        zl[i & 7] += w;
+        sl[i & 7] += w * dc;
+    }
+    float z = 0.0f, sd = 0.0f;
+    for (int j = 0; j < 8; j++) {
+        z += zl[j];
+        sd += sl[j];
+    }
+    return sd / z;
+}
 
-    /* Four interleaved histograms (position % 4) break the store-to-load
-     * chain when neighbours share a bucket; merged in a fixed order. */
+/* Weight and bucket of each of xc[0..len), len <= 64. */
+static inline LLM_ALWAYS_INLINE void chunk_body(const float *xc, size_t len, float m, bool typical,
+                                                float c, float *cw, int32_t *cb) {
+    if (typical) {
+        for (size_t j = 0; j < len; j++) {
+            cw[j] = llm__expf_neg(xc[j] - m);
+            cb[j] = bucket_of(sel_key(xc[j], m, true, c));
+        }
+    } else {
+        for (size_t j = 0; j < len; j++) {
+            cw[j] = llm__expf_neg(xc[j] - m);
+            cb[j] = bucket_of(sel_key(xc[j], m, false, c));
+        }
+    }
+}
+
+#if LLM_X86_DISPATCH
+__attribute__((target("avx2"))) static void chunk_avx2(const float *xc, size_t len, float m,
+                                                        bool typical, float c, float *cw,
+                                                        int32_t *cb) {
+    chunk_body(xc, len, m, typical, c, cw, cb);
+}
+#endif
+
+static void chunk_weights(const float *xc, size_t len, float m, bool typical, float c, float *cw,
+                          int32_t *cb) {
+#if LLM_X86_DISPATCH
+    if (__builtin_cpu_supports("avx2")) {
+        chunk_avx2(xc, len, m, typical, c, cw, cb);
+        return;
+    }
+#endif
+    chunk_body(xc, len, m, typical, c, cw, cb);
+}
+
+/* Mass per bucket of the elements with x >= lo (all when lo == -inf).
+ * Four interleaved histograms (position % 4) break the store-to-load chain
+ * when neighbours share a bucket; merged in a fixed order. */
+static void histogram(const float *x, size_t n, float m, bool typical, float c, float lo,
+                      float *mass /* [NBUCKET] */) {
     float hist[4][NBUCKET];
     memset(hist, 0, sizeof hist);
-    /* Weights and buckets of a chunk are computed in a vectorizable loop,
-     * then scattered. */
-    float cw[64];
-    int32_t cb[64];
-    for (size_t i0 = 0; i0 < n; i0 += 64) {
-        size_t len = n - i0 < 64 ? n - i0 : 64;
-        const float *xc = x + i0;
-        if (typical) {
-            for (size_t j = 0; j < len; j++) {
-                cw[j] = llm__expf_neg(xc[j] - m);
-                cb[j] = bucket_of(sel_key(xc[j], m, true, c));
+    if (lo == -INFINITY) {
+        /* weights and buckets of a chunk in a vectorizable loop, then scatter */
+        float cw[64];
+        int32_t cb[64];
+        for (size_t i0 = 0; i0 < n; i0 += 64) {
+            size_t len = n - i0 < 64 ? n - i0 : 64;
+            const float *xc = x + i0;
+            chunk_weights(xc, len, m, typical, c, cw, cb);
+            for (size_t j = 0; j < len; j++) hist[j & 3][cb[j]] += cw[j];
+        }
+    } else {
+        size_t i = 0;
+        while (i < n) {
+            size_t end = i + SKIP <= n ? i + SKIP : n;
+            if (end - i == SKIP && !llm__any16(x + i, lo, 1)) {
+                i = end;
+                continue;
             }
-        } else {
-            for (size_t j = 0; j < len; j++) {
-                cw[j] = llm__expf_neg(xc[j] - m);
-                cb[j] = bucket_of(sel_key(xc[j], m, false, c));
+            for (; i < end; i++) {
+                float v = x[i];
+                if (!(v >= lo && v < INFINITY)) continue;
+                hist[i & 3][bucket_of(sel_key(v, m, typical, c))] += llm__expf_neg(v - m);
             }
         }
-        for (size_t j = 0; j < len; j++) hist[j & 3][cb[j]] += cw[j];
     }
-    float mass[NBUCKET];
-    float z = 0.0f;
-    for (int b = 0; b < NBUCKET; b++) {
+    for (int b = 0; b < NBUCKET; b++)
         mass[b] = ((hist[0][b] + hist[1][b]) + hist[2][b]) + hist[3][b];
-        z += mass[b];
-    }
-    float target = p * z;
-    float cum = 0.0f;
-    int bstar = NBUCKET - 1;
-    for (int b = 0; b < NBUCKET; b++) {
-        if (cum + mass[b] >= target) {
-            bstar = b;
-            break;
-        }
-        cum += mass[b];
-    }
+}
 
-    /* Buckets before bstar are kept whole (in position order); bstar's
-     * members are sorted by (key asc, position asc) and taken until the mass
-     * reaches the target. */
+/* First bucket where the running mass reaches target (-1 if none); *cum
+ * gets the mass of the buckets before it. */
+static int find_cut(const float *mass, float target, float *cum) {
+    float acc = 0.0f;
+    for (int b = 0; b < NBUCKET; b++) {
+        if (acc + mass[b] >= target) {
+            *cum = acc;
+            return b;
+        }
+        acc += mass[b];
+    }
+    *cum = acc;
+    return -1;
+}
+
+/* Buckets before bstar are kept whole (in position order); bstar's members
+ * are sorted by (key asc, position asc) and taken until the mass reaches the
+ * target. Only elements with x >= lo are looked at (the same set the
+ * histogram saw). */
+static void collect(const llm__cands *in, float m, bool typical, float c, float lo, int bstar,
+                    float cum, float target, size_t min_keep, llm__scratch *s, llm__out *out) {
+    const float *x = in->x;
+    size_t n = in->n;
     uint64_t *ring = s->keys;
     size_t nring = 0;
-    for (size_t i = 0; i < n; i++) {
-        float v = x[i];
-        if (!is_finite_f(v)) continue;
-        float key = sel_key(v, m, typical, c);
-        int b = bucket_of(key);
-        if (b < bstar) {
-            emit(in, i, out);
-        } else if (b == bstar) {
-            ring[nring++] = ((uint64_t)ord_f(key) << 32) | (uint32_t)i;
+    size_t i = 0;
+    while (i < n) {
+        size_t end = i + SKIP <= n ? i + SKIP : n;
+        if (lo > -INFINITY && end - i == SKIP && !llm__any16(x + i, lo, 1)) {
+            i = end;
+            continue;
+        }
+        for (; i < end; i++) {
+            float v = x[i];
+            if (!(v >= lo && v > -INFINITY && v < INFINITY)) continue;
+            float key = sel_key(v, m, typical, c);
+            int b = bucket_of(key);
+            if (b < bstar) {
+                emit(in, i, out);
+            } else if (b == bstar) {
+                ring[nring++] = ((uint64_t)ord_f(key) << 32) | (uint32_t)i;
+            }
         }
     }
     qsort(ring, nring, sizeof *ring, cmp_u64_asc);
@@ -285,12 +344,54 @@ void llm__mass_select(const llm__cands *in, float p, size_t min_keep, bool typic
         emit(in, pos, out);
         acc += llm__expf_neg(x[pos] - m);
     }
+}
+
+static float block_sum(const float *x, size_t lo, size_t hi, float m);
+
+void llm__mass_select(const llm__cands *in, float p, size_t min_keep, bool typical,
+                      llm__scratch *s, llm__out *out) {
+    const float *x = in->x;
+    size_t n = in->n;
+    size_t mpos;
+    float m;
+    float mass[NBUCKET];
+    float cum;
+    out->n = 0;
+    if (!llm__argmax(in, &mpos, &m)) return;
+    if (!typical) {
+        /* Band pass: the total mass Z in one vectorized pass, then a
+         * histogram of only the logits within TOP_P_BAND of the max. When
+         * the cut falls inside the band (the usual case), nothing else of
+         * the vocabulary is touched again. */
+        float z = 0.0f;
+        for (size_t b0 = 0; b0 < n; b0 += 4096) /* fixed 4096-blocks, summed in order */
+            z += block_sum(x, b0, b0 + 4096 < n ? b0 + 4096 : n, m);
+        float lo = m - TOP_P_BAND;
+        histogram(x, n, m, false, 0.0f, lo, mass);
+        float target = p * z;
+        int bstar = find_cut(mass, target, &cum);
+        if (bstar >= 0) {
+            collect(in, m, false, 0.0f, lo, bstar, cum, target, min_keep, s, out);
+            if (out->n < min_keep) llm__top_k(in, min_keep, s, out);
+            return;
+        }
+    }
+    float c = typical ? typical_center(x, n, m) : 0.0f;
+    histogram(x, n, m, typical, c, -INFINITY, mass);
+    float z = 0.0f;
+    for (int b = 0; b < NBUCKET; b++) z += mass[b];
+    float target = p * z;
+    int bstar = find_cut(mass, target, &cum);
+    if (bstar < 0) bstar = NBUCKET - 1;
+    collect(in, m, typical, c, -INFINITY, bstar, cum, target, min_keep, s, out);
     if (out->n < min_keep) llm__top_k(in, min_keep, s, out);
 }
 
 /* ---- the draw ----------------------------------------------------------- */
 
-static float block_sum(const float *x, size_t lo, size_t hi, float m) {
+/* Sum of exp(x - m) over [lo, hi): eight lanes (lane j takes positions
+ * with (i - lo) % 8 == j), then lanes 0..7 added left to right. */
+static inline LLM_ALWAYS_INLINE float block_sum_body(const float *x, size_t lo, size_t hi, float m) {
     float lane[8] = {0};
     size_t i = lo;
     for (; i + 8 <= hi; i += 8) {
@@ -300,6 +401,22 @@ static float block_sum(const float *x, size_t lo, size_t hi, float m) {
     float sum = 0.0f;
     for (int j = 0; j < 8; j++) sum += lane[j];
     return sum;
+}
+
+#if LLM_X86_DISPATCH
+/* The same code compiled for AVX2 (no FMA: -ffp-contract=off keeps every
+ * rounding), so the result is bit-identical to the baseline build. */
+__attribute__((target("avx2"))) static float block_sum_avx2(const float *x, size_t lo, size_t hi,
+                                                             float m) {
+    return block_sum_body(x, lo, hi, m);
+}
+#endif
+
+static float block_sum(const float *x, size_t lo, size_t hi, float m) {
+#if LLM_X86_DISPATCH
+    if (__builtin_cpu_supports("avx2")) return block_sum_avx2(x, lo, hi, m);
+#endif
+    return block_sum_body(x, lo, hi, m);
 }
 
 size_t llm__draw(const llm__cands *in, float u, llm__scratch *s) {
