@@ -1,6 +1,12 @@
 # Model file formats and the model descriptor (owner: models/formats helper).
-# Paths are relative to libs/models.
+# Paths are relative to libs/models. One architecture = one arch_<tag>.c.
 set(LLM_MODELS_FORMAT_SOURCES
   src/formats/util.c
   src/formats/gguf.c
-  src/formats/gguf_values.c)
+  src/formats/gguf_values.c
+  src/formats/safetensors.c
+  src/formats/desc.c
+  src/formats/desc_gguf.c
+  src/formats/desc_hf.c
+  src/formats/arch_registry.c
+  src/formats/arch_llama.c)
