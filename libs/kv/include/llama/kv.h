@@ -53,8 +53,11 @@
  * Copy-on-write. fork() shares all blocks (ref counts up). A write into the
  * last, partially filled block when that block is shared (ref > 1) or indexed
  * makes append() take a fresh block and report {src, dst, n_tokens}: the
- * caller copies slots [0, n_tokens) of src to dst on the device before it
- * writes the new K/V and before its next call that may allocate blocks.
+ * caller copies slots [0, n_tokens) of src to dst on the device before any
+ * forward writes K/V again. With several appends per batch, perform all the
+ * reported copies, in the order reported, before the batch's forward: src may
+ * already have been handed to another sequence by a later append (the pool
+ * itself never changes device memory, so the content is still there).
  *
  * Sliding window. llm_kv_seq_release_before() drops the blocks lying entirely
  * before a position; their table entries become LLM_KV_NO_BLOCK (-1) so that
