@@ -18,3 +18,9 @@ configure_file(${_chat_cxx}.in ${_chat_cxx} COPYONLY)
 add_executable(test_chat_header_cxx ${_chat_cxx})
 target_link_libraries(test_chat_header_cxx PRIVATE llama-tokenizer)
 add_test(NAME test_chat_header_cxx COMMAND test_chat_header_cxx)
+
+llm_add_test(test_chat_jinja
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_chat_jinja.c
+  LIBS llama-tokenizer PkgConfig::JANSSON
+  TIMEOUT 60
+  LABELS tokenizer chat)

@@ -8,6 +8,9 @@
  * common template families from that string and renders a list of
  * {role, content} messages byte for byte as Python jinja2 renders the model's
  * own template (checked by golden tests against Hugging Face transformers).
+ * It can also render the template string itself with a small sandboxed
+ * interpreter of the Jinja2 subset chat templates use
+ * (llm_chat_render_template), falling back to the family renderers.
  *
  *     llm_chat_template t;
  *     if (llm_chat_template_detect(gguf_template_str, &t) != LLM_OK)
@@ -98,6 +101,16 @@ typedef enum llm_chat_template {
     LLM_CHAT_TEMPLATE_COUNT
 } llm_chat_template;
 
+/* How llm_chat_render_template() renders a template string. */
+typedef enum llm_chat_engine {
+    /* The Jinja interpreter; if it meets syntax or a feature it does not
+     * implement (LLM_ERR_UNSUPPORTED / LLM_ERR_BAD_FORMAT), the detected
+     * family renderer instead. Errors the template itself raises are final. */
+    LLM_CHAT_ENGINE_AUTO = 0,
+    LLM_CHAT_ENGINE_JINJA = 1,  /* the interpreter only */
+    LLM_CHAT_ENGINE_FAMILY = 2, /* llm_chat_template_detect() + llm_chat_render() only */
+} llm_chat_engine;
+
 /* Options for rendering. Get defaults from llm_chat_default_params() and
  * change fields, so that fields added later keep their defaults. */
 typedef struct llm_chat_params {
@@ -113,6 +126,8 @@ typedef struct llm_chat_params {
      * default system prompt, like jinja's strftime_now("%Y-%m-%d")). NULL
      * (the default) means the current local date. */
     const char *date;
+    /* Used by llm_chat_render_template() only. Default LLM_CHAT_ENGINE_AUTO. */
+    llm_chat_engine engine;
 } llm_chat_params;
 
 /* The default parameters: no BOS/EOS text, no generation prompt, today. */
@@ -176,6 +191,34 @@ llm_status llm_chat_render(llm_chat_template tmpl, const llm_chat_message *messa
  * is NULL and *out_len is 0. */
 llm_status llm_chat_render_alloc(llm_chat_template tmpl, const llm_chat_message *messages, size_t n,
                                  const llm_chat_params *params, char **out, size_t *out_len);
+
+/* Render n messages with a model's own template string (NUL-terminated,
+ * e.g. the GGUF tokenizer.chat_template), as Hugging Face transformers does
+ * with jinja2: the variables are messages (a list of {role, content}),
+ * bos_token, eos_token, add_generation_prompt, tools = none and
+ * documents = none; raise_exception(), strftime_now() (giving params->date),
+ * namespace(), range() and dict() are available. params->engine chooses the
+ * interpreter, the family renderers, or the interpreter with the family as a
+ * fallback (the default).
+ *
+ * The interpreter is sandboxed: a template sees only these values, cannot
+ * change lists or dicts, and is stopped (LLM_ERR_UNSUPPORTED) past bounded
+ * nesting, evaluation steps and output size.
+ *
+ * Buffer contract, NUL and error codes as for llm_chat_render(), plus:
+ * LLM_ERR_BAD_FORMAT (the template has a syntax error) and
+ * LLM_ERR_UNSUPPORTED (it uses Jinja features we do not implement, or no
+ * family matches it for LLM_CHAT_ENGINE_FAMILY); in AUTO mode these are
+ * returned only when the fallback has no family either. */
+llm_status llm_chat_render_template(const char *template_str, const llm_chat_message *messages,
+                                    size_t n, const llm_chat_params *params, char *out, size_t cap,
+                                    size_t *out_len);
+
+/* Like llm_chat_render_template(), but allocates the NUL-terminated result
+ * with malloc(); the caller frees *out. On error *out is NULL, *out_len 0. */
+llm_status llm_chat_render_template_alloc(const char *template_str, const llm_chat_message *messages,
+                                          size_t n, const llm_chat_params *params, char **out,
+                                          size_t *out_len);
 
 /* The text of the last error raised by a chat function on this thread ("" if
  * none). Valid until the next chat call on the same thread. */

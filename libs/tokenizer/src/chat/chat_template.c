@@ -1,11 +1,13 @@
 /* chat_template.c -- family names, detection from a template string, and the
  * public render entry points (argument checks, buffer contract). */
 #define _POSIX_C_SOURCE 200809L /* localtime_r */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "chat/chat_internal.h"
+#include "chat/jinja.h"
 
 static const char *const family_names[LLM_CHAT_TEMPLATE_COUNT] = {
     [LLM_CHAT_TEMPLATE_UNKNOWN] = "unknown",     [LLM_CHAT_TEMPLATE_CHATML] = "chatml",
@@ -161,48 +163,132 @@ llm_chat_params llm_chat_default_params(void) {
     p.eos_token = NULL;
     p.add_generation_prompt = false;
     p.date = NULL;
+    p.engine = LLM_CHAT_ENGINE_AUTO;
     return p;
 }
 
-/* Validate the arguments and render into a fresh builder. */
-static llm_status render_sb(llm_chat_template tmpl, const llm_chat_message *messages, size_t n,
-                            const llm_chat_params *params, llm__sb *sb) {
+/* Validate the messages and parameters into c; today[16] backs c->date. */
+static llm_status make_ctx(const llm_chat_message *messages, size_t n, const llm_chat_params *params,
+                           llm__chat_ctx *c, char *today) {
     if (!params || (n > 0 && !messages))
         return llm__chat_fail(LLM_ERR_INVALID_ARG, "llm_chat_render: NULL params or messages");
-    if ((int)tmpl <= LLM_CHAT_TEMPLATE_UNKNOWN || tmpl >= LLM_CHAT_TEMPLATE_COUNT)
-        return llm__chat_fail(LLM_ERR_INVALID_ARG, "llm_chat_render: unknown template family %d",
-                              (int)tmpl);
     for (size_t i = 0; i < n; i++) {
         if (!messages[i].role || !messages[i].content)
             return llm__chat_fail(LLM_ERR_INVALID_ARG, "message %zu has a NULL role or content", i);
         if (!llm__utf8_valid(messages[i].role) || !llm__utf8_valid(messages[i].content))
             return llm__chat_fail(LLM_ERR_BAD_UTF8, "message %zu is not valid UTF-8", i);
     }
-    llm__chat_ctx c;
-    c.msgs = messages;
-    c.n = n;
-    c.bos = params->bos_token ? params->bos_token : "";
-    c.eos = params->eos_token ? params->eos_token : "";
-    c.add_gen = params->add_generation_prompt;
-    if (!llm__utf8_valid(c.bos) || !llm__utf8_valid(c.eos))
+    c->msgs = messages;
+    c->n = n;
+    c->bos = params->bos_token ? params->bos_token : "";
+    c->eos = params->eos_token ? params->eos_token : "";
+    c->add_gen = params->add_generation_prompt;
+    if (!llm__utf8_valid(c->bos) || !llm__utf8_valid(c->eos))
         return llm__chat_fail(LLM_ERR_BAD_UTF8, "bos_token or eos_token is not valid UTF-8");
-    char today[16];
     if (params->date) {
         if (!llm__utf8_valid(params->date))
             return llm__chat_fail(LLM_ERR_BAD_UTF8, "date is not valid UTF-8");
-        c.date = params->date;
+        c->date = params->date;
     } else {
         time_t now = time(NULL);
         struct tm tm;
         if (now == (time_t)-1 || !localtime_r(&now, &tm) ||
-            strftime(today, sizeof today, "%Y-%m-%d", &tm) == 0)
+            strftime(today, 16, "%Y-%m-%d", &tm) == 0)
             strcpy(today, "1970-01-01");
-        c.date = today;
+        c->date = today;
     }
-    llm_status st = llm__chat_render_family(tmpl, &c, sb);
+    return LLM_OK;
+}
+
+static llm_status finish(llm_status st, llm__sb *sb) {
     if (st == LLM_OK && sb->failed)
         st = llm__chat_fail(LLM_ERR_NO_MEMORY, "out of memory while rendering a chat template");
     return st;
+}
+
+/* Validate the arguments and render family tmpl into a fresh builder. */
+static llm_status render_sb(llm_chat_template tmpl, const llm_chat_message *messages, size_t n,
+                            const llm_chat_params *params, llm__sb *sb) {
+    if ((int)tmpl <= LLM_CHAT_TEMPLATE_UNKNOWN || tmpl >= LLM_CHAT_TEMPLATE_COUNT)
+        return llm__chat_fail(LLM_ERR_INVALID_ARG, "llm_chat_render: unknown template family %d",
+                              (int)tmpl);
+    llm__chat_ctx c;
+    char today[16];
+    llm_status st = make_ctx(messages, n, params, &c, today);
+    if (st != LLM_OK)
+        return st;
+    return finish(llm__chat_render_family(tmpl, &c, sb), sb);
+}
+
+/* Render a template string with the engine params->engine selects. */
+static llm_status render_template_sb(const char *tmpl_str, const llm_chat_message *messages, size_t n,
+                                     const llm_chat_params *params, llm__sb *sb) {
+    if (!tmpl_str)
+        return llm__chat_fail(LLM_ERR_INVALID_ARG, "llm_chat_render_template: NULL template");
+    llm__chat_ctx c;
+    char today[16];
+    llm_status st = make_ctx(messages, n, params, &c, today);
+    if (st != LLM_OK)
+        return st;
+    llm_chat_engine engine = params->engine;
+    if (engine == LLM_CHAT_ENGINE_AUTO || engine == LLM_CHAT_ENGINE_JINJA) {
+        st = llm__jinja_render(tmpl_str, &c, sb);
+        if (engine == LLM_CHAT_ENGINE_JINJA || (st != LLM_ERR_UNSUPPORTED && st != LLM_ERR_BAD_FORMAT))
+            return finish(st, sb);
+        sb->len = 0; /* fall back to the family renderer */
+        if (sb->data)
+            sb->data[0] = '\0';
+        char why[256];
+        snprintf(why, sizeof why, "%s", llm_chat_last_error());
+        llm_chat_template fam;
+        const char *reason;
+        if ((fam = detect(tmpl_str, &reason)) == LLM_CHAT_TEMPLATE_UNKNOWN)
+            return llm__chat_fail(st, "%s (and no template family matches: %s)", why, reason);
+        return finish(llm__chat_render_family(fam, &c, sb), sb);
+    }
+    if (engine != LLM_CHAT_ENGINE_FAMILY)
+        return llm__chat_fail(LLM_ERR_INVALID_ARG, "unknown chat engine %d", (int)engine);
+    llm_chat_template fam;
+    const char *reason;
+    if ((fam = detect(tmpl_str, &reason)) == LLM_CHAT_TEMPLATE_UNKNOWN)
+        return llm__chat_fail(LLM_ERR_UNSUPPORTED, "unknown chat template: %s", reason);
+    return finish(llm__chat_render_family(fam, &c, sb), sb);
+}
+
+/* Copy a rendering into the caller's buffer (the llm_chat_render contract). */
+static llm_status to_buffer(llm_status st, llm__sb *sb, char *out, size_t cap, size_t *out_len) {
+    if (st == LLM_OK) {
+        if (sb->len + 1 > cap) {
+            *out_len = sb->len;
+            st = llm__chat_fail(LLM_ERR_BUFFER_TOO_SMALL,
+                                "the rendered chat needs %zu bytes plus a NUL, the buffer has %zu",
+                                sb->len, cap);
+        } else {
+            if (sb->len)
+                memcpy(out, sb->data, sb->len);
+            out[sb->len] = '\0';
+            *out_len = sb->len;
+        }
+    }
+    llm__sb_free(sb);
+    return st;
+}
+
+/* Hand the builder's text to the caller (the _alloc contract). */
+static llm_status to_alloc(llm_status st, llm__sb *sb, char **out, size_t *out_len) {
+    if (st != LLM_OK) {
+        llm__sb_free(sb);
+        return st;
+    }
+    if (!sb->data) { /* nothing rendered: still hand back an empty string */
+        sb->data = malloc(1);
+        if (!sb->data)
+            return llm__chat_fail(LLM_ERR_NO_MEMORY, "out of memory");
+        sb->data[0] = '\0';
+    }
+    *out = sb->data;
+    *out_len = sb->len;
+    return LLM_OK;
 }
 
 llm_status llm_chat_render(llm_chat_template tmpl, const llm_chat_message *messages, size_t n,
@@ -214,22 +300,7 @@ llm_status llm_chat_render(llm_chat_template tmpl, const llm_chat_message *messa
     if (cap > 0)
         out[0] = '\0';
     llm__sb sb = {0};
-    llm_status st = render_sb(tmpl, messages, n, params, &sb);
-    if (st == LLM_OK) {
-        if (sb.len + 1 > cap) {
-            *out_len = sb.len;
-            st = llm__chat_fail(LLM_ERR_BUFFER_TOO_SMALL,
-                                "the rendered chat needs %zu bytes plus a NUL, the buffer has %zu",
-                                sb.len, cap);
-        } else {
-            if (sb.len)
-                memcpy(out, sb.data, sb.len);
-            out[sb.len] = '\0';
-            *out_len = sb.len;
-        }
-    }
-    llm__sb_free(&sb);
-    return st;
+    return to_buffer(render_sb(tmpl, messages, n, params, &sb), &sb, out, cap, out_len);
 }
 
 llm_status llm_chat_render_alloc(llm_chat_template tmpl, const llm_chat_message *messages, size_t n,
@@ -240,18 +311,31 @@ llm_status llm_chat_render_alloc(llm_chat_template tmpl, const llm_chat_message 
     *out = NULL;
     *out_len = 0;
     llm__sb sb = {0};
-    llm_status st = render_sb(tmpl, messages, n, params, &sb);
-    if (st != LLM_OK) {
-        llm__sb_free(&sb);
-        return st;
-    }
-    if (!sb.data) { /* nothing rendered: still hand back an empty string */
-        sb.data = malloc(1);
-        if (!sb.data)
-            return llm__chat_fail(LLM_ERR_NO_MEMORY, "out of memory");
-        sb.data[0] = '\0';
-    }
-    *out = sb.data;
-    *out_len = sb.len;
-    return LLM_OK;
+    return to_alloc(render_sb(tmpl, messages, n, params, &sb), &sb, out, out_len);
+}
+
+llm_status llm_chat_render_template(const char *template_str, const llm_chat_message *messages,
+                                    size_t n, const llm_chat_params *params, char *out, size_t cap,
+                                    size_t *out_len) {
+    llm__chat_clear_error();
+    if (!out_len || (cap > 0 && !out))
+        return llm__chat_fail(LLM_ERR_INVALID_ARG, "llm_chat_render_template: NULL out or out_len");
+    *out_len = 0;
+    if (cap > 0)
+        out[0] = '\0';
+    llm__sb sb = {0};
+    return to_buffer(render_template_sb(template_str, messages, n, params, &sb), &sb, out, cap, out_len);
+}
+
+llm_status llm_chat_render_template_alloc(const char *template_str, const llm_chat_message *messages,
+                                          size_t n, const llm_chat_params *params, char **out,
+                                          size_t *out_len) {
+    llm__chat_clear_error();
+    if (!out || !out_len)
+        return llm__chat_fail(LLM_ERR_INVALID_ARG,
+                              "llm_chat_render_template_alloc: NULL out or out_len");
+    *out = NULL;
+    *out_len = 0;
+    llm__sb sb = {0};
+    return to_alloc(render_template_sb(template_str, messages, n, params, &sb), &sb, out, out_len);
 }

@@ -1,0 +1,236 @@
+/* jinja.h -- a small, sandboxed interpreter for the Jinja2 subset that chat
+ * templates use (private to the chat module).
+ *
+ * It reproduces jinja2 as Hugging Face transformers configures it
+ * (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols,
+ * helpers raise_exception / strftime_now / namespace / tojson): text, {{ }},
+ * {% if/elif/else %}, {% for %} (loop.*, else, inline if, tuple unpacking),
+ * {% set %} (also namespace attributes and block set), {% break/continue %},
+ * {% generation %}, comments, whitespace control; expressions with Python
+ * semantics for the values a conversation holds (strings, numbers, booleans,
+ * none, lists, dicts); the filters, tests and string/dict methods templates
+ * use. Anything else is reported as LLM_ERR_UNSUPPORTED, never guessed.
+ *
+ * Sandboxing: templates cannot reach anything but the values passed in; no
+ * mutation of lists or dicts (as in the immutable sandbox); parse depth,
+ * evaluation steps, range() sizes and output size are bounded.
+ *
+ * Files: jinja_lex.c (tokens), jinja_parse.c (AST), jinja_value.c (values,
+ * arena, str/repr/json), jinja_builtins.c (filters, tests, methods,
+ * functions), jinja_eval.c (statements, expressions, entry point).
+ */
+#ifndef LLM_CHAT_JINJA_H
+#define LLM_CHAT_JINJA_H
+
+#include <setjmp.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chat/chat_internal.h"
+
+/* Render template_str for ctx into out. Returns LLM_OK; LLM_ERR_BAD_FORMAT
+ * (syntax error); LLM_ERR_UNSUPPORTED (a construct or limit we do not
+ * handle); LLM_ERR_INVALID_ARG (the template raised: raise_exception, an
+ * undefined value used, a type error); LLM_ERR_NO_MEMORY. The message is in
+ * llm_chat_last_error(). */
+llm_status llm__jinja_render(const char *template_str, const llm__chat_ctx *ctx, llm__sb *out);
+
+/* ---- everything below is shared by the jinja_*.c files only ---- */
+
+#define JJ_MAX_DEPTH 200             /* parser and evaluator nesting */
+#define JJ_MAX_STEPS 20000000ull     /* evaluation steps per render */
+#define JJ_MAX_OUTPUT (64u << 20)    /* bytes of rendered text */
+#define JJ_MAX_RANGE 1000000         /* items of one range() */
+
+/* Arena: every allocation of one render lives until the render ends. */
+typedef struct jj_chunk jj_chunk;
+typedef struct jj_arena {
+    jj_chunk *head;
+} jj_arena;
+
+/* Output captured by {% set x %}...{% endset %}; chained so that an error
+ * (longjmp) can free the buffers of every open capture. */
+typedef struct jj_capture {
+    llm__sb sb;
+    struct jj_capture *next;
+} jj_capture;
+
+/* The interpreter state; errors longjmp to `on_error`. */
+typedef struct jj_state {
+    jj_arena arena;
+    jmp_buf on_error;
+    llm_status error;
+    uint64_t steps;
+    int depth;
+    const llm__chat_ctx *ctx;
+    llm__sb *out;
+    struct jj_scope *scope; /* innermost */
+    jj_capture *captures;   /* open block-set captures, innermost first */
+} jj_state;
+
+_Noreturn void jj_fail(jj_state *S, llm_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void *jj_alloc(jj_state *S, size_t size); /* zeroed; fails via jj_fail */
+char *jj_strndup(jj_state *S, const char *s, size_t n);
+void jj_arena_free(jj_arena *a);
+
+/* ---- values ---- */
+typedef enum {
+    JV_UNDEFINED,
+    JV_NONE,
+    JV_BOOL,
+    JV_INT,
+    JV_FLOAT,
+    JV_STR,
+    JV_LIST,
+    JV_DICT,  /* also namespace objects (mutable via set ns.x) and loop */
+    JV_FUNC,  /* a global function: raise_exception, strftime_now, ... */
+} jv_type;
+
+typedef struct jv jv;
+typedef struct jj_list {
+    jv *items; /* [n] */
+    size_t n;
+} jj_list;
+typedef struct jj_dict {
+    jv *keys; /* [n] strings, insertion order */
+    jv *vals; /* [n] */
+    size_t n, cap;
+    bool is_namespace;
+} jj_dict;
+
+struct jv {
+    jv_type type;
+    union {
+        bool b;
+        int64_t i;
+        double f;
+        struct {
+            const char *s; /* not NUL-terminated in general */
+            size_t n;
+        } str;
+        jj_list *list;
+        jj_dict *dict;
+        int func;
+    } u;
+};
+
+jv jv_undefined(void);
+jv jv_none(void);
+jv jv_bool(bool b);
+jv jv_int(int64_t i);
+jv jv_float(double f);
+jv jv_str(const char *s, size_t n); /* no copy */
+jv jv_cstr(const char *s);          /* no copy */
+jv jv_list_new(jj_state *S, size_t n); /* n undefined items to fill */
+jv jv_dict_new(jj_state *S);
+void jj_dict_set(jj_state *S, jj_dict *d, jv key, jv val);
+bool jj_dict_get(const jj_dict *d, const char *key, size_t n, jv *out);
+
+bool jv_truthy(jv v);
+bool jv_equal(jv a, jv b);
+const char *jv_type_name(jv v);
+/* Python str(v) appended to sb; repr for containers' items. */
+void jv_to_str(jj_state *S, jv v, llm__sb *sb);
+jv jv_stringify(jj_state *S, jv v); /* str(v) as a string value */
+/* json.dumps(v, ensure_ascii=False, indent=indent (<0: none)). */
+void jv_to_json(jj_state *S, jv v, int indent, llm__sb *sb);
+/* Number of code points of a valid UTF-8 string. */
+size_t jj_utf8_len(const char *s, size_t n);
+/* Byte offset of code point index cp (clamped to n). */
+size_t jj_utf8_offset(const char *s, size_t n, size_t cp);
+
+/* ---- tokens ---- */
+typedef enum {
+    TK_EOF,
+    TK_TEXT,
+    TK_VAR_BEGIN,
+    TK_VAR_END,
+    TK_BLOCK_BEGIN,
+    TK_BLOCK_END,
+    TK_NAME,
+    TK_STRING, /* value already unescaped */
+    TK_INT,
+    TK_FLOAT,
+    TK_OP,
+} jj_tok_type;
+
+typedef struct jj_tok {
+    jj_tok_type type;
+    const char *s; /* TEXT/NAME/STRING/OP text */
+    size_t n;
+    int64_t i;
+    double f;
+    int line;
+} jj_tok;
+
+/* Tokenize the whole template (whitespace control applied to TEXT tokens). */
+jj_tok *jj_lex(jj_state *S, const char *src, size_t *n_tok);
+
+/* ---- AST ---- */
+typedef enum {
+    EX_LIT, EX_NAME, EX_ATTR, EX_INDEX, EX_SLICE, EX_CALL, EX_FILTER, EX_TEST,
+    EX_NEG, EX_POS, EX_NOT, EX_AND, EX_OR, EX_BIN, EX_COND, EX_LIST, EX_DICT,
+} jj_ex_kind;
+
+typedef struct jj_ex jj_ex;
+struct jj_ex {
+    jj_ex_kind kind;
+    int line;
+    jv lit;           /* EX_LIT */
+    const char *name; /* EX_NAME, EX_ATTR, EX_FILTER, EX_TEST names; EX_BIN operator */
+    jj_ex *a, *b, *c; /* operands: object/left/then, index/right/cond, else/step */
+    jj_ex **args;     /* call/filter/test positional args; list items; dict keys */
+    size_t n_args;
+    const char **kw_names; /* keyword args (call/filter) */
+    jj_ex **kw_vals;       /* ...; dict values */
+    size_t n_kw;
+    bool negate;           /* EX_TEST: "is not" */
+};
+
+typedef enum {
+    ST_TEXT, ST_OUTPUT, ST_IF, ST_FOR, ST_SET, ST_SET_BLOCK, ST_BREAK, ST_CONTINUE, ST_BLOCK,
+} jj_st_kind;
+
+typedef struct jj_st jj_st;
+typedef struct jj_body {
+    jj_st **st; /* [n] */
+    size_t n;
+} jj_body;
+
+struct jj_st {
+    jj_st_kind kind;
+    int line;
+    const char *text; /* ST_TEXT */
+    size_t text_n;
+    jj_ex *expr;      /* OUTPUT value, IF cond, FOR iterable, SET value */
+    jj_ex *filter;    /* FOR inline if */
+    const char *target[4]; /* FOR loop variables / SET name */
+    size_t n_target;
+    const char *attr; /* SET ns.attr */
+    jj_body body;     /* IF then, FOR body, SET_BLOCK body, BLOCK body */
+    jj_body orelse;   /* IF else (elif chains nest here), FOR else */
+};
+
+jj_body jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok);
+
+/* ---- builtins (jinja_builtins.c) ---- */
+enum { JF_RAISE_EXCEPTION, JF_STRFTIME_NOW, JF_NAMESPACE, JF_RANGE, JF_DICT };
+/* Look up a global function by name; false when there is none. */
+bool jj_global_func(const char *name, jv *out);
+jv jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char **kw, const jv *kwv,
+                size_t n_kw, int line);
+jv jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t n, int line);
+jv jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n, const char **kw,
+                   const jv *kwv, size_t n_kw, int line);
+bool jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n, int line);
+/* Items of an iterable (list items, dict keys, string characters). */
+jj_list jj_iterate(jj_state *S, jv v, int line);
+/* Python-style strip of chars (NULL: whitespace); which: 1 left, 2 right, 3 both. */
+jv jj_strip(jj_state *S, jv s, const char *chars, size_t chars_n, int which);
+
+#endif /* LLM_CHAT_JINJA_H */

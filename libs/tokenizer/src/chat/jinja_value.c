@@ -1,0 +1,412 @@
+/* jinja_value.c -- the arena, value constructors, Python truthiness and
+ * equality, str()/repr() and json.dumps() of values. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat/jinja.h"
+
+struct jj_chunk {
+    jj_chunk *next;
+    size_t used, cap;
+    max_align_t data[]; /* cap bytes */
+};
+
+_Noreturn void jj_fail(jj_state *S, llm_status st, const char *fmt, ...) {
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    llm__chat_fail(st, "%s", msg);
+    S->error = st;
+    longjmp(S->on_error, 1);
+}
+
+void *jj_alloc(jj_state *S, size_t size) {
+    size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
+    if (size == 0)
+        size = sizeof(max_align_t);
+    jj_chunk *c = S->arena.head;
+    if (!c || c->cap - c->used < size) {
+        size_t cap = size > 65536 ? size : 65536;
+        c = malloc(sizeof *c + cap);
+        if (!c)
+            jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
+        c->next = S->arena.head;
+        c->used = 0;
+        c->cap = cap;
+        S->arena.head = c;
+    }
+    void *p = (char *)c->data + c->used;
+    c->used += size;
+    memset(p, 0, size);
+    return p;
+}
+
+char *jj_strndup(jj_state *S, const char *s, size_t n) {
+    char *p = jj_alloc(S, n + 1);
+    if (n)
+        memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+void jj_arena_free(jj_arena *a) {
+    jj_chunk *c = a->head;
+    while (c) {
+        jj_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->head = NULL;
+}
+
+jv jv_undefined(void) { jv v = {JV_UNDEFINED, {0}}; return v; }
+jv jv_none(void) { jv v = {JV_NONE, {0}}; return v; }
+jv jv_bool(bool b) { jv v = {JV_BOOL, {0}}; v.u.b = b; return v; }
+jv jv_int(int64_t i) { jv v = {JV_INT, {0}}; v.u.i = i; return v; }
+jv jv_float(double f) { jv v = {JV_FLOAT, {0}}; v.u.f = f; return v; }
+jv jv_str(const char *s, size_t n) {
+    jv v = {JV_STR, {0}};
+    v.u.str.s = s;
+    v.u.str.n = n;
+    return v;
+}
+jv jv_cstr(const char *s) { return jv_str(s, strlen(s)); }
+
+jv jv_list_new(jj_state *S, size_t n) {
+    jv v = {JV_LIST, {0}};
+    v.u.list = jj_alloc(S, sizeof *v.u.list);
+    v.u.list->items = n ? jj_alloc(S, n * sizeof(jv)) : NULL;
+    v.u.list->n = n;
+    return v;
+}
+
+jv jv_dict_new(jj_state *S) {
+    jv v = {JV_DICT, {0}};
+    v.u.dict = jj_alloc(S, sizeof *v.u.dict);
+    return v;
+}
+
+static bool str_eq(jv a, const char *s, size_t n) {
+    return a.type == JV_STR && a.u.str.n == n && memcmp(a.u.str.s, s, n) == 0;
+}
+
+bool jj_dict_get(const jj_dict *d, const char *key, size_t n, jv *out) {
+    for (size_t i = 0; i < d->n; i++)
+        if (str_eq(d->keys[i], key, n)) {
+            *out = d->vals[i];
+            return true;
+        }
+    return false;
+}
+
+void jj_dict_set(jj_state *S, jj_dict *d, jv key, jv val) {
+    for (size_t i = 0; i < d->n; i++)
+        if (jv_equal(d->keys[i], key)) {
+            d->vals[i] = val;
+            return;
+        }
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 8;
+        jv *k = jj_alloc(S, cap * sizeof *k), *v = jj_alloc(S, cap * sizeof *v);
+        if (d->n) {
+            memcpy(k, d->keys, d->n * sizeof *k);
+            memcpy(v, d->vals, d->n * sizeof *v);
+        }
+        d->keys = k, d->vals = v, d->cap = cap;
+    }
+    d->keys[d->n] = key;
+    d->vals[d->n] = val;
+    d->n++;
+}
+
+bool jv_truthy(jv v) {
+    switch (v.type) {
+    case JV_UNDEFINED: case JV_NONE: return false;
+    case JV_BOOL: return v.u.b;
+    case JV_INT: return v.u.i != 0;
+    case JV_FLOAT: return v.u.f != 0.0;
+    case JV_STR: return v.u.str.n > 0;
+    case JV_LIST: return v.u.list->n > 0;
+    case JV_DICT: return v.u.dict->is_namespace || v.u.dict->n > 0;
+    case JV_FUNC: return true;
+    }
+    return false;
+}
+
+static bool is_num(jv v) { return v.type == JV_INT || v.type == JV_FLOAT || v.type == JV_BOOL; }
+static double num(jv v) {
+    return v.type == JV_FLOAT ? v.u.f : v.type == JV_INT ? (double)v.u.i : (v.u.b ? 1.0 : 0.0);
+}
+
+bool jv_equal(jv a, jv b) {
+    if (is_num(a) && is_num(b)) {
+        if (a.type != JV_FLOAT && b.type != JV_FLOAT)
+            return (a.type == JV_INT ? a.u.i : a.u.b) == (b.type == JV_INT ? b.u.i : b.u.b);
+        return num(a) == num(b);
+    }
+    if (a.type != b.type)
+        return false;
+    switch (a.type) {
+    case JV_UNDEFINED: case JV_NONE: return true;
+    case JV_STR: return str_eq(b, a.u.str.s, a.u.str.n);
+    case JV_LIST:
+        if (a.u.list->n != b.u.list->n)
+            return false;
+        for (size_t i = 0; i < a.u.list->n; i++)
+            if (!jv_equal(a.u.list->items[i], b.u.list->items[i]))
+                return false;
+        return true;
+    case JV_DICT: {
+        if (a.u.dict == b.u.dict)
+            return true;
+        if (a.u.dict->is_namespace || b.u.dict->is_namespace || a.u.dict->n != b.u.dict->n)
+            return false;
+        for (size_t i = 0; i < a.u.dict->n; i++) {
+            jv other;
+            jv k = a.u.dict->keys[i];
+            if (k.type != JV_STR || !jj_dict_get(b.u.dict, k.u.str.s, k.u.str.n, &other) ||
+                !jv_equal(a.u.dict->vals[i], other))
+                return false;
+        }
+        return true;
+    }
+    case JV_FUNC: return a.u.func == b.u.func;
+    default: return false;
+    }
+}
+
+const char *jv_type_name(jv v) {
+    static const char *const names[] = {"undefined", "NoneType", "bool", "int", "float",
+                                        "str", "list", "dict", "function"};
+    if (v.type == JV_DICT && v.u.dict->is_namespace)
+        return "Namespace";
+    return names[v.type];
+}
+
+/* Python's repr() of a float: the shortest text that reads back the same. */
+static void put_float(llm__sb *sb, double f) {
+    char buf[40];
+    if (isnan(f)) {
+        llm__sb_puts(sb, "nan");
+        return;
+    }
+    if (isinf(f)) {
+        llm__sb_puts(sb, f < 0 ? "-inf" : "inf");
+        return;
+    }
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, f);
+        if (strtod(buf, NULL) == f)
+            break;
+    }
+    /* Python writes 1e+16 as 1e+16 and 100.0 as 100.0: add ".0" to integers */
+    if (!strpbrk(buf, ".eEn"))
+        strcat(buf, ".0");
+    llm__sb_puts(sb, buf);
+}
+
+static void put_repr_str(llm__sb *sb, const char *s, size_t n) {
+    bool has_sq = memchr(s, '\'', n) != NULL, has_dq = memchr(s, '"', n) != NULL;
+    char q = (has_sq && !has_dq) ? '"' : '\'';
+    llm__sb_put(sb, &q, 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char buf[8];
+        if (c == '\\' || c == (unsigned char)q) {
+            buf[0] = '\\', buf[1] = (char)c;
+            llm__sb_put(sb, buf, 2);
+        } else if (c == '\n') {
+            llm__sb_puts(sb, "\\n");
+        } else if (c == '\r') {
+            llm__sb_puts(sb, "\\r");
+        } else if (c == '\t') {
+            llm__sb_puts(sb, "\\t");
+        } else if (c < 0x20 || c == 0x7F) {
+            snprintf(buf, sizeof buf, "\\x%02x", c);
+            llm__sb_puts(sb, buf);
+        } else {
+            llm__sb_put(sb, s + i, 1);
+        }
+    }
+    llm__sb_put(sb, &q, 1);
+}
+
+static void put_repr(jj_state *S, jv v, llm__sb *sb);
+
+void jv_to_str(jj_state *S, jv v, llm__sb *sb) {
+    char buf[32];
+    switch (v.type) {
+    case JV_UNDEFINED: return;
+    case JV_NONE: llm__sb_puts(sb, "None"); return;
+    case JV_BOOL: llm__sb_puts(sb, v.u.b ? "True" : "False"); return;
+    case JV_INT:
+        snprintf(buf, sizeof buf, "%lld", (long long)v.u.i);
+        llm__sb_puts(sb, buf);
+        return;
+    case JV_FLOAT: put_float(sb, v.u.f); return;
+    case JV_STR: llm__sb_put(sb, v.u.str.s, v.u.str.n); return;
+    default: put_repr(S, v, sb); return;
+    }
+}
+
+static void put_repr(jj_state *S, jv v, llm__sb *sb) {
+    if (++S->depth > JJ_MAX_DEPTH)
+        jj_fail(S, LLM_ERR_UNSUPPORTED, "value nested deeper than %d", JJ_MAX_DEPTH);
+    switch (v.type) {
+    case JV_STR: put_repr_str(sb, v.u.str.s, v.u.str.n); break;
+    case JV_UNDEFINED: break;
+    case JV_LIST:
+        llm__sb_puts(sb, "[");
+        for (size_t i = 0; i < v.u.list->n; i++) {
+            if (i)
+                llm__sb_puts(sb, ", ");
+            put_repr(S, v.u.list->items[i], sb);
+        }
+        llm__sb_puts(sb, "]");
+        break;
+    case JV_DICT:
+        if (v.u.dict->is_namespace) {
+            llm__sb_puts(sb, "<Namespace ");
+        }
+        llm__sb_puts(sb, "{");
+        for (size_t i = 0; i < v.u.dict->n; i++) {
+            if (i)
+                llm__sb_puts(sb, ", ");
+            put_repr(S, v.u.dict->keys[i], sb);
+            llm__sb_puts(sb, ": ");
+            put_repr(S, v.u.dict->vals[i], sb);
+        }
+        llm__sb_puts(sb, v.u.dict->is_namespace ? "}>" : "}");
+        break;
+    case JV_FUNC: llm__sb_puts(sb, "<function>"); break;
+    default: jv_to_str(S, v, sb); break;
+    }
+    S->depth--;
+}
+
+jv jv_stringify(jj_state *S, jv v) {
+    if (v.type == JV_STR)
+        return v;
+    llm__sb sb = {0};
+    jv_to_str(S, v, &sb);
+    char *s = jj_strndup(S, sb.data ? sb.data : "", sb.len);
+    size_t n = sb.len;
+    bool failed = sb.failed;
+    llm__sb_free(&sb);
+    if (failed)
+        jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
+    return jv_str(s, n);
+}
+
+static void put_json_str(llm__sb *sb, const char *s, size_t n) {
+    llm__sb_puts(sb, "\"");
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        char buf[8];
+        switch (c) {
+        case '"': llm__sb_puts(sb, "\\\""); break;
+        case '\\': llm__sb_puts(sb, "\\\\"); break;
+        case '\n': llm__sb_puts(sb, "\\n"); break;
+        case '\r': llm__sb_puts(sb, "\\r"); break;
+        case '\t': llm__sb_puts(sb, "\\t"); break;
+        case '\b': llm__sb_puts(sb, "\\b"); break;
+        case '\f': llm__sb_puts(sb, "\\f"); break;
+        default:
+            if (c < 0x20) {
+                snprintf(buf, sizeof buf, "\\u%04x", c);
+                llm__sb_puts(sb, buf);
+            } else {
+                llm__sb_put(sb, s + i, 1);
+            }
+        }
+    }
+    llm__sb_puts(sb, "\"");
+}
+
+static void json_nl(llm__sb *sb, int indent, int level) {
+    llm__sb_puts(sb, "\n");
+    for (int i = 0; i < indent * level; i++)
+        llm__sb_puts(sb, " ");
+}
+
+static void to_json(jj_state *S, jv v, int indent, int level, llm__sb *sb) {
+    if (++S->depth > JJ_MAX_DEPTH)
+        jj_fail(S, LLM_ERR_UNSUPPORTED, "value nested deeper than %d", JJ_MAX_DEPTH);
+    switch (v.type) {
+    case JV_NONE: llm__sb_puts(sb, "null"); break;
+    case JV_BOOL: llm__sb_puts(sb, v.u.b ? "true" : "false"); break;
+    case JV_INT: case JV_FLOAT:
+        if (v.type == JV_FLOAT && (isnan(v.u.f) || isinf(v.u.f)))
+            llm__sb_puts(sb, isnan(v.u.f) ? "NaN" : v.u.f < 0 ? "-Infinity" : "Infinity");
+        else
+            jv_to_str(S, v, sb);
+        break;
+    case JV_STR: put_json_str(sb, v.u.str.s, v.u.str.n); break;
+    case JV_LIST:
+    case JV_DICT: {
+        bool is_list = v.type == JV_LIST;
+        size_t n = is_list ? v.u.list->n : v.u.dict->n;
+        if (!is_list && v.u.dict->is_namespace)
+            jj_fail(S, LLM_ERR_INVALID_ARG, "Object of type Namespace is not JSON serializable");
+        llm__sb_puts(sb, is_list ? "[" : "{");
+        if (n == 0) {
+            llm__sb_puts(sb, is_list ? "]" : "}");
+            break;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (i)
+                llm__sb_puts(sb, indent >= 0 ? "," : ", ");
+            if (indent >= 0)
+                json_nl(sb, indent, level + 1);
+            if (is_list) {
+                to_json(S, v.u.list->items[i], indent, level + 1, sb);
+            } else {
+                jv k = v.u.dict->keys[i];
+                if (k.type == JV_STR)
+                    put_json_str(sb, k.u.str.s, k.u.str.n);
+                else { /* json.dumps turns int/bool/None keys into strings */
+                    jv ks = k.type == JV_NONE ? jv_cstr("null")
+                            : k.type == JV_BOOL ? jv_cstr(k.u.b ? "true" : "false") : jv_stringify(S, k);
+                    put_json_str(sb, ks.u.str.s, ks.u.str.n);
+                }
+                llm__sb_puts(sb, ": ");
+                to_json(S, v.u.dict->vals[i], indent, level + 1, sb);
+            }
+        }
+        if (indent >= 0)
+            json_nl(sb, indent, level);
+        llm__sb_puts(sb, is_list ? "]" : "}");
+        break;
+    }
+    default:
+        jj_fail(S, LLM_ERR_INVALID_ARG, "Object of type %s is not JSON serializable", jv_type_name(v));
+    }
+    S->depth--;
+}
+
+void jv_to_json(jj_state *S, jv v, int indent, llm__sb *sb) { to_json(S, v, indent, 0, sb); }
+
+size_t jj_utf8_len(const char *s, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80)
+            k++;
+    return k;
+}
+
+size_t jj_utf8_offset(const char *s, size_t n, size_t cp) {
+    size_t k = 0, i = 0;
+    for (; i < n; i++) {
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (k == cp)
+                return i;
+            k++;
+        }
+    }
+    return n;
+}

@@ -1,0 +1,111 @@
+/* test_chat_jinja.c -- the Jinja interpreter against jinja2 itself:
+ *  - every real model template of chat_golden.json rendered from its string
+ *    (interpreter only, and interpreter-with-fallback), byte for byte;
+ *  - jinja_golden.json: small templates that exercise one language feature
+ *    each (whitespace control, loops, filters, tests, slicing, namespace,
+ *    tojson, errors), rendered by transformers' jinja2 environment.
+ * Both files come from scripts/golden/chat/make_chat_golden.py. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llama/chat.h"
+
+static json_t *load(const char *name) {
+    const char *src = getenv("LLM_SOURCE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tests/tokenizer/golden/chat/%s", src ? src : ".", name);
+    json_error_t err;
+    json_t *doc = json_load_file(path, 0, &err);
+    cr_assert(doc, "cannot load %s: %s (line %d)", path, err.text, err.line);
+    cr_assert_str_eq(json_string_value(json_object_get(doc, "format")), "llm-chat-golden");
+    return doc;
+}
+
+static llm_chat_message *case_messages(json_t *c, size_t *n) {
+    json_t *arr = json_object_get(c, "messages");
+    *n = json_array_size(arr);
+    llm_chat_message *m = calloc(*n ? *n : 1, sizeof *m);
+    cr_assert(m);
+    for (size_t i = 0; i < *n; i++) {
+        json_t *o = json_array_get(arr, i);
+        m[i].role = json_string_value(json_object_get(o, "role"));
+        m[i].content = json_string_value(json_object_get(o, "content"));
+        cr_assert(m[i].role && m[i].content);
+    }
+    return m;
+}
+
+static size_t first_diff(const char *a, const char *b) {
+    size_t i = 0;
+    while (a[i] && a[i] == b[i])
+        i++;
+    return i;
+}
+
+/* Render every case of every template in doc with engine; returns cases. */
+static size_t check_doc(json_t *doc, llm_chat_engine engine) {
+    const char *date = json_string_value(json_object_get(doc, "date"));
+    size_t n_cases = 0;
+    size_t ti;
+    json_t *t;
+    json_array_foreach(json_object_get(doc, "templates"), ti, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        const char *tmpl = json_string_value(json_object_get(t, "template"));
+        llm_chat_params p = llm_chat_default_params();
+        p.bos_token = json_string_value(json_object_get(t, "bos_token"));
+        p.eos_token = json_string_value(json_object_get(t, "eos_token"));
+        p.date = date;
+        p.engine = engine;
+        size_t ci;
+        json_t *c;
+        json_array_foreach(json_object_get(t, "cases"), ci, c) {
+            const char *cname = json_string_value(json_object_get(c, "name"));
+            p.add_generation_prompt = json_is_true(json_object_get(c, "add_generation_prompt"));
+            size_t n;
+            llm_chat_message *m = case_messages(c, &n);
+            const char *expected = json_string_value(json_object_get(c, "expected"));
+            char *out = NULL;
+            size_t len = 0;
+            llm_status st = llm_chat_render_template_alloc(tmpl, m, n, &p, &out, &len);
+            if (!expected) {
+                const char *err = json_string_value(json_object_get(c, "error"));
+                cr_assert(err, "%s/%s: golden has neither text nor error", name, cname);
+                cr_assert_eq(st, LLM_ERR_INVALID_ARG, "%s/%s: jinja raised '%s' but we returned %d (%s)",
+                             name, cname, err, st, llm_chat_last_error());
+                cr_assert_null(out);
+            } else {
+                cr_assert_eq(st, LLM_OK, "%s/%s: render failed (%d): %s", name, cname, st,
+                             llm_chat_last_error());
+                size_t d = first_diff(out, expected);
+                cr_assert(len == strlen(expected) && memcmp(out, expected, len) == 0,
+                          "%s/%s: differs at byte %zu\n got: [%s]\nwant: [%s]", name, cname, d, out + d,
+                          expected + d);
+            }
+            free(out);
+            free(m);
+            n_cases++;
+        }
+    }
+    return n_cases;
+}
+
+Test(chat_jinja, model_templates_interpreter_only) {
+    json_t *doc = load("chat_golden.json");
+    cr_assert_gt(check_doc(doc, LLM_CHAT_ENGINE_JINJA), 100);
+    json_decref(doc);
+}
+
+Test(chat_jinja, model_templates_auto) {
+    json_t *doc = load("chat_golden.json");
+    cr_assert_gt(check_doc(doc, LLM_CHAT_ENGINE_AUTO), 100);
+    json_decref(doc);
+}
+
+Test(chat_jinja, family_engine_on_template_strings) {
+    json_t *doc = load("chat_golden.json");
+    cr_assert_gt(check_doc(doc, LLM_CHAT_ENGINE_FAMILY), 100);
+    json_decref(doc);
+}
