@@ -45,7 +45,7 @@ static uint64_t heap_pop(bpe_heap *h) {
 }
 
 static void emit(const llm_tokenizer *t, llm_token id, tok_vec *out, int *err) {
-    if (id < 0) id = t->unk;
+    if (id < 0) id = t->bpe_unk;
     if (id >= 0 && llm__vec_push(out, id)) *err = 1;
 }
 
@@ -110,35 +110,105 @@ llm_status llm__bpe_word(const llm_tokenizer *t, const llm_token *syms, size_t n
     return err ? llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory") : LLM_OK;
 }
 
+/* A cache of words already encoded during one encode call. Text repeats
+ * words a lot, so most words are looked up instead of merged. It lives only
+ * for the call, which keeps the tokenizer immutable and thread-safe. */
+typedef struct wc_entry {
+    uint64_t h;
+    size_t woff;         /* the word: text[woff .. woff + wlen) */
+    uint32_t wlen;
+    uint32_t ioff, ilen; /* its ids: cache ids[ioff .. ioff + ilen) */
+} wc_entry;
+
+typedef struct word_cache {
+    wc_entry *e;  /* [mask + 1], wlen 0 = empty */
+    size_t mask, n;
+    tok_vec ids;
+} word_cache;
+
+#define WC_MAX_WORD 48
+
+static uint64_t word_hash(const unsigned char *p, size_t n) {
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a: words are short, a simple hash is enough */
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h | 1;
+}
+
+static int wc_grow(word_cache *c) {
+    size_t cap = c->e ? (c->mask + 1) * 2 : 512;
+    wc_entry *ne = calloc(cap, sizeof *ne);
+    if (!ne) return -1;
+    for (size_t i = 0; c->e && i <= c->mask; i++) {
+        if (!c->e[i].wlen) continue;
+        size_t j = c->e[i].h & (cap - 1);
+        while (ne[j].wlen) j = (j + 1) & (cap - 1);
+        ne[j] = c->e[i];
+    }
+    free(c->e);
+    c->e = ne;
+    c->mask = cap - 1;
+    return 0;
+}
+
 llm_status llm__bpe_encode(const llm_tokenizer *t, const char *text, size_t n, tok_vec *out) {
     tok_spans sp = {0};
     llm_status st = llm__pretok_split(t, text, n, &sp);
     llm_token small[SMALL];
     llm_token *syms = small;
     size_t syms_cap = SMALL;
+    word_cache wc = {0};
+    int use_cache = sp.n >= 64;
     for (size_t w = 0; w < sp.n && st == LLM_OK; w++) {
         const unsigned char *word = (const unsigned char *)text + sp.v[2 * w];
         size_t len = sp.v[2 * w + 1];
-        if (t->ignore_merges) {
-            llm_token id = llm__tok_lookup_raw(t, (const char *)word, len);
-            if (id >= 0) {
-                if (llm__vec_push(out, id)) st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+        wc_entry *slot = NULL;
+        uint64_t h = 0;
+        if (use_cache && len <= WC_MAX_WORD) {
+            if ((!wc.e || 2 * (wc.n + 1) > wc.mask + 1) && wc_grow(&wc)) goto oom;
+            h = word_hash(word, len);
+            size_t j = h & wc.mask;
+            while (wc.e[j].wlen && !(wc.e[j].h == h && wc.e[j].wlen == len &&
+                                     memcmp(text + wc.e[j].woff, word, len) == 0))
+                j = (j + 1) & wc.mask;
+            slot = &wc.e[j];
+            if (slot->wlen) { /* hit */
+                for (uint32_t k = 0; k < slot->ilen; k++)
+                    if (llm__vec_push(out, wc.ids.v[slot->ioff + k])) goto oom;
                 continue;
             }
         }
-        if (len > syms_cap) {
-            llm_token *ns = malloc(len * sizeof *ns);
-            if (!ns) {
-                st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
-                break;
+        size_t before = out->n;
+        llm_token id = t->ignore_merges ? llm__tok_lookup_raw(t, (const char *)word, len) : LLM_TOKEN_NULL;
+        if (id >= 0) {
+            if (llm__vec_push(out, id)) goto oom;
+        } else {
+            if (len > syms_cap) {
+                llm_token *ns = malloc(len * sizeof *ns);
+                if (!ns) goto oom;
+                if (syms != small) free(syms);
+                syms = ns;
+                syms_cap = len;
             }
-            if (syms != small) free(syms);
-            syms = ns;
-            syms_cap = len;
+            for (size_t i = 0; i < len; i++) syms[i] = t->byte_tok[word[i]];
+            st = llm__bpe_word(t, syms, len, out);
         }
-        for (size_t i = 0; i < len; i++) syms[i] = t->byte_tok[word[i]];
-        st = llm__bpe_word(t, syms, len, out);
+        if (slot && st == LLM_OK) {
+            slot->h = h;
+            slot->woff = sp.v[2 * w];
+            slot->wlen = (uint32_t)len;
+            slot->ioff = (uint32_t)wc.ids.n;
+            slot->ilen = (uint32_t)(out->n - before);
+            for (size_t k = before; k < out->n; k++)
+                if (llm__vec_push(&wc.ids, out->v[k])) goto oom;
+            wc.n++;
+        }
     }
+    goto done;
+oom:
+    st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+done:
+    free(wc.e);
+    free(wc.ids.v);
     if (syms != small) free(syms);
     llm__spans_free(&sp);
     return st;

@@ -74,6 +74,10 @@ struct llm_tokenizer {
 
     int add_bos, add_eos, add_space_prefix, ignore_merges, byte_fallback, lowercase;
     llm_token bos, eos, eot, eom, unk, pad, sep, cls, mask;
+    /* What a BPE symbol missing from the vocabulary becomes: UNK for
+     * tokenizer.json models with an unk_token (HF), nothing for GGUF
+     * byte-level vocabularies (llama.cpp and HF both drop it). */
+    llm_token bpe_unk;
 };
 
 /* llm_tokenizer_create with explicit pre-tokenizer patterns (instead of the

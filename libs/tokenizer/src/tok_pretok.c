@@ -139,13 +139,35 @@ static int spans_push(tok_spans *s, size_t off, size_t len) {
     return 0;
 }
 
+/* Matching state for one split call. The JIT machine stack of 32 KB that
+ * PCRE2 uses by default suffices for ordinary text; a big JIT stack is made
+ * only when a match hits that limit (e.g. a long run of spaces before
+ * "\s+(?!\S)"), so short calls pay no mmap. */
+typedef struct match_env {
+    pcre2_match_data *md;
+    pcre2_match_context *mc; /* NULL until needed */
+    pcre2_jit_stack *js;
+} match_env;
+
+static int env_big_stack(match_env *env) {
+    env->mc = pcre2_match_context_create(NULL);
+    env->js = pcre2_jit_stack_create(32 * 1024, 64 * 1024 * 1024, NULL);
+    if (!env->mc || !env->js) return -1;
+    pcre2_jit_stack_assign(env->mc, NULL, env->js);
+    return 0;
+}
+
 /* Split one fragment [s, s+n) of text with re, appending matches and gaps. */
-static llm_status split_one(pcre2_code *re, const char *text, size_t s, size_t n, pcre2_match_data *md,
-                            pcre2_match_context *mc, tok_spans *out) {
+static llm_status split_one(pcre2_code *re, const char *text, size_t s, size_t n, match_env *env, tok_spans *out) {
     const PCRE2_SPTR subj = (PCRE2_SPTR)(text + s);
     size_t pos = 0, gap = 0;
+    pcre2_match_data *md = env->md;
     while (pos < n) {
-        int rc = pcre2_match(re, subj, n, pos, PCRE2_NO_UTF_CHECK, md, mc);
+        int rc = pcre2_match(re, subj, n, pos, PCRE2_NO_UTF_CHECK, md, env->mc);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT && !env->mc) {
+            if (env_big_stack(env)) return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+            continue;
+        }
         if (rc == PCRE2_ERROR_NOMATCH) break;
         if (rc < 0) {
             PCRE2_UCHAR msg[128];
@@ -173,32 +195,28 @@ llm_status llm__pretok_split(const llm_tokenizer *t, const char *text, size_t n,
     if (n == 0) return LLM_OK;
     if (t->n_re == 0) return spans_push(out, 0, n) ? llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory") : LLM_OK;
     llm_status st = LLM_OK;
-    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
-    pcre2_match_context *mc = pcre2_match_context_create(NULL);
-    /* Long runs of whitespace recurse deeply in "\s+(?!\S)"; give JIT room. */
-    pcre2_jit_stack *js = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, NULL);
+    match_env env = {pcre2_match_data_create(1, NULL), NULL, NULL};
     tok_spans tmp = {0};
-    if (!md || !mc || !js) {
+    if (!env.md) {
         st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
-    pcre2_jit_stack_assign(mc, NULL, js);
     tok_spans *cur = out, *next = &tmp;
     /* The first pattern runs over the whole text. Later ones over each fragment. */
     if (t->n_re % 2 == 0) cur = &tmp, next = out;
-    st = split_one(t->re[0], text, 0, n, md, mc, cur);
+    st = split_one(t->re[0], text, 0, n, &env, cur);
     for (int r = 1; r < t->n_re && st == LLM_OK; r++) {
         next->n = 0;
         for (size_t i = 0; i < cur->n && st == LLM_OK; i++)
-            st = split_one(t->re[r], text, cur->v[2 * i], cur->v[2 * i + 1], md, mc, next);
+            st = split_one(t->re[r], text, cur->v[2 * i], cur->v[2 * i + 1], &env, next);
         tok_spans *sw = cur;
         cur = next;
         next = sw;
     }
 done:
     llm__spans_free(&tmp);
-    pcre2_jit_stack_free(js);
-    pcre2_match_context_free(mc);
-    pcre2_match_data_free(md);
+    if (env.js) pcre2_jit_stack_free(env.js);
+    if (env.mc) pcre2_match_context_free(env.mc);
+    pcre2_match_data_free(env.md);
     return st;
 }

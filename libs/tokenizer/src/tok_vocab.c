@@ -376,6 +376,7 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
     if (spec->n_merges > 0 && (st = build_merges(t, spec)) != LLM_OK) goto fail_st;
     if ((st = build_specials(t)) != LLM_OK) goto fail_st;
     if (hf) t->hf = *hf;
+    t->bpe_unk = (hf || spec->type == LLM_TOKENIZER_HF_BPE) ? spec->unk : LLM_TOKEN_NULL;
     if (patterns) {
         for (int i = 0; i < n_patterns; i++)
             if ((st = llm__pretok_compile(t, patterns[i], strlen(patterns[i]))) != LLM_OK) goto fail_st;
