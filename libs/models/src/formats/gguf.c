@@ -205,6 +205,7 @@ static llm_status parse_array(cursor *c, int depth, llm_gguf_value *v, int64_t *
                  " bytes left", n, llm_gguf_type_name((llm_gguf_type)et), left);
         return fail(c, LLM_ERR_BAD_FORMAT, at, msg);
     }
+    if (n == 0) return LLM_OK; /* no index: priv_ stays NULL */
     int64_t start;
     if ((st = pool_reserve(c->g, n, &start)))
         return llm__models_error(st, "gguf: %s: out of memory indexing an array", c->g->name);
