@@ -31,13 +31,19 @@
  * sample() call starts from the caller's logits (read only, never written)
  * and lets every sampler narrow or reshape a candidate set held in buffers
  * allocated once at create time for n_vocab_max tokens: no allocation happens
- * per token. No sampler sorts the whole vocabulary: top-k uses a bounded heap,
- * min-p a threshold, top-p and typical-p a 256-bucket mass histogram after
- * which only the one boundary bucket is sorted.
+ * per token. Penalties and logit bias change a few tokens as "patches" beside
+ * the caller's array (no copy of the vocabulary) which top-k reads directly.
+ * No sampler sorts the whole vocabulary: top-k uses a bounded heap after a
+ * 16-logits-at-a-time threshold scan, min-p a threshold, top-p and typical-p
+ * a 256-bucket (1/8 logit or nat wide) mass histogram after which only the
+ * one boundary bucket is sorted; on the full vocabulary top-p first tries a
+ * histogram of just the logits within 8 of the max (the cut is almost always
+ * there) after one vectorized pass for the total mass.
  *
  * Candidate order and ties. Logits are compared by the total order
  * (logit descending, then position ascending); at the first sampler positions
- * are token ids. NaN and -INFINITY logits are never selected (zero weight).
+ * are token ids. NaN and +-INFINITY logits are never selected (zero weight);
+ * a mask or bias forbids a token with -INFINITY.
  *
  * RNG (exact, so another implementation, e.g. a CUDA sampler, can reproduce
  * every draw). Word n (n = 0, 1, 2, ...) of a chain's stream is
@@ -61,8 +67,10 @@
  *
  * Float determinism. Every float operation is IEEE-754 binary32 (double for
  * a few scalar logs) in a fixed order; the library is compiled with
- * -ffp-contract=off so no fused multiply-add changes a rounding, and uses no
- * libm function in any result: exp is exp2(n) * P6(r) with the
+ * -ffp-contract=off so no fused multiply-add changes a rounding (the AVX2
+ * variants of the exp loops, picked at run time on x86-64, are the same C code
+ * and give bit-identical sums), and uses no libm function in any result:
+ * exp(x) for x in [-80, 0] (0 below -80) is 2^n * P6(r) with the
  * Cody-Waite reduction r = x - n*ln2 (n = round-to-nearest(x*log2(e)),
  * ln2 split as 0.693359375 - 2.12194440e-4) and the degree-6 Taylor
  * polynomial; log is a double atanh series. Hence the same seed and the same
@@ -115,8 +123,8 @@ typedef struct llm_sampler_chain_params {
 /* Defaults: n_vocab_max 262144, seed 0x5eed. */
 llm_sampler_chain_params llm_sampler_chain_default_params(void);
 
-/* Create an empty chain. All per-token buffers (about 36 bytes per vocab
- * entry) are allocated here. On success *out owns a chain the caller frees
+/* Create an empty chain. All per-token buffers (36 bytes per vocab entry,
+ * plus 4 per penalty sampler, allocated when it is added) are allocated here. On success *out owns a chain the caller frees
  * with llm_sampler_chain_free(). Returns LLM_OK, LLM_ERR_INVALID_ARG (NULL
  * argument, n_vocab_max <= 0) or LLM_ERR_NO_MEMORY; *out is NULL on error. */
 llm_status llm_sampler_chain_create(const llm_sampler_chain_params *params,
@@ -220,7 +228,10 @@ size_t llm_sampler_chain_length(const llm_sampler_chain *chain);
 
 /* The candidate set the selector saw in the last successful sample(), in
  * candidate order: copies min(count, cap) ids and logits (either pointer may
- * be NULL) and returns count (0 before any sample). For inspection and tests. */
+ * be NULL) and returns count (0 before any sample or after a failed one).
+ * When no sampler narrowed or changed the logits, the set is the whole
+ * vocabulary (ids 0..n_vocab-1) and `logits` is not written: they were the
+ * caller's, unchanged. For inspection and tests. */
 size_t llm_sampler_chain_last_candidates(const llm_sampler_chain *chain, int32_t *ids,
                                          float *logits, size_t cap);
 
@@ -276,7 +287,9 @@ void llm_stop_matcher_free(llm_stop_matcher *m);
  * released once it cannot be. When a stop string completes, everything before
  * its first occurrence is emitted, the stop string and anything after it are
  * dropped, and LLM_END_OF_STREAM is returned (then and on later feeds, which
- * emit nothing). Stops are matched on bytes; for valid UTF-8 text and stops a
+ * emit nothing). If several stops complete in one feed, the one ending first
+ * wins (then the one starting first): the result does not depend on how the
+ * text was cut into pieces. Stops are matched on bytes; for valid UTF-8 text and stops a
  * match always begins at a character boundary. Returns LLM_OK,
  * LLM_END_OF_STREAM, LLM_ERR_INVALID_ARG or LLM_ERR_NO_MEMORY (state kept). */
 llm_status llm_stop_matcher_feed(llm_stop_matcher *m, const char *piece, size_t len,
