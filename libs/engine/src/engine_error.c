@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "engine_internal.h"
+#include "llama/engine.h"
+#include "engine_error.h"
 
 static _Thread_local char tls_error[LLM__ERR_CAP];
 

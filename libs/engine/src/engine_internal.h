@@ -1,18 +1,73 @@
-/* Private to llama-engine: shared declarations of the engine's source files. */
+/* Private to llama-engine: the model and session objects and the helpers
+ * shared by the engine's source files. */
 #ifndef LLM_ENGINE_INTERNAL_H
 #define LLM_ENGINE_INTERNAL_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "llama/engine.h"
+#include "llama/kv.h"
+#include "llama/models.h"
+#include "llama/runtime.h"
+#include "llama/sampling.h"
+#include "llama/tokenizer.h"
 
-#define LLM__ERR_CAP 512
+#include "engine_fwd.h"
+#include "engine_chat_bridge.h"
 
-/* Records a printf-style message as this thread's last error and, when
- * handle_buf is not NULL, in that handle's buffer (LLM__ERR_CAP bytes).
- * Returns st so callers can write `return llm__fail(...)`. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-llm_status llm__fail(char *handle_buf, llm_status st, const char *fmt, ...);
-void llm__clear_error(void);
+#include "engine_error.h"
+
+/* Monotonic clock in milliseconds. */
+double llm__now_ms(void);
+/* Peak resident set size of the process in bytes (0 if unknown). */
+uint64_t llm__peak_rss(void);
+
+struct llm_model {
+    char err[LLM__ERR_CAP];
+    llm_model_desc *desc;
+    llm_backend *be;
+    llm_tokenizer *tok;
+    llm_kv_pool *pool;
+    llm__fwd *fwd;
+    pthread_mutex_t lock; /* serializes fwd, pool and the scratch below */
+    llm_model_info info;
+    char *name, *arch, *chat_template, *weight_type, *bos_text, *eos_text;
+    char backend_name[16];
+    int32_t n_ctx, n_batch, block_size, kv_blocks;
+    uint64_t kv_bytes;
+    double load_ms;
+    float *logits; /* [n_vocab] scratch used under `lock` */
+};
+
+struct llm_session {
+    char err[LLM__ERR_CAP];
+    llm_model *m;
+    llm_kv_seq_id seq;       /* -1 until the first prefill */
+    int32_t n_ctx;
+    llm_token *ctx;          /* [cap_ctx] the tokens whose K/V the sequence holds */
+    int32_t n_past, cap_ctx;
+    float *logits;           /* [n_vocab] logits after the last computed token */
+    bool logits_ready;
+    llm_token pending;       /* sampled but not yet computed */
+    bool has_pending;
+    llm_sampling_params sp;
+    llm_sampler_chain *chain;
+    char **stops;
+    size_t n_stops;
+    llm_stop_matcher *stop;
+    llm_detokenizer *detok;  /* skips control tokens */
+    bool stopped;            /* the current generation hit a stop string */
+    atomic_int cancel;
+    char *text;              /* pull API output buffer */
+    size_t text_cap;
+    /* telemetry */
+    double t_prefill_start, t_first_token, ttft_ms, prefill_ms, decode_ms;
+    int32_t prefill_tokens, reused_tokens, decode_tokens;
+    int64_t total_prefill, total_reused, total_decode;
+};
+
+/* Model helpers used by several files (model must be locked where noted). */
+bool llm__model_is_eog(const llm_model *m, llm_token t);
 
 #endif

@@ -29,7 +29,7 @@ void llm__sb_put_stripped(llm__sb *sb, const char *s);
 
 /* True when s (NUL-terminated) is valid UTF-8 (no overlongs, surrogates or
  * code points above U+10FFFF). */
-bool llm__utf8_valid(const char *s);
+bool llm__chat_utf8_valid(const char *s);
 
 /* Record the thread's last error (printf-style) and return st. */
 llm_status llm__chat_fail(llm_status st, const char *fmt, ...)

@@ -175,7 +175,7 @@ static llm_status make_ctx(const llm_chat_message *messages, size_t n, const llm
     for (size_t i = 0; i < n; i++) {
         if (!messages[i].role || !messages[i].content)
             return llm__chat_fail(LLM_ERR_INVALID_ARG, "message %zu has a NULL role or content", i);
-        if (!llm__utf8_valid(messages[i].role) || !llm__utf8_valid(messages[i].content))
+        if (!llm__chat_utf8_valid(messages[i].role) || !llm__chat_utf8_valid(messages[i].content))
             return llm__chat_fail(LLM_ERR_BAD_UTF8, "message %zu is not valid UTF-8", i);
     }
     c->msgs = messages;
@@ -183,10 +183,10 @@ static llm_status make_ctx(const llm_chat_message *messages, size_t n, const llm
     c->bos = params->bos_token ? params->bos_token : "";
     c->eos = params->eos_token ? params->eos_token : "";
     c->add_gen = params->add_generation_prompt;
-    if (!llm__utf8_valid(c->bos) || !llm__utf8_valid(c->eos))
+    if (!llm__chat_utf8_valid(c->bos) || !llm__chat_utf8_valid(c->eos))
         return llm__chat_fail(LLM_ERR_BAD_UTF8, "bos_token or eos_token is not valid UTF-8");
     if (params->date) {
-        if (!llm__utf8_valid(params->date))
+        if (!llm__chat_utf8_valid(params->date))
             return llm__chat_fail(LLM_ERR_BAD_UTF8, "date is not valid UTF-8");
         c->date = params->date;
     } else {

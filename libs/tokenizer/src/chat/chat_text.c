@@ -75,7 +75,7 @@ static size_t utf8_decode(const unsigned char *s, uint32_t *cp) {
     return 4;
 }
 
-bool llm__utf8_valid(const char *str) {
+bool llm__chat_utf8_valid(const char *str) {
     const unsigned char *s = (const unsigned char *)str;
     while (*s) {
         unsigned char c = s[0];

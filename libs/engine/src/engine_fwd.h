@@ -1,0 +1,61 @@
+/* Private to llama-engine: the forward-pass adapter.
+ *
+ * The engine talks to the model's forward pass only through this interface,
+ * so that the sessions, KV bookkeeping and embeddings do not depend on how
+ * the architecture code is organised. It owns the KV storage (one runtime
+ * buffer sized from the pool) and the activation arena. */
+#ifndef LLM_ENGINE_FWD_H
+#define LLM_ENGINE_FWD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "llama/models.h"
+#include "llama/runtime.h"
+
+typedef struct llm__fwd llm__fwd;
+
+typedef struct llm__fwd_params {
+    int32_t n_ctx;       /* longest sequence */
+    int32_t n_batch;     /* most tokens per run */
+    int32_t n_blocks;    /* KV blocks in storage */
+    int32_t block_size;  /* tokens per block */
+    llm_dtype kv_dtype;  /* F16 or F32 */
+} llm__fwd_params;
+
+/* Bytes the adapter will allocate for KV storage and for its arena, for a
+ * descriptor and params (used by the memory plan and by load). */
+llm_status llm__fwd_sizes(const llm_model_desc *d, const llm__fwd_params *p,
+                          uint64_t *kv_bytes, uint64_t *scratch_bytes);
+
+/* Binds descriptor d (must outlive the adapter) to backend be and
+ * allocates KV storage and arena. Message via llm__fail-compatible text in
+ * *err (LLM__ERR_CAP bytes) on failure. */
+llm_status llm__fwd_create(const llm_model_desc *d, llm_backend *be, const llm__fwd_params *p,
+                           llm__fwd **out, char *err, size_t err_cap);
+void llm__fwd_free(llm__fwd *f);
+
+/* What to return from a run. */
+typedef enum llm__fwd_out {
+    LLM__FWD_LOGITS_LAST = 0, /* out: [n_vocab] logits of the last token */
+    LLM__FWD_HIDDEN_ALL = 1   /* out: [n][n_embd] final-norm hidden states */
+} llm__fwd_out;
+
+/* Runs tokens[0..n) at positions[0..n) of one sequence whose K/V blocks are
+ * block_table[0..n_table); earlier positions must already be in the cache.
+ * Writes the new K/V, then fills `out` as `what` says. Checks *cancel (may
+ * be NULL) between layers and returns LLM_CANCELLED if it is set (the K/V
+ * of this run is then unspecified: the caller drops those positions).
+ * Errors: message in err. */
+llm_status llm__fwd_run(llm__fwd *f, const int32_t *tokens, const int32_t *positions, int32_t n,
+                        const int32_t *block_table, int32_t n_table, llm__fwd_out what,
+                        float *out, const atomic_int *cancel, char *err, size_t err_cap);
+
+/* Copies token slots [0, n_tokens) of physical block src to dst in every
+ * layer's K and V (copy-on-write of a shared partial block). */
+llm_status llm__fwd_copy_block(llm__fwd *f, int32_t src, int32_t dst, int32_t n_tokens,
+                               char *err, size_t err_cap);
+
+#endif

@@ -1,0 +1,280 @@
+/* Model loading: descriptor (libs/models), backend (libs/runtime), tokenizer
+ * (libs/tokenizer via tokenizer_gguf), KV pool (libs/kv) and the forward
+ * adapter; model info and the memory plan. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "engine_internal.h"
+#include "engine_tok.h"
+
+double llm__now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+uint64_t llm__peak_rss(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
+    return (uint64_t)ru.ru_maxrss * 1024u; /* Linux reports KiB */
+}
+
+static char *dup_n(const char *s, size_t n) {
+    char *d = malloc(n + 1);
+    if (d) {
+        if (n) memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+static char *gguf_str(const llm_gguf *g, const char *key) {
+    const char *s;
+    size_t n;
+    if (g && llm_gguf_get_str(g, key, &s, &n) == LLM_OK) return dup_n(s, n);
+    return dup_n("", 0);
+}
+
+/* Resolved sizes for a descriptor and params. */
+typedef struct resolved {
+    int32_t n_ctx, kv_tokens, block_size, n_batch, n_blocks;
+    llm_dtype kv_dtype;
+} resolved;
+
+static llm_status resolve(const llm_model_desc *d, const llm_model_params *p, resolved *r, char *err) {
+    const llm_model_hparams *hp = llm_model_desc_hparams(d);
+    int32_t train = hp->n_ctx_train ? (int32_t)hp->n_ctx_train : 4096;
+    r->n_ctx = p->n_ctx > 0 ? p->n_ctx : (train < 4096 ? train : 4096);
+    if (p->n_ctx < 0)
+        return llm__fail(err, LLM_ERR_INVALID_ARG, "n_ctx must be >= 0 (got %d)", p->n_ctx);
+    r->block_size = p->kv_block_size > 0 ? p->kv_block_size : 16;
+    r->kv_tokens = p->kv_tokens > 0 ? p->kv_tokens : r->n_ctx;
+    if (r->kv_tokens < r->n_ctx)
+        return llm__fail(err, LLM_ERR_INVALID_ARG, "kv_tokens (%d) must be >= n_ctx (%d)",
+                         r->kv_tokens, r->n_ctx);
+    /* One spare block per session for copy-on-write of a shared tail. */
+    r->n_blocks = (r->kv_tokens + r->block_size - 1) / r->block_size + 1;
+    r->n_batch = p->n_batch > 0 ? p->n_batch : 256;
+    if (r->n_batch > r->n_ctx) r->n_batch = r->n_ctx;
+    if (p->kv_type != LLM_KV_F16 && p->kv_type != LLM_KV_F32)
+        return llm__fail(err, LLM_ERR_INVALID_ARG, "unknown kv_type %d", (int)p->kv_type);
+    r->kv_dtype = p->kv_type == LLM_KV_F32 ? LLM_DTYPE_F32 : LLM_DTYPE_F16;
+    return LLM_OK;
+}
+
+static uint64_t weights_bytes(const llm_model_desc *d, uint64_t *n_params, const char **dominant) {
+    uint64_t total = 0, per_type[LLM_DTYPE_END_] = {0};
+    *n_params = 0;
+    for (int64_t i = 0; i < llm_model_desc_tensor_count(d); i++) {
+        const llm_model_tensor *t = llm_model_desc_tensor_at(d, i);
+        total += t->size;
+        uint64_t ne = 1;
+        for (uint32_t k = 0; k < t->n_dims; k++) ne *= (uint64_t)t->ne[k];
+        *n_params += ne;
+        if ((int)t->type >= 0 && (int)t->type < LLM_DTYPE_END_ && t->n_dims >= 2)
+            per_type[t->type] += t->size;
+    }
+    int best = 0;
+    for (int k = 0; k < LLM_DTYPE_END_; k++)
+        if (per_type[k] > per_type[best]) best = k;
+    const char *nm = llm_dtype_name((llm_dtype)best);
+    *dominant = nm ? nm : "?";
+    return total;
+}
+
+llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_memory_plan *plan) {
+    if (!path || !plan) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_model_plan: NULL argument");
+    llm_model_params p = params ? *params : llm_model_default_params();
+    llm_model_desc *d = NULL;
+    llm_status st = llm_model_desc_load(path, &d);
+    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_models_last_error());
+    resolved r;
+    char err[LLM__ERR_CAP];
+    st = resolve(d, &p, &r, err);
+    if (st == LLM_OK) {
+        llm__fwd_params fp = {r.n_ctx, r.n_batch, r.n_blocks, r.block_size, r.kv_dtype};
+        uint64_t kv = 0, scratch = 0, np;
+        const char *dom;
+        st = llm__fwd_sizes(d, &fp, &kv, &scratch);
+        if (st == LLM_OK) {
+            memset(plan, 0, sizeof *plan);
+            plan->weights_bytes = weights_bytes(d, &np, &dom);
+            plan->kv_bytes = kv;
+            /* scratch: the forward's arena plus the host logits of a session */
+            plan->scratch_bytes = scratch + (uint64_t)llm_model_desc_hparams(d)->n_vocab * 4u;
+            plan->total_bytes = plan->weights_bytes + plan->kv_bytes + plan->scratch_bytes;
+            plan->n_ctx = r.n_ctx;
+            plan->kv_blocks = r.n_blocks;
+        } else {
+            llm__fail(NULL, st, "memory plan: %s", llm_runtime_last_error());
+        }
+    }
+    llm_model_desc_free(d);
+    return st;
+}
+
+void llm_model_free(llm_model *m) {
+    if (!m) return;
+    llm__fwd_free(m->fwd);
+    llm_kv_pool_free(m->pool);
+    llm_tokenizer_free(m->tok);
+    llm_backend_free(m->be);
+    llm_model_desc_free(m->desc);
+    pthread_mutex_destroy(&m->lock);
+    free(m->name);
+    free(m->arch);
+    free(m->chat_template);
+    free(m->weight_type);
+    free(m->bos_text);
+    free(m->eos_text);
+    free(m->logits);
+    free(m);
+}
+
+const char *llm_model_last_error(const llm_model *m) { return m ? m->err : ""; }
+
+static char *token_text(const llm_tokenizer *tok, llm_token id) {
+    const char *s = id >= 0 ? llm_tokenizer_token_text(tok, id) : NULL;
+    return dup_n(s ? s : "", s ? strlen(s) : 0);
+}
+
+llm_status llm_load_model(const char *path, const llm_model_params *params, llm_model **out) {
+    if (out) *out = NULL;
+    if (!path || !out) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_load_model: NULL argument");
+    double t0 = llm__now_ms();
+    llm_model_params p = params ? *params : llm_model_default_params();
+    llm_model *m = calloc(1, sizeof *m);
+    if (!m) return llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
+    pthread_mutex_init(&m->lock, NULL);
+    llm_status st = llm_model_desc_load(path, &m->desc);
+    if (st != LLM_OK) {
+        llm__fail(NULL, st, "%s", llm_models_last_error());
+        goto fail;
+    }
+    resolved r;
+    char err[LLM__ERR_CAP];
+    st = resolve(m->desc, &p, &r, err);
+    if (st != LLM_OK) goto fail;
+
+    /* Tokenizer: from the GGUF metadata (HF folders: tokenizer.json). */
+    st = llm__tokenizer_load(m->desc, &m->tok, err, sizeof err);
+    if (st != LLM_OK) {
+        llm__fail(NULL, st, "tokenizer: %s", err);
+        goto fail;
+    }
+
+    llm_backend_params bp = llm_backend_default_params();
+    bp.n_threads = p.n_threads;
+    st = llm_backend_create(p.backend ? p.backend : "auto", &bp, &m->be);
+    if (st != LLM_OK) {
+        llm__fail(NULL, st == LLM_ERR_NOT_FOUND ? LLM_ERR_BACKEND : st, "backend '%s': %s",
+                  p.backend ? p.backend : "auto", llm_runtime_last_error());
+        st = st == LLM_ERR_NOT_FOUND ? LLM_ERR_BACKEND : st;
+        goto fail;
+    }
+
+    llm__fwd_params fp = {r.n_ctx, r.n_batch, r.n_blocks, r.block_size, r.kv_dtype};
+    uint64_t kvb = 0, scratch = 0;
+    llm__fwd_sizes(m->desc, &fp, &kvb, &scratch);
+    st = llm__fwd_create(m->desc, m->be, &fp, &m->fwd, err, sizeof err);
+    if (st != LLM_OK) {
+        llm__fail(NULL, st, "%s", err);
+        goto fail;
+    }
+    llm_kv_pool_params pp = llm_kv_pool_default_params();
+    pp.n_blocks = r.n_blocks;
+    pp.block_size = r.block_size;
+    pp.enable_prefix_cache = p.prefix_cache;
+    pp.bytes_per_token = r.n_blocks ? (size_t)(kvb / (uint64_t)r.n_blocks / (uint64_t)r.block_size) : 0;
+    st = llm_kv_pool_create(&pp, &m->pool);
+    if (st != LLM_OK) {
+        llm__fail(NULL, st, "kv pool: %s", llm_kv_last_error());
+        goto fail;
+    }
+
+    const llm_model_hparams *hp = llm_model_desc_hparams(m->desc);
+    const llm_gguf *g = llm_model_desc_gguf(m->desc);
+    m->logits = malloc((size_t)hp->n_vocab * sizeof *m->logits);
+    m->name = gguf_str(g, "general.name");
+    m->arch = dup_n(llm_model_desc_arch(m->desc), strlen(llm_model_desc_arch(m->desc)));
+    m->chat_template = llm__chat_template_string(m->desc);
+    uint64_t n_params;
+    const char *dom;
+    uint64_t wbytes = weights_bytes(m->desc, &n_params, &dom);
+    m->weight_type = dup_n(dom, strlen(dom));
+    m->bos_text = token_text(m->tok, llm_tokenizer_special(m->tok, LLM_SPECIAL_BOS));
+    m->eos_text = token_text(m->tok, llm_tokenizer_special(m->tok, LLM_SPECIAL_EOS));
+    if (!m->logits || !m->name || !m->arch || !m->chat_template || !m->weight_type ||
+        !m->bos_text || !m->eos_text) {
+        st = llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
+        goto fail;
+    }
+    if (!*m->name) {
+        free(m->name);
+        const char *base = strrchr(path, '/');
+        base = base && base[1] ? base + 1 : path;
+        m->name = dup_n(base, strlen(base));
+        if (!m->name) {
+            st = llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
+            goto fail;
+        }
+    }
+    snprintf(m->backend_name, sizeof m->backend_name, "%s", llm_backend_name(m->be));
+    m->n_ctx = r.n_ctx;
+    m->n_batch = r.n_batch;
+    m->block_size = r.block_size;
+    m->kv_blocks = r.n_blocks;
+    m->kv_bytes = kvb;
+
+    llm_model_info *in = &m->info;
+    in->architecture = m->arch;
+    in->name = m->name;
+    in->weight_type = m->weight_type;
+    in->chat_template = m->chat_template;
+    in->backend = m->backend_name;
+    in->n_threads = llm_backend_n_threads(m->be);
+    in->n_vocab = (int32_t)hp->n_vocab;
+    in->n_ctx_train = (int32_t)hp->n_ctx_train;
+    in->n_ctx = r.n_ctx;
+    in->n_embd = (int32_t)hp->n_embd;
+    in->n_layer = (int32_t)hp->n_layer;
+    in->n_head = (int32_t)hp->n_head;
+    in->n_head_kv = (int32_t)hp->n_head_kv;
+    in->n_params = n_params;
+    in->weights_bytes = wbytes;
+    in->bos = llm_tokenizer_special(m->tok, LLM_SPECIAL_BOS);
+    in->eos = llm_tokenizer_special(m->tok, LLM_SPECIAL_EOS);
+    in->eot = llm_tokenizer_special(m->tok, LLM_SPECIAL_EOT);
+    in->pad = llm_tokenizer_special(m->tok, LLM_SPECIAL_PAD);
+    in->unk = llm_tokenizer_special(m->tok, LLM_SPECIAL_UNK);
+    in->is_encoder = false;
+    m->load_ms = llm__now_ms() - t0;
+    *out = m;
+    llm__clear_error();
+    return LLM_OK;
+fail:
+    llm_model_free(m);
+    return st;
+}
+
+llm_status llm_model_get_info(const llm_model *m, llm_model_info *info) {
+    if (!m || !info) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_model_get_info: NULL argument");
+    *info = m->info;
+    return LLM_OK;
+}
+
+bool llm__model_is_eog(const llm_model *m, llm_token t) {
+    if (t < 0 || t >= m->info.n_vocab) return false;
+    return llm_tokenizer_is_eog(m->tok, t) != 0;
+}
+
+bool llm_token_is_eog(const llm_model *m, llm_token t) { return m && llm__model_is_eog(m, t); }
+
+const char *llm__model_chat_template(const llm_model *m) { return m->chat_template; }
+const char *llm__model_bos_text(const llm_model *m) { return m->bos_text; }
+const char *llm__model_eos_text(const llm_model *m) { return m->eos_text; }
+char *llm__model_errbuf(const llm_model *m) { return (char *)m->err; }
