@@ -109,3 +109,35 @@ Test(chat_jinja, family_engine_on_template_strings) {
     cr_assert_gt(check_doc(doc, LLM_CHAT_ENGINE_FAMILY), 100);
     json_decref(doc);
 }
+
+Test(chat_jinja, language_features) {
+    json_t *doc = load("jinja_golden.json");
+    cr_assert_gt(check_doc(doc, LLM_CHAT_ENGINE_JINJA), 80);
+    json_decref(doc);
+}
+
+Test(chat_jinja, syntax_errors) {
+    json_t *doc = load("jinja_golden.json");
+    json_t *list = json_object_get(doc, "syntax_errors");
+    cr_assert_gt(json_array_size(list), 3);
+    size_t i;
+    json_t *e;
+    llm_chat_message m[] = {{"user", "hi"}};
+    json_array_foreach(list, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        const char *tmpl = json_string_value(json_object_get(e, "template"));
+        llm_chat_params p = llm_chat_default_params();
+        p.engine = LLM_CHAT_ENGINE_JINJA;
+        char *out = NULL;
+        size_t len;
+        llm_status st = llm_chat_render_template_alloc(tmpl, m, 1, &p, &out, &len);
+        cr_assert_eq(st, LLM_ERR_BAD_FORMAT, "%s: got %d (%s), jinja2 said: %s", name, st,
+                     llm_chat_last_error(), json_string_value(json_object_get(e, "error")));
+        cr_assert_null(out);
+        /* AUTO has no family to fall back to: the syntax error stays. */
+        p.engine = LLM_CHAT_ENGINE_AUTO;
+        cr_assert_eq(llm_chat_render_template_alloc(tmpl, m, 1, &p, &out, &len), LLM_ERR_BAD_FORMAT, "%s",
+                     name);
+    }
+    json_decref(doc);
+}

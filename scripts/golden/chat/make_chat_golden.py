@@ -28,6 +28,7 @@ import transformers.utils.chat_template_utils as ctu
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from templates import TEMPLATES  # noqa: E402
+from jinja_features import FEATURES, SYNTAX_ERRORS  # noqa: E402
 
 FIXED_DATE = _dt.datetime(2025, 2, 7, 12, 0, 0)
 
@@ -81,7 +82,7 @@ def render(template, messages, agp, bos, eos):
             conversations=[messages], chat_template=template,
             add_generation_prompt=agp, bos_token=bos, eos_token=eos)
         return {"expected": out[0]}
-    except jinja2.exceptions.TemplateError as e:  # raise_exception, undefined
+    except Exception as e:  # raise_exception, undefined, TypeError, ZeroDivisionError...
         return {"error": type(e).__name__ + ": " + str(e)}
 
 
@@ -131,6 +132,36 @@ def main():
     n = sum(len(t["cases"]) for t in doc["templates"])
     ne = sum(1 for t in doc["templates"] for c in t["cases"] if "error" in c)
     print("wrote %s: %d templates, %d cases (%d raise)" % (args.out, len(templates), n, ne))
+
+    # Feature templates: one conversation with and without messages.
+    feat = dict(doc, templates=[])
+    convs = [("conversation", [SYS, U1, A1, {"role": "user", "content": "  What's up?\nLine 2  "}], True),
+             ("empty", [], False)]
+    for name, tmpl in FEATURES:
+        cases = []
+        for cname, msgs, agp in convs:
+            if name in ("loop_namespace", "if_set_leaks") or cname == "conversation" or "messages" not in tmpl:
+                c = {"name": cname, "add_generation_prompt": agp, "messages": msgs}
+                c.update(render(tmpl, msgs, agp, "<s>", "</s>"))
+                cases.append(c)
+        feat["templates"].append({"name": name, "bos_token": "<s>", "eos_token": "</s>",
+                                  "template": tmpl, "cases": cases})
+    syn = []
+    for name, tmpl in SYNTAX_ERRORS:
+        try:
+            ctu._compile_jinja_template(tmpl)
+            raise SystemExit("expected a syntax error for " + name)
+        except jinja2.exceptions.TemplateSyntaxError as e:
+            syn.append({"name": name, "template": tmpl, "error": str(e)})
+    feat["syntax_errors"] = syn
+    out2 = os.path.join(os.path.dirname(args.out), "jinja_golden.json")
+    with open(out2, "w", encoding="utf-8") as fp:
+        json.dump(feat, fp, ensure_ascii=False, indent=1)
+        fp.write("\n")
+    n = sum(len(t["cases"]) for t in feat["templates"])
+    ne = sum(1 for t in feat["templates"] for c in t["cases"] if "error" in c)
+    print("wrote %s: %d feature templates, %d cases (%d raise), %d syntax errors" % (
+        out2, len(feat["templates"]), n, ne, len(syn)))
 
 
 if __name__ == "__main__":

@@ -95,6 +95,7 @@ typedef struct jv jv;
 typedef struct jj_list {
     jv *items; /* [n] */
     size_t n;
+    bool is_tuple; /* prints as (a, b); never equal to a list */
 } jj_list;
 typedef struct jj_dict {
     jv *keys; /* [n] strings, insertion order */
@@ -189,7 +190,7 @@ struct jj_ex {
     const char **kw_names; /* keyword args (call/filter) */
     jj_ex **kw_vals;       /* ...; dict values */
     size_t n_kw;
-    bool negate;           /* EX_TEST: "is not" */
+    bool negate;           /* EX_TEST: "is not"; EX_LIST: a tuple */
 };
 
 typedef enum {

@@ -83,7 +83,7 @@ jv jj_strip(jj_state *S, jv v, const char *chars, size_t chars_n, int which) {
 }
 
 jj_list jj_iterate(jj_state *S, jv v, int line) {
-    jj_list out = {NULL, 0};
+    jj_list out = {NULL, 0, false};
     switch (v.type) {
     case JV_UNDEFINED: return out; /* jinja's Undefined iterates as empty */
     case JV_LIST: return *v.u.list;
@@ -253,6 +253,7 @@ jv jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t 
             jv l = jv_list_new(S, d->n);
             for (size_t i = 0; i < d->n; i++) {
                 jv pair = jv_list_new(S, 2);
+                pair.u.list->is_tuple = true;
                 pair.u.list->items[0] = d->keys[i];
                 pair.u.list->items[1] = d->vals[i];
                 l.u.list->items[i] = pair;

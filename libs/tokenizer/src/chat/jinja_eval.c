@@ -433,6 +433,7 @@ static jv eval(jj_state *S, const jj_ex *e) {
         break;
     case EX_LIST:
         r = jv_list_new(S, e->n_args);
+        r.u.list->is_tuple = e->negate;
         for (size_t i = 0; i < e->n_args; i++)
             r.u.list->items[i] = eval(S, e->args[i]);
         break;

@@ -167,6 +167,7 @@ static void lex_string(lexer *L, jj_tok *t) {
 /* Tokens of one tag, up to its closer. kind is '{' (variable) or '%'. */
 static void lex_tag(lexer *L, char kind) {
     static const char *const ops2[] = {"//", "**", "==", "!=", "<=", ">="};
+    int balance = 0; /* like jinja2, no closer is seen inside (), [] or {} */
     for (;;) {
         while (L->pos < L->len && is_ws(L->src[L->pos])) {
             if (L->src[L->pos] == '\n')
@@ -179,7 +180,7 @@ static void lex_tag(lexer *L, char kind) {
         size_t rest = L->len - L->pos;
         char close = kind == '{' ? '}' : '%';
         int mod = (s[0] == '-' || s[0] == '+') ? 1 : 0;
-        if (rest >= (size_t)(2 + mod) && s[mod] == close && s[mod + 1] == '}' && !(kind == '{' && s[0] == '+')) {
+        if (balance == 0 && rest >= (size_t)(2 + mod) && s[mod] == close && s[mod + 1] == '}' && !(kind == '{' && s[0] == '+')) {
             jj_tok t = {0};
             t.type = kind == '{' ? TK_VAR_END : TK_BLOCK_END;
             t.line = L->line;
@@ -258,6 +259,10 @@ static void lex_tag(lexer *L, char kind) {
             }
             t.type = TK_OP, t.s = s, t.n = n;
             L->pos += n;
+            if (n == 1 && (s[0] == '(' || s[0] == '[' || s[0] == '{'))
+                balance++;
+            else if (n == 1 && (s[0] == ')' || s[0] == ']' || s[0] == '}') && balance > 0)
+                balance--;
         }
         push(L, t);
     }

@@ -265,7 +265,9 @@ static jj_ex *parse_primary(parser *P) {
         advance(P);
         if (is_op(P, ")")) { /* empty tuple */
             advance(P);
-            return new_ex(P, EX_LIST);
+            e = new_ex(P, EX_LIST);
+            e->negate = true;
+            return e;
         }
         jj_ex *first = parse_expr(P);
         if (!is_op(P, ",")) {
@@ -281,9 +283,10 @@ static jj_ex *parse_primary(parser *P) {
             pv_push(P->S, &items, parse_expr(P));
         }
         expect_op(P, ")");
-        e = new_ex(P, EX_LIST); /* tuples behave as lists here */
+        e = new_ex(P, EX_LIST);
         e->args = (jj_ex **)items.p;
         e->n_args = items.n;
+        e->negate = true; /* a tuple */
         return e;
     }
     if (tok_is(t, TK_OP, "[")) {

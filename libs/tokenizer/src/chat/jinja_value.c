@@ -155,7 +155,7 @@ bool jv_equal(jv a, jv b) {
     case JV_UNDEFINED: case JV_NONE: return true;
     case JV_STR: return str_eq(b, a.u.str.s, a.u.str.n);
     case JV_LIST:
-        if (a.u.list->n != b.u.list->n)
+        if (a.u.list->n != b.u.list->n || a.u.list->is_tuple != b.u.list->is_tuple)
             return false;
         for (size_t i = 0; i < a.u.list->n; i++)
             if (!jv_equal(a.u.list->items[i], b.u.list->items[i]))
@@ -188,9 +188,10 @@ const char *jv_type_name(jv v) {
     return names[v.type];
 }
 
-/* Python's repr() of a float: the shortest text that reads back the same. */
+/* Python's repr() of a float: the shortest digits that read back the same
+ * value, in fixed notation for exponents -4..15 and d.ddde+XX otherwise. */
 static void put_float(llm__sb *sb, double f) {
-    char buf[40];
+    char buf[64], digits[32], out[64];
     if (isnan(f)) {
         llm__sb_puts(sb, "nan");
         return;
@@ -199,15 +200,61 @@ static void put_float(llm__sb *sb, double f) {
         llm__sb_puts(sb, f < 0 ? "-inf" : "inf");
         return;
     }
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(buf, sizeof buf, "%.*g", prec, f);
+    if (f == 0.0) {
+        llm__sb_puts(sb, signbit(f) ? "-0.0" : "0.0");
+        return;
+    }
+    int prec = 0;
+    for (prec = 0; prec < 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*e", prec, f);
         if (strtod(buf, NULL) == f)
             break;
     }
-    /* Python writes 1e+16 as 1e+16 and 100.0 as 100.0: add ".0" to integers */
-    if (!strpbrk(buf, ".eEn"))
-        strcat(buf, ".0");
-    llm__sb_puts(sb, buf);
+    /* buf = [-]d.ddde[+-]XX */
+    const char *p = buf;
+    bool neg = *p == '-';
+    if (neg)
+        p++;
+    size_t nd = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.')
+            digits[nd++] = *p;
+    while (nd > 1 && digits[nd - 1] == '0')
+        nd--;
+    digits[nd] = '\0';
+    int exp = atoi(p + 1);
+    size_t k = 0;
+    if (neg)
+        out[k++] = '-';
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            out[k++] = '0';
+            out[k++] = '.';
+            for (int i = -1; i > exp; i--)
+                out[k++] = '0';
+            for (size_t i = 0; i < nd; i++)
+                out[k++] = digits[i];
+        } else {
+            for (int i = 0; i <= exp; i++)
+                out[k++] = (size_t)i < nd ? digits[i] : '0';
+            out[k++] = '.';
+            if ((size_t)exp + 1 < nd)
+                for (size_t i = (size_t)exp + 1; i < nd; i++)
+                    out[k++] = digits[i];
+            else
+                out[k++] = '0';
+        }
+        out[k] = '\0';
+    } else {
+        out[k++] = digits[0];
+        if (nd > 1) {
+            out[k++] = '.';
+            for (size_t i = 1; i < nd; i++)
+                out[k++] = digits[i];
+        }
+        snprintf(out + k, sizeof out - k, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    }
+    llm__sb_puts(sb, out);
 }
 
 static void put_repr_str(llm__sb *sb, const char *s, size_t n) {
@@ -261,13 +308,15 @@ static void put_repr(jj_state *S, jv v, llm__sb *sb) {
     case JV_STR: put_repr_str(sb, v.u.str.s, v.u.str.n); break;
     case JV_UNDEFINED: break;
     case JV_LIST:
-        llm__sb_puts(sb, "[");
+        llm__sb_puts(sb, v.u.list->is_tuple ? "(" : "[");
         for (size_t i = 0; i < v.u.list->n; i++) {
             if (i)
                 llm__sb_puts(sb, ", ");
             put_repr(S, v.u.list->items[i], sb);
         }
-        llm__sb_puts(sb, "]");
+        if (v.u.list->is_tuple && v.u.list->n == 1)
+            llm__sb_puts(sb, ",");
+        llm__sb_puts(sb, v.u.list->is_tuple ? ")" : "]");
         break;
     case JV_DICT:
         if (v.u.dict->is_namespace) {
