@@ -141,7 +141,7 @@ static int drain(llm_detokenizer *d, int final) {
             break;
         }
     }
-    memmove(d->held.p, d->held.p + i, n - i);
+    if (i > 0 && n > i) memmove(d->held.p, d->held.p + i, n - i);
     d->held.n = n - i;
     return 0;
 }

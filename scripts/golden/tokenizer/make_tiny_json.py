@@ -8,7 +8,10 @@ reproduce):
   tests/tokenizer/data/spm_bpe.tokenizer.json  Llama-2 style: Prepend/Replace U+2581, BPE
                                                with byte fallback <0xXX>, 600 tokens
   tests/tokenizer/data/wordpiece.tokenizer.json BERT style WordPiece, 800 tokens
-  tests/tokenizer/data/tiny_expected.txt       per line: file<TAB>hex(utf-8 text)<TAB>ids
+  tests/tokenizer/data/metaspace_{split,nosplit}.tokenizer.json  Metaspace pre-tokenizer
+                                               (prepend_scheme "first"), BPE + byte fallback
+  tests/tokenizer/data/tiny_expected.txt       per line: file<TAB>add_special<TAB>hex(utf-8 text)<TAB>ids
+                                               <TAB>hex(HF decode of those ids, specials kept)
 
 Usage: make_tiny_json.py REPO_ROOT
 """
@@ -64,6 +67,22 @@ def spm_bpe(docs):
     return tok
 
 
+def metaspace_bpe(docs, split):
+    tok = Tokenizer(models.BPE(unk_token="<unk>", byte_fallback=True))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="first", split=split)
+    # The decoder Mistral/Llama files ship with Metaspace "first".
+    tok.decoder = decoders.Sequence([decoders.Replace("\u2581", " "), decoders.ByteFallback(), decoders.Fuse(),
+                                     decoders.Strip(" ", 1, 0)])
+    tr = trainers.BpeTrainer(vocab_size=500, special_tokens=["<unk>", "<s>", "</s>"], show_progress=False,
+                             limit_alphabet=150)
+    tok.train_from_iterator([d[:3000] for d in docs], tr)
+    d = json.loads(tok.to_str())
+    n = max(d["model"]["vocab"].values()) + 1
+    for b in range(256):
+        d["model"]["vocab"]["<0x%02X>" % b] = n + b
+    return Tokenizer.from_str(json.dumps(d))
+
+
 def wordpiece(docs):
     tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
@@ -86,6 +105,8 @@ def main():
         "tests/tokenizer/out_of_tree/tokenizer.json": byte_level(docs),
         "tests/tokenizer/data/spm_bpe.tokenizer.json": spm_bpe(docs),
         "tests/tokenizer/data/wordpiece.tokenizer.json": wordpiece(docs),
+        "tests/tokenizer/data/metaspace_split.tokenizer.json": metaspace_bpe(docs, True),
+        "tests/tokenizer/data/metaspace_nosplit.tokenizer.json": metaspace_bpe(docs, False),
     }
     lines = []
     for rel, tok in files.items():
@@ -94,10 +115,11 @@ def main():
         for t in TESTS:
             for special in (False, True):
                 ids = tok.encode(t, add_special_tokens=special).ids
-                lines.append("%s\t%d\t%s\t%s" % (os.path.basename(rel), int(special), t.encode("utf-8").hex(),
-                                                  " ".join(map(str, ids))))
+                dec = tok.decode(ids, skip_special_tokens=False)
+                lines.append("%s\t%d\t%s\t%s\t%s" % (os.path.basename(rel), int(special), t.encode("utf-8").hex(),
+                                                      " ".join(map(str, ids)), dec.encode("utf-8").hex()))
     with open(os.path.join(root, "tests/tokenizer/data/tiny_expected.txt"), "w") as f:
-        f.write("# file<TAB>add_special<TAB>hex(text)<TAB>ids -- made by scripts/golden/tokenizer/make_tiny_json.py\n")
+        f.write("# file<TAB>add_special<TAB>hex(text)<TAB>ids<TAB>hex(decoded) -- made by scripts/golden/tokenizer/make_tiny_json.py\n")
         f.write("\n".join(lines) + "\n")
 
 
