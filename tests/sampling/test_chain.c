@@ -240,3 +240,81 @@ Test(chain, dense_and_sparse_paths_agree) {
     free(a);
     free(b);
 }
+
+/* Random chains on random logits (with NaN and +-inf sprinkled in): every
+ * call succeeds unless no finite logit is left, the token is a finite
+ * candidate of the selector's set, and nothing crashes (the suite also runs
+ * under ASan/UBSan). */
+static llm_status mask_mod3(void *user, const int32_t *ids, float *logits, size_t n) {
+    (void)user;
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] % 3 == 1) logits[i] = -INFINITY;
+    return LLM_OK;
+}
+
+Test(chain, random_chains_hold_their_contracts) {
+    enum { VMAX = 3000 };
+    float *x = malloc(VMAX * sizeof *x);
+    int32_t *ids = malloc(VMAX * sizeof *ids);
+    uint64_t s = 2024;
+    for (int iter = 0; iter < 300; iter++) {
+        int32_t v = 1 + (int32_t)(tu_next(&s) % VMAX);
+        double scale = 0.1 + 5.0 * tu_unif(&s);
+        int finite = 0;
+        for (int32_t i = 0; i < v; i++) {
+            uint64_t r = tu_next(&s) % 100;
+            x[i] = r == 0 ? NAN : r == 1 ? -INFINITY : r == 2 ? INFINITY : (float)(scale * tu_gauss(&s));
+            finite |= r > 2;
+        }
+        llm_sampler_chain *ch = tu_chain(VMAX, tu_next(&s));
+        int n_s = (int)(tu_next(&s) % 7);
+        int masked = 0;
+        for (int k = 0; k < n_s; k++) {
+            float p = (float)tu_unif(&s);
+            size_t keep = (size_t)(tu_next(&s) % 3);
+            switch (tu_next(&s) % 9) {
+            case 0: cr_assert_eq(llm_sampler_chain_add_top_k(ch, (int32_t)(tu_next(&s) % 60)), LLM_OK); break;
+            case 1: cr_assert_eq(llm_sampler_chain_add_top_p(ch, p > 0 ? p : 0.5f, keep), LLM_OK); break;
+            case 2: cr_assert_eq(llm_sampler_chain_add_min_p(ch, p, keep), LLM_OK); break;
+            case 3: cr_assert_eq(llm_sampler_chain_add_typical(ch, p > 0 ? p : 0.5f, keep), LLM_OK); break;
+            case 4: cr_assert_eq(llm_sampler_chain_add_temperature(ch, 2.0f * p - 0.2f), LLM_OK); break;
+            case 5: cr_assert_eq(llm_sampler_chain_add_penalties(ch, (int32_t)(tu_next(&s) % 70), 1.3f, 0.2f, 0.1f), LLM_OK); break;
+            case 6: {
+                llm_logit_bias b[3] = {{(int32_t)(tu_next(&s) % VMAX), 5.0f},
+                                       {(int32_t)(tu_next(&s) % VMAX), -INFINITY},
+                                       {0, -1.0f}};
+                cr_assert_eq(llm_sampler_chain_add_logit_bias(ch, b, 3), LLM_OK);
+                break;
+            }
+            case 7:
+                cr_assert_eq(llm_sampler_chain_add_mask(ch, mask_mod3, NULL), LLM_OK);
+                masked = 1;
+                break;
+            default: break;
+            }
+        }
+        if (tu_next(&s) % 2) cr_assert_eq(llm_sampler_chain_add_greedy(ch), LLM_OK);
+        else cr_assert_eq(llm_sampler_chain_add_dist(ch), LLM_OK);
+        for (int t = 0; t < 5; t++) {
+            int32_t tok;
+            llm_status st = llm_sampler_chain_sample(ch, x, v, &tok);
+            if (st == LLM_ERR_STATE) {
+                /* allowed only when filters/masks/bias left nothing finite */
+                cr_expect(!finite || masked || n_s > 0, "iter %d: %s", iter, llm_sampling_last_error());
+                cr_expect_eq(tok, -1);
+                break;
+            }
+            cr_assert_eq(st, LLM_OK, "iter %d: %s", iter, llm_sampling_last_error());
+            cr_assert(tok >= 0 && tok < v, "iter %d: token %d", iter, tok);
+            cr_expect(isfinite(x[tok]), "iter %d: token %d has logit %g", iter, tok, x[tok]);
+            if (masked) cr_expect(tok % 3 != 1, "iter %d: masked token %d", iter, tok);
+            size_t n = llm_sampler_chain_last_candidates(ch, ids, NULL, VMAX);
+            cr_expect(n >= 1 && n <= (size_t)v);
+            cr_expect(tu_has(ids, n, tok), "iter %d: token %d not among the %zu candidates", iter, tok, n);
+            cr_assert_eq(llm_sampler_chain_accept(ch, tok), LLM_OK);
+        }
+        llm_sampler_chain_free(ch);
+    }
+    free(x);
+    free(ids);
+}
