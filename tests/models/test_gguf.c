@@ -373,7 +373,8 @@ Test(gguf, tensor_errors) {
     expect_bad(w.buf, w.len, LLM_ERR_BAD_FORMAT, "unknown type 4"); gw_free(&w);
     one_tensor(&w, "t", 2, ne, 1000, 0, 256);
     expect_bad(w.buf, w.len, LLM_ERR_BAD_FORMAT, "unknown type"); gw_free(&w);
-    one_tensor(&w, "t", 5, ne, 0, 0, 256);
+    const int64_t ne5[5] = {32, 2, 1, 1, 1};
+    one_tensor(&w, "t", 5, ne5, 0, 0, 256);
     expect_bad(w.buf, w.len, LLM_ERR_BAD_FORMAT, "dimensions"); gw_free(&w);
     one_tensor(&w, "t", 0, ne, 0, 0, 256);
     expect_bad(w.buf, w.len, LLM_ERR_BAD_FORMAT, "dimensions"); gw_free(&w);

@@ -163,6 +163,7 @@ static llm_status parse_value(cursor *c, uint32_t t, int depth, llm_gguf_value *
 }
 
 static llm_status parse_array(cursor *c, int depth, llm_gguf_value *v, int64_t *index_start) {
+    *index_start = -1; /* set below only for arrays of variable-size elements */
     if (depth >= GGUF_MAX_DEPTH)
         return fail(c, LLM_ERR_BAD_FORMAT, c->pos, "arrays nested too deeply (limit 8)");
     const uint64_t at = c->pos;
