@@ -191,7 +191,7 @@ static inline float sel_key(float v, float m, bool typical, float c) {
 static inline int bucket_of(float key) {
     /* Guarded so NaN or +-inf (from a +inf logit) never reaches the
      * float->int conversion. */
-    return (key >= 0.0f) & (key < 31.9f) ? (int)(key * BUCKET_SCALE) : NBUCKET - 1;
+    return ((key >= 0.0f) & (key < 31.9f)) ? (int)(key * BUCKET_SCALE) : NBUCKET - 1;
 }
 
 /* typical: -ln p_i - H = (M - x_i) - S/Z with S = sum w_i (M - x_i). */
