@@ -11,8 +11,6 @@
  * Ordering: "better" means higher logit, then lower position. Packed uint64
  * keys carry that order in one integer compare: (order(x) << 32) | ~pos.
  */
-#include <stdlib.h>
-
 #include "sampling_internal.h"
 #include "simd.h"
 
@@ -99,13 +97,40 @@ static void heap_sift_up(uint64_t *h, size_t i) {
     h[i] = v;
 }
 
-static int cmp_u64_desc(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x < y) - (x > y);
+/* In-place ascending sort of packed keys without allocating (glibc's qsort
+ * may malloc a merge buffer, and sample() must not allocate): insertion sort
+ * for short runs, heapsort otherwise. Keys are unique, so the order is fully
+ * determined whatever the algorithm. */
+static void sift_max(uint64_t *a, size_t n, size_t i) {
+    uint64_t v = a[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && a[c + 1] > a[c]) c++;
+        if (a[c] <= v) break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = v;
 }
-static int cmp_u64_asc(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+
+static void sort_u64(uint64_t *a, size_t n) {
+    if (n <= 32) {
+        for (size_t i = 1; i < n; i++) {
+            uint64_t v = a[i];
+            size_t j = i;
+            for (; j > 0 && a[j - 1] > v; j--) a[j] = a[j - 1];
+            a[j] = v;
+        }
+        return;
+    }
+    for (size_t i = n / 2; i-- > 0;) sift_max(a, n, i);
+    for (size_t end = n - 1; end > 0; end--) {
+        uint64_t t = a[0];
+        a[0] = a[end];
+        a[end] = t;
+        sift_max(a, end, 0);
+    }
 }
 
 typedef struct heap {
@@ -150,8 +175,8 @@ void llm__top_k(const llm__cands *in, size_t k, llm__scratch *s, llm__out *out) 
         }
     }
     for (size_t p = 0; p < in->np; p++) heap_offer(&hp, in->pval[p], (size_t)in->pid[p]);
-    qsort(hp.h, hp.n, sizeof *hp.h, cmp_u64_desc);
-    for (size_t r = 0; r < hp.n; r++) {
+    sort_u64(hp.h, hp.n); /* ascending: the best is last */
+    for (size_t r = hp.n; r-- > 0;) {
         size_t pos = unpack_pos(hp.h[r]);
         out->ids[out->n] = id_at(in, pos);
         out->x[out->n] = unpack_val(hp.h[r]);
@@ -337,7 +362,7 @@ static void collect(const llm__cands *in, float m, bool typical, float c, float 
             }
         }
     }
-    qsort(ring, nring, sizeof *ring, cmp_u64_asc);
+    sort_u64(ring, nring);
     float acc = cum;
     for (size_t r = 0; r < nring; r++) {
         if (acc >= target && out->n >= min_keep) break;
