@@ -330,7 +330,11 @@ typedef struct llm_model_hparams {
     uint32_t n_rot;        /* rotary dims per head (head_dim unless set) */
     llm_rope_type rope_type;
     float rope_freq_base;  /* theta */
-    llm_rope_scaling rope_scaling;
+    llm_rope_scaling rope_scaling; /* GGUF has no llama3 key: a GGUF carrying the tensor
+                                      rope_freqs.weight ([n_rot/2] per-dimension frequency
+                                      divisors, precomputed by the converter) reports LLAMA3
+                                      and the forward divides by that tensor; SafeTensors
+                                      llama3 reports LLAMA3 with the factor fields below */
     float rope_scaling_factor;   /* 1 if none */
     float rope_low_freq_factor;  /* llama3 */
     float rope_high_freq_factor; /* llama3 */
