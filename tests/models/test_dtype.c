@@ -1,7 +1,9 @@
 /*
  * test_dtype.c -- the reference (de)quantizers of llama/dtype.h against
  * goldens made by the `gguf` Python package
- * (scripts/golden/models/make_dtype_golden.py): exact bit equality.
+ * (scripts/golden/models/make_dtype_golden.py), and for the activation types
+ * Q8_1/Q8_K against ggml's own reference quantizers
+ * (scripts/golden/models/make_q8_golden_ggml.py): exact bit equality.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -117,6 +119,8 @@ QNT(Q4_0)
 QNT(Q4_1)
 QNT(F16)
 QNT(BF16)
+QNT(Q8_1) /* golden from ggml's quantize_row_q8_1_ref (make_q8_golden_ggml.py) */
+QNT(Q8_K) /* golden from ggml's quantize_row_q8_K_ref */
 
 Test(dtype_traits, names_sizes) {
     cr_expect_str_eq(llm_dtype_name(LLM_DTYPE_Q4_K), "Q4_K");
