@@ -160,3 +160,37 @@ Test(tokenizer_spec, errors) {
     cr_expect_null(t2);
     tv_free(&v);
 }
+
+/* Random bytes through every family: a status, never a crash (run under
+ * ASan/UBSan). Invalid UTF-8 must be reported as such. */
+Test(tokenizer_spec, random_bytes_never_crash) {
+    tv_vocab v1, v2, v3;
+    llm_tokenizer *toks[3] = {tv_bpe(&v1), tv_spm(&v2, -4, -5), tv_wpm(&v3)};
+    uint64_t s = 12345;
+    char buf[64];
+    for (int it = 0; it < 6000; it++) {
+        size_t len = 0, n = (size_t)(it % 40);
+        for (size_t k = 0; k < n; k++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned r = (unsigned)(s >> 33);
+            /* Mostly ASCII and well-formed multi-byte lead/continuation mixes. */
+            buf[len++] = (char)(r % 3 == 0 ? 0x80 + r % 0x80 : r % 3 == 1 ? 0xC2 + r % 0x30 : 0x20 + r % 0x60);
+        }
+        for (int f = 0; f < 3; f++) {
+            llm_token *ids;
+            int32_t cnt;
+            llm_status st = tt_encode(toks[f], buf, len, (unsigned)(it & 3), &ids, &cnt);
+            cr_assert(st == LLM_OK || st == LLM_ERR_BAD_UTF8, "status %s", llm_status_str(st));
+            if (st == LLM_OK) {
+                char out[1024];
+                size_t ol;
+                cr_assert_eq(llm_tokenizer_decode(toks[f], ids, cnt, (unsigned)(it & 1), out, sizeof out, &ol), LLM_OK);
+            }
+            free(ids);
+        }
+    }
+    for (int f = 0; f < 3; f++) llm_tokenizer_free(toks[f]);
+    tv_free(&v1);
+    tv_free(&v2);
+    tv_free(&v3);
+}

@@ -167,7 +167,11 @@ enum {
  * LLM_ERR_BUFFER_TOO_SMALL and *n_out is the length needed (without the NUL).
  * Control tokens decode to their text unless LLM_DETOKENIZE_SKIP_SPECIAL.
  * Byte sequences that are not valid UTF-8 (possible with byte tokens) are
- * written as they are. LLM_ERR_INVALID_ARG: an id out of range or NULL args. */
+ * written as they are. The space the SPM dummy prefix (or a tokenizer.json
+ * Prepend/Metaspace) put before the first word is removed, unless
+ * LLM_DETOKENIZE_KEEP_LEADING_SPACE. WordPiece joins words with one space and
+ * "##" pieces with none (HF's extra clean-up around punctuation is not done).
+ * LLM_ERR_INVALID_ARG: an id out of range or NULL args. */
 llm_status llm_tokenizer_decode(const llm_tokenizer *tok, const llm_token *ids, int32_t n,
                                 unsigned flags, char *out, size_t cap, size_t *n_out);
 
