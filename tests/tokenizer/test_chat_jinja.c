@@ -54,6 +54,18 @@ static size_t check_doc(json_t *doc, llm_chat_engine engine) {
     json_array_foreach(json_object_get(doc, "templates"), ti, t) {
         const char *name = json_string_value(json_object_get(t, "name"));
         const char *tmpl = json_string_value(json_object_get(t, "template"));
+        json_t *family = json_object_get(t, "family");
+        if (engine == LLM_CHAT_ENGINE_FAMILY && json_is_null(family)) {
+            /* no family renderer for it: the family engine must refuse */
+            llm_chat_message m[] = {{"user", "hi"}};
+            llm_chat_params p = llm_chat_default_params();
+            p.engine = engine;
+            char *out = NULL;
+            size_t len;
+            cr_assert_eq(llm_chat_render_template_alloc(tmpl, m, 1, &p, &out, &len), LLM_ERR_UNSUPPORTED,
+                         "%s", name);
+            continue;
+        }
         llm_chat_params p = llm_chat_default_params();
         p.bos_token = json_string_value(json_object_get(t, "bos_token"));
         p.eos_token = json_string_value(json_object_get(t, "eos_token"));
@@ -140,4 +152,109 @@ Test(chat_jinja, syntax_errors) {
                      name);
     }
     json_decref(doc);
+}
+
+/* Truncated and corrupted real templates: any status is fine, a crash or a
+ * sanitizer report is not (the suite runs under ASan/UBSan in CI). */
+Test(chat_jinja, truncated_templates_do_not_crash) {
+    json_t *doc = load("chat_golden.json");
+    llm_chat_message m[] = {{"system", "s"}, {"user", "u"}, {"assistant", "a"}, {"user", "v"}};
+    llm_chat_params p = llm_chat_default_params();
+    p.engine = LLM_CHAT_ENGINE_JINJA;
+    p.date = "2025-02-07";
+    size_t ti, runs = 0;
+    json_t *t;
+    json_array_foreach(json_object_get(doc, "templates"), ti, t) {
+        const char *tmpl = json_string_value(json_object_get(t, "template"));
+        size_t n = strlen(tmpl);
+        char *buf = malloc(n + 1);
+        cr_assert(buf);
+        for (size_t cut = 0; cut <= n; cut += 3) {
+            memcpy(buf, tmpl, cut);
+            buf[cut] = '\0';
+            char *out = NULL;
+            size_t len;
+            llm_status st = llm_chat_render_template_alloc(buf, m, 4, &p, &out, &len);
+            cr_assert(st == LLM_OK || st == LLM_ERR_BAD_FORMAT || st == LLM_ERR_UNSUPPORTED ||
+                          st == LLM_ERR_INVALID_ARG,
+                      "status %d for a prefix of %zu bytes", st, cut);
+            cr_assert((st == LLM_OK) == (out != NULL));
+            free(out);
+            /* the same prefix with one byte flipped to a tag character */
+            if (cut > 0) {
+                char saved = buf[cut / 2];
+                buf[cut / 2] = "{}%#|'\"("[cut % 8];
+                st = llm_chat_render_template_alloc(buf, m, 4, &p, &out, &len);
+                cr_assert(st <= 0);
+                free(out);
+                buf[cut / 2] = saved;
+            }
+            runs++;
+        }
+        free(buf);
+    }
+    cr_assert_gt(runs, 1000);
+    json_decref(doc);
+}
+
+static llm_status render_str(const char *tmpl) {
+    llm_chat_message m[] = {{"user", "hi"}};
+    llm_chat_params p = llm_chat_default_params();
+    p.engine = LLM_CHAT_ENGINE_JINJA;
+    char *out = NULL;
+    size_t len;
+    llm_status st = llm_chat_render_template_alloc(tmpl, m, 1, &p, &out, &len);
+    free(out);
+    return st;
+}
+
+static char *repeat_str(const char *a, size_t times, const char *mid, const char *b) {
+    size_t la = strlen(a), lb = strlen(b), lm = strlen(mid);
+    char *s = malloc(times * (la + lb) + lm + 1);
+    cr_assert(s);
+    char *p = s;
+    for (size_t i = 0; i < times; i++, p += la)
+        memcpy(p, a, la);
+    memcpy(p, mid, lm);
+    p += lm;
+    for (size_t i = 0; i < times; i++, p += lb)
+        memcpy(p, b, lb);
+    *p = '\0';
+    return s;
+}
+
+/* Hostile templates stop with a status instead of exhausting the machine. */
+Test(chat_jinja, sandbox_limits) {
+    char *deep = repeat_str("(", 100000, "1", ")");
+    char *deep_tag = malloc(strlen(deep) + 8);
+    cr_assert(deep_tag);
+    sprintf(deep_tag, "{{ %s }}", deep);
+    cr_assert_eq(render_str(deep_tag), LLM_ERR_UNSUPPORTED);
+    cr_assert_eq(render_str(deep), LLM_OK); /* outside a tag it is only text */
+    free(deep_tag);
+    free(deep);
+    char *nested_if = repeat_str("{% if true %}", 5000, "x", "{% endif %}");
+    cr_assert_eq(render_str(nested_if), LLM_ERR_UNSUPPORTED);
+    free(nested_if);
+    char *nots = repeat_str(" not", 50000, " 1 }}", "");
+    memcpy(nots, "{{  ", 4); /* "{{  not not ... 1 }}" */
+    cr_assert_eq(render_str(nots), LLM_ERR_UNSUPPORTED);
+    free(nots);
+    char *lists = repeat_str("[", 50000, "", "]");
+    char *in_tag = malloc(strlen(lists) + 8);
+    cr_assert(in_tag);
+    sprintf(in_tag, "{{ %s }}", lists);
+    cr_assert_eq(render_str(in_tag), LLM_ERR_UNSUPPORTED);
+    free(in_tag);
+    free(lists);
+    cr_assert_eq(render_str("{% for i in range(1000000) %}{% for j in range(1000000) %}{% endfor %}{% endfor %}"),
+                 LLM_ERR_UNSUPPORTED);
+    cr_assert_eq(render_str("{{ 'a' * 1000000000 }}"), LLM_ERR_UNSUPPORTED);
+    cr_assert_eq(render_str("{{ range(100000000) | list }}"), LLM_ERR_UNSUPPORTED);
+    cr_assert_eq(render_str("{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}"),
+                 LLM_ERR_UNSUPPORTED);
+    cr_assert_eq(render_str("{{ 9223372036854775807 + 1 }}"), LLM_ERR_UNSUPPORTED);
+    cr_assert_eq(render_str("{% macro m() %}{% endmacro %}"), LLM_ERR_UNSUPPORTED);
+    cr_assert_eq(render_str("{{ messages.__class__ }}"), LLM_OK); /* an undefined attribute, printed as "" */
+    cr_assert_eq(render_str("{{ ''.__class__.__mro__ }}"), LLM_ERR_INVALID_ARG);
 }

@@ -27,7 +27,7 @@ import jinja2
 import transformers.utils.chat_template_utils as ctu
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from templates import TEMPLATES  # noqa: E402
+from templates import EXTRA_TEMPLATES, TEMPLATES  # noqa: E402
 from jinja_features import FEATURES, SYNTAX_ERRORS  # noqa: E402
 
 FIXED_DATE = _dt.datetime(2025, 2, 7, 12, 0, 0)
@@ -86,7 +86,7 @@ def render(template, messages, agp, bos, eos):
         return {"error": type(e).__name__ + ": " + str(e)}
 
 
-def smollm2_template(model_path):
+def gguf_template(model_path):
     r = gguf.GGUFReader(model_path)
     f = r.fields["tokenizer.chat_template"]
     return bytes(f.parts[f.data[0]]).decode("utf-8")
@@ -100,12 +100,19 @@ def main():
         "~/.cache/llm/models/SmolLM2-135M-Instruct.Q4_1.gguf"))
     ap.add_argument("--out", default=os.path.join(
         root, "tests", "tokenizer", "golden", "chat", "chat_golden.json"))
+    ap.add_argument("--testdata", default=os.path.normpath(os.path.join(root, "..", "shared", "testdata")))
     args = ap.parse_args()
 
     templates = [("smollm2-135m-instruct", "smollm2", "<|im_start|>", "<|im_end|>",
-                  smollm2_template(args.model),
+                  gguf_template(args.model),
                   "HuggingFaceTB/SmolLM2-135M-Instruct GGUF tokenizer.chat_template")]
     templates += [(n, fam, b, e, t, src) for (n, fam, b, e, t, src) in TEMPLATES]
+    # microsoft/Phi-3-mini-4k-instruct: the template stored in llama.cpp's
+    # vocab-only GGUF of it (shared test data), read with the gguf package.
+    phi3 = os.path.join(args.testdata, "llama-cpp-vocab", "ggml-vocab-phi-3.gguf")
+    templates.append(("phi-3-mini-4k-instruct", None, "<s>", "<|endoftext|>", gguf_template(phi3),
+                      "microsoft/Phi-3-mini-4k-instruct via llama.cpp's ggml-vocab-phi-3.gguf"))
+    templates += [(n, fam, b, e, t, src) for (n, fam, b, e, t, src) in EXTRA_TEMPLATES]
 
     doc = {
         "format": "llm-chat-golden",

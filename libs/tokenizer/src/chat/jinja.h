@@ -42,11 +42,13 @@ llm_status llm__jinja_render(const char *template_str, const llm__chat_ctx *ctx,
 #define JJ_MAX_STEPS 20000000ull     /* evaluation steps per render */
 #define JJ_MAX_OUTPUT (64u << 20)    /* bytes of rendered text */
 #define JJ_MAX_RANGE 1000000         /* items of one range() */
+#define JJ_MAX_ARENA (256u << 20)    /* bytes of interpreter memory per render */
 
 /* Arena: every allocation of one render lives until the render ends. */
 typedef struct jj_chunk jj_chunk;
 typedef struct jj_arena {
     jj_chunk *head;
+    size_t total; /* bytes of all chunks */
 } jj_arena;
 
 /* Output captured by {% set x %}...{% endset %}; chained so that an error

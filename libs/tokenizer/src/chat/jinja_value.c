@@ -26,15 +26,21 @@ _Noreturn void jj_fail(jj_state *S, llm_status st, const char *fmt, ...) {
 }
 
 void *jj_alloc(jj_state *S, size_t size) {
+    if (size > JJ_MAX_ARENA)
+        jj_fail(S, LLM_ERR_UNSUPPORTED, "the template needs more than %u bytes of memory", JJ_MAX_ARENA);
     size = (size + sizeof(max_align_t) - 1) / sizeof(max_align_t) * sizeof(max_align_t);
     if (size == 0)
         size = sizeof(max_align_t);
     jj_chunk *c = S->arena.head;
     if (!c || c->cap - c->used < size) {
         size_t cap = size > 65536 ? size : 65536;
+        if (S->arena.total + cap > JJ_MAX_ARENA)
+            jj_fail(S, LLM_ERR_UNSUPPORTED, "the template needs more than %u bytes of memory",
+                    JJ_MAX_ARENA);
         c = malloc(sizeof *c + cap);
         if (!c)
             jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
+        S->arena.total += cap;
         c->next = S->arena.head;
         c->used = 0;
         c->cap = cap;
@@ -62,6 +68,7 @@ void jj_arena_free(jj_arena *a) {
         c = next;
     }
     a->head = NULL;
+    a->total = 0;
 }
 
 jv jv_undefined(void) { jv v = {JV_UNDEFINED, {0}}; return v; }
