@@ -99,7 +99,8 @@ extern "C" {
 const char *llm_sampling_version(void);
 
 /* Text of the last error raised by this library on the calling thread
- * ("" if none). Valid until the next failing call on this thread. */
+ * ("" if none). Valid until the next failing call on this thread. Never
+ * NULL. */
 const char *llm_sampling_last_error(void);
 
 /* ------------------------------------------------------------------ RNG */
@@ -123,9 +124,9 @@ typedef struct llm_sampler_chain_params {
 /* Defaults: n_vocab_max 262144, seed 0x5eed. */
 llm_sampler_chain_params llm_sampler_chain_default_params(void);
 
-/* Create an empty chain. All per-token buffers (36 bytes per vocab entry,
- * plus 4 per penalty sampler, allocated when it is added) are allocated here. On success *out owns a chain the caller frees
- * with llm_sampler_chain_free(). Returns LLM_OK, LLM_ERR_INVALID_ARG (NULL
+/* Create an empty chain, allocating every buffer sample() needs: 36 bytes
+ * per vocab entry (a penalty sampler adds 4 more when it is added). On
+ * success *out owns a chain the caller frees with llm_sampler_chain_free(). Returns LLM_OK, LLM_ERR_INVALID_ARG (NULL
  * argument, n_vocab_max <= 0) or LLM_ERR_NO_MEMORY; *out is NULL on error. */
 llm_status llm_sampler_chain_create(const llm_sampler_chain_params *params,
                                     llm_sampler_chain **out);
