@@ -229,6 +229,7 @@ static llm_status build_merges(llm_tokenizer *t, const llm_vocab_spec *spec) {
 
 static const char *const k_llama3_pres[] = {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1",
                                             "pixtral", "midm-2.0", "lfm2", "tekken", NULL};
+static const char *const k_nfc_pres[] = {"qwen2", "deepseek-r1-qwen", NULL};
 static const char *const k_ignore_merge_pres[] = {"llama3", "llama-v3", "llama-bpe", "falcon3",
                                                   "falcon-h1", "pixtral", "midm-2.0", "lfm2", "tekken",
                                                   "glm4", "minicpm5", "youtu", NULL};
@@ -376,6 +377,9 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
     if (spec->n_merges > 0 && (st = build_merges(t, spec)) != LLM_OK) goto fail_st;
     if ((st = build_specials(t)) != LLM_OK) goto fail_st;
     if (hf) t->hf = *hf;
+    /* Qwen2's tokenizer.json normalises to NFC before pre-tokenizing (HF, the
+     * reference for the conformance files, does; llama.cpp does not). */
+    if (!hf && spec->type == LLM_TOKENIZER_BPE && is_pre(pre, k_nfc_pres)) t->hf.nfc = 1;
     t->bpe_unk = (hf || spec->type == LLM_TOKENIZER_HF_BPE) ? spec->unk : LLM_TOKEN_NULL;
     if (patterns) {
         for (int i = 0; i < n_patterns; i++)

@@ -34,7 +34,7 @@ TESTS = [
 
 
 def corpus_docs(root):
-    text = open(os.path.join(root, "scripts/golden/tokenizer/corpus.txt"), encoding="utf-8").read()
+    text = open(os.path.join(root, "scripts/golden/tokenizer/corpus.txt"), encoding="utf-8", newline="").read()
     return text.split(DOC_SEP)
 
 
