@@ -126,8 +126,9 @@ llm_sampler_chain_params llm_sampler_chain_default_params(void);
 
 /* Create an empty chain, allocating every buffer sample() needs: 36 bytes
  * per vocab entry (a penalty sampler adds 4 more when it is added). On
- * success *out owns a chain the caller frees with llm_sampler_chain_free(). Returns LLM_OK, LLM_ERR_INVALID_ARG (NULL
- * argument, n_vocab_max <= 0) or LLM_ERR_NO_MEMORY; *out is NULL on error. */
+ * success *out owns a chain the caller frees with llm_sampler_chain_free().
+ * Returns LLM_OK, LLM_ERR_INVALID_ARG (NULL argument, n_vocab_max <= 0) or
+ * LLM_ERR_NO_MEMORY; *out is NULL on error. */
 llm_status llm_sampler_chain_create(const llm_sampler_chain_params *params,
                                     llm_sampler_chain **out);
 
