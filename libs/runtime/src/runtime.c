@@ -211,9 +211,11 @@ llm_status llm_buffer_clear(llm_buffer *buf) {
     return buf->be->iface->buf_clear(buf->be, buf->data, buf->size);
 }
 
+#ifndef LLM_HAVE_CUDA
 /* No CUDA backend is built yet: "auto" falls back to the CPU. */
 llm_status llm__cuda_backend_create(const llm_backend_params *p, llm_backend **out) {
     (void)p;
     *out = NULL;
     return llm__err(LLM_ERR_NOT_FOUND, "the CUDA backend is not built in");
 }
+#endif

@@ -1,0 +1,211 @@
+/*
+ * cuda/attention_cuda.cu -- writing K/V into the paged cache and causal GQA
+ * attention reading it back through a block table.
+ *
+ * Cache layout per layer (as the CPU backend): [n_blocks][block_size]
+ * [n_head_kv][head_dim], F16 or F32. Logical position p of a sequence lives
+ * in physical block table[p / block_size], slot p % block_size. Positions and
+ * the block table arrive as host arrays and are uploaded with the op.
+ *
+ * Attention: one thread block per (query token, head). Its warps take keys
+ * round-robin; a warp computes one score with each lane holding head_dim/32
+ * dimensions, and keeps an online softmax (running max, sum, weighted V) so
+ * each key and value row is read once. The warps' partial results are merged
+ * at the end. As on the CPU, q is rounded to F16 when the cache is F16 and
+ * everything accumulates in F32; the summation order differs, so results
+ * agree with the CPU to float rounding, not bit for bit.
+ */
+#include <cuda_fp16.h>
+
+#include "cuda/cuda_internal.cuh"
+
+#define ATT_WARPS 4
+#define ATT_MAX_HD 256 /* head_dim <= 32 * ATT_PER_LANE */
+#define ATT_PER_LANE (ATT_MAX_HD / 32)
+
+template <typename C>
+static __device__ __forceinline__ float cache_load(const C *p, int64_t i);
+template <>
+__device__ __forceinline__ float cache_load<float>(const float *p, int64_t i) {
+    return p[i];
+}
+template <>
+__device__ __forceinline__ float cache_load<__half>(const __half *p, int64_t i) {
+    return __half2float(p[i]);
+}
+
+template <typename C>
+static __device__ __forceinline__ C cache_store(float v);
+template <>
+__device__ __forceinline__ float cache_store<float>(float v) {
+    return v;
+}
+template <>
+__device__ __forceinline__ __half cache_store<__half>(float v) {
+    return __float2half_rn(v);
+}
+
+/* ---------------------------------------------------------------- kv_write -- */
+
+/* One thread per element of the [n][n_kv * hd] rows. */
+template <typename C>
+static __global__ void kv_write_kernel(C *kc, C *vc,                 /* caches */
+                                       const float *k, const float *v, /* [n][row] */
+                                       const int32_t *pos,           /* [n] */
+                                       const int32_t *table,         /* block table */
+                                       int64_t n, int64_t row, int64_t bs) {
+    const int64_t total = n * row;
+    for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+         e += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t i = e / row, j = e % row;
+        const int64_t p = pos[i];
+        const int64_t at = ((int64_t)table[p / bs] * bs + p % bs) * row + j;
+        kc[at] = cache_store<C>(k[e]);
+        vc[at] = cache_store<C>(v[e]);
+    }
+}
+
+extern "C" llm_status llm__cuda_kv_write(llm_backend *be, const llm_tensor *k_cache,
+                                         const llm_tensor *v_cache, const llm_tensor *k,
+                                         const llm_tensor *v, const int32_t *positions,
+                                         const int32_t *block_table, int32_t n_table) {
+    llm__cuda *c = llm__cuda_of(be);
+    LLM_TRY(llm__cuda_enter(c));
+    const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
+    const int64_t n = k->ne[2] * k->ne[3];
+    const void *srcs[2] = {positions, block_table};
+    size_t sizes[2] = {(size_t)n * sizeof(int32_t), (size_t)n_table * sizeof(int32_t)};
+    void *dev[2];
+    LLM_TRY(llm__cuda_upload(c, 2, srcs, sizes, dev));
+    const unsigned grid = llm__cuda_grid(n * n_kv * hd, 256);
+    const float *kp = (const float *)llm__cuda_ptr(k), *vp = (const float *)llm__cuda_ptr(v);
+    const int32_t *dp = (const int32_t *)dev[0], *dt = (const int32_t *)dev[1];
+    if (k_cache->dtype == LLM_DTYPE_F16) {
+        kv_write_kernel<__half><<<grid, 256, 0, c->stream>>>(
+            (__half *)llm__cuda_ptr(k_cache), (__half *)llm__cuda_ptr(v_cache), kp, vp, dp, dt, n,
+            n_kv * hd, bs);
+    } else {
+        kv_write_kernel<float><<<grid, 256, 0, c->stream>>>(
+            (float *)llm__cuda_ptr(k_cache), (float *)llm__cuda_ptr(v_cache), kp, vp, dp, dt, n,
+            n_kv * hd, bs);
+    }
+    LLM_CU_LAUNCHED("kv_write kernel");
+    return LLM_OK;
+}
+
+/* --------------------------------------------------------------- attention -- */
+
+template <typename C>
+static __global__ void __launch_bounds__(32 * ATT_WARPS)
+    attention_kernel(float *out,            /* [n][n_head][hd] */
+                     const float *q,        /* [n][n_head][hd] */
+                     const C *kc, const C *vc, /* [n_blocks][bs][n_kv][hd] */
+                     const int32_t *pos,    /* [n] */
+                     const int32_t *table,  /* logical block -> physical block */
+                     int n_head, int n_kv, int hd, int64_t bs, float scale) {
+    __shared__ float qs[ATT_MAX_HD];
+    __shared__ float wm[ATT_WARPS], wl[ATT_WARPS];
+    __shared__ float wacc[ATT_WARPS][ATT_MAX_HD];
+    const int64_t u = blockIdx.x; /* (token, head) pair */
+    const int64_t i = u / n_head;
+    const int h = (int)(u % n_head), kvh = h / (n_head / n_kv);
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        const float qv = q[u * hd + d];
+        /* Same rounding of q as the CPU kernel before its F16 dot. */
+        qs[d] = sizeof(C) == 2 ? __half2float(__float2half_rn(qv)) : qv;
+    }
+    __syncthreads();
+
+    const int64_t len = (int64_t)pos[i] + 1;
+    float m = -INFINITY, l = 0.0f;
+    float acc[ATT_PER_LANE];
+#pragma unroll
+    for (int r = 0; r < ATT_PER_LANE; r++) acc[r] = 0.0f;
+
+    for (int64_t t = warp; t < len; t += ATT_WARPS) {
+        const int64_t base = (((int64_t)table[t / bs] * bs + t % bs) * n_kv + kvh) * hd;
+        float s = 0.0f;
+#pragma unroll
+        for (int r = 0; r < ATT_PER_LANE; r++) {
+            const int d = lane + 32 * r;
+            if (d < hd) s = fmaf(qs[d], cache_load<C>(kc, base + d), s);
+        }
+        s = llm__warp_sum(s) * scale;
+        const float mn = fmaxf(m, s);
+        const float corr = expf(m - mn); /* 0 on the first key (m = -inf) */
+        const float pr = expf(s - mn);
+        l = l * corr + pr;
+#pragma unroll
+        for (int r = 0; r < ATT_PER_LANE; r++) {
+            const int d = lane + 32 * r;
+            if (d < hd) acc[r] = acc[r] * corr + pr * cache_load<C>(vc, base + d);
+        }
+        m = mn;
+    }
+    if (lane == 0) {
+        wm[warp] = m;
+        wl[warp] = l;
+    }
+#pragma unroll
+    for (int r = 0; r < ATT_PER_LANE; r++) {
+        const int d = lane + 32 * r;
+        if (d < hd) wacc[warp][d] = acc[r];
+    }
+    __syncthreads();
+
+    /* Merge: warps that saw no key have m = -inf and weigh 0. Warp 0 always
+     * saw key 0, so the overall max is finite for finite inputs. */
+    float gm = -INFINITY;
+    for (int w = 0; w < ATT_WARPS; w++) gm = fmaxf(gm, wm[w]);
+    float den = 0.0f;
+    for (int w = 0; w < ATT_WARPS; w++) {
+        if (wm[w] != -INFINITY) den += wl[w] * expf(wm[w] - gm);
+    }
+    const float inv = 1.0f / den;
+    for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+        float num = 0.0f;
+        for (int w = 0; w < ATT_WARPS; w++) {
+            if (wm[w] != -INFINITY) num += wacc[w][d] * expf(wm[w] - gm);
+        }
+        out[u * hd + d] = num * inv;
+    }
+}
+
+extern "C" llm_status llm__cuda_attention(llm_backend *be, const llm_tensor *out,
+                                          const llm_tensor *q, const llm_tensor *k_cache,
+                                          const llm_tensor *v_cache, const int32_t *positions,
+                                          const int32_t *block_table, int32_t n_table,
+                                          float scale) {
+    llm__cuda *c = llm__cuda_of(be);
+    LLM_TRY(llm__cuda_enter(c));
+    const int64_t n = q->ne[2] * q->ne[3], n_head = q->ne[1], hd = q->ne[0];
+    const int64_t n_kv = k_cache->ne[1], bs = k_cache->ne[2];
+    if (hd > ATT_MAX_HD) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "attention: head_dim %lld > %d is not supported on cuda",
+                        (long long)hd, ATT_MAX_HD);
+    }
+    if (n * n_head > INT32_MAX || n_head > INT32_MAX) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "attention: too many (token, head) pairs");
+    }
+    const void *srcs[2] = {positions, block_table};
+    size_t sizes[2] = {(size_t)n * sizeof(int32_t), (size_t)n_table * sizeof(int32_t)};
+    void *dev[2];
+    LLM_TRY(llm__cuda_upload(c, 2, srcs, sizes, dev));
+    const unsigned grid = (unsigned)(n * n_head);
+    const int32_t *dp = (const int32_t *)dev[0], *dt = (const int32_t *)dev[1];
+    float *o = (float *)llm__cuda_ptr(out);
+    const float *qp = (const float *)llm__cuda_ptr(q);
+    if (k_cache->dtype == LLM_DTYPE_F16) {
+        attention_kernel<__half><<<grid, 32 * ATT_WARPS, 0, c->stream>>>(
+            o, qp, (const __half *)llm__cuda_ptr(k_cache), (const __half *)llm__cuda_ptr(v_cache),
+            dp, dt, (int)n_head, (int)n_kv, (int)hd, bs, scale);
+    } else {
+        attention_kernel<float><<<grid, 32 * ATT_WARPS, 0, c->stream>>>(
+            o, qp, (const float *)llm__cuda_ptr(k_cache), (const float *)llm__cuda_ptr(v_cache),
+            dp, dt, (int)n_head, (int)n_kv, (int)hd, bs, scale);
+    }
+    LLM_CU_LAUNCHED("attention kernel");
+    return LLM_OK;
+}

@@ -1,0 +1,65 @@
+/*
+ * cuda/elementwise_cuda.cu -- swiglu, add, mul, scale: one thread per element
+ * (grid-stride), F32, contiguous; out may alias an input since every element
+ * is read and written by the same thread.
+ *
+ * Rounding matches the CPU backend's scalar loops: the operations are single
+ * IEEE roundings (no FMA contraction possible in these forms); swiglu's expf
+ * may differ from glibc's by an ulp or two.
+ */
+#include "cuda/cuda_internal.cuh"
+
+enum { EW_ADD, EW_MUL, EW_SWIGLU, EW_SCALE };
+
+template <int KIND>
+static __global__ void ew_kernel(float *out,       /* [n] */
+                                 const float *a,   /* [n] */
+                                 const float *b,   /* [n] (NULL for scale) */
+                                 float s, int64_t n) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const float x = a[i];
+        if (KIND == EW_ADD) {
+            out[i] = x + b[i];
+        } else if (KIND == EW_MUL) {
+            out[i] = x * b[i];
+        } else if (KIND == EW_SWIGLU) {
+            out[i] = __fmul_rn(__fdiv_rn(x, __fadd_rn(1.0f, expf(-x))), b[i]);
+        } else {
+            out[i] = x * s;
+        }
+    }
+}
+
+template <int KIND>
+static llm_status ew_run(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
+                         const llm_tensor *b, float s) {
+    llm__cuda *c = llm__cuda_of(be);
+    LLM_TRY(llm__cuda_enter(c));
+    const int64_t n = out->ne[0] * llm__cuda_rows(out);
+    ew_kernel<KIND><<<llm__cuda_grid(n, 256), 256, 0, c->stream>>>(
+        (float *)llm__cuda_ptr(out), (const float *)llm__cuda_ptr(a),
+        b ? (const float *)llm__cuda_ptr(b) : (const float *)NULL, s, n);
+    LLM_CU_LAUNCHED("elementwise kernel");
+    return LLM_OK;
+}
+
+extern "C" llm_status llm__cuda_add(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
+                                    const llm_tensor *b) {
+    return ew_run<EW_ADD>(be, out, a, b, 0.0f);
+}
+
+extern "C" llm_status llm__cuda_mul(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
+                                    const llm_tensor *b) {
+    return ew_run<EW_MUL>(be, out, a, b, 0.0f);
+}
+
+extern "C" llm_status llm__cuda_swiglu(llm_backend *be, const llm_tensor *out,
+                                       const llm_tensor *gate, const llm_tensor *up) {
+    return ew_run<EW_SWIGLU>(be, out, gate, up, 0.0f);
+}
+
+extern "C" llm_status llm__cuda_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                                      float s) {
+    return ew_run<EW_SCALE>(be, out, x, NULL, s);
+}
