@@ -2,7 +2,7 @@
 # test.sh: build the project and run the whole test suite with CTest.
 #
 #   scripts/test.sh              Release build in build-test/ with -Werror, all tests
-#   scripts/test.sh --sanitize   Debug build in build-asan/ with AddressSanitizer +
+#   scripts/test.sh --sanitize   optimised (-O2 -g) build in build-asan/ with AddressSanitizer +
 #                                UndefinedBehaviorSanitizer, all tests
 #   scripts/test.sh -R REGEX     only the tests whose names match (passed to ctest)
 #
@@ -24,7 +24,7 @@ done
 
 if [ "$mode" = sanitize ]; then
   dir="${LLM_TEST_BUILD_DIR:-$root/build-asan}"
-  cfg=(-DCMAKE_BUILD_TYPE=Debug -DLLM_SANITIZE=address,undefined -DLLM_CUDA=OFF -DLLM_WERROR=ON)
+  cfg=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLLM_SANITIZE=address,undefined -DLLM_CUDA=OFF -DLLM_WERROR=ON)
   export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 else
