@@ -34,7 +34,7 @@ static size_t unhex(const char *h, size_t n, char *out) {
 Test(tokenizer_json, tiny_files_match_hf) {
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/tokenizer/data/tiny_expected.txt", src_dir());
-    size_t len;
+    size_t len = 0;
     char *all = tt_read_file(path, &len);
     cr_assert(all, "cannot read %s", path);
     llm_tokenizer *tok = NULL;

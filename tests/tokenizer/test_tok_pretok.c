@@ -35,7 +35,7 @@ Test(tokenizer_pretok, matches_hf_split_regexes) {
     char path[1024];
     const char *src = tt_env("LLM_SOURCE_DIR", ".");
     snprintf(path, sizeof path, "%s/scripts/golden/tokenizer/corpus.txt", src);
-    size_t clen, elen;
+    size_t clen = 0, elen = 0;
     char *corpus = tt_read_file(path, &clen);
     snprintf(path, sizeof path, "%s/tests/tokenizer/data/pretok_expected.txt", src);
     char *exp = tt_read_file(path, &elen);
