@@ -9,7 +9,8 @@
  *    difference is a few float ulps of sum_b |d_b * sumi_b|: 1e-5 of that.
  *  - scalar quantized dot vs double dot of dequantized values (same quantized
  *    activations): identical real numbers, float rounding only: 1e-5 relative.
- *  - f16/f32 dots and axpy: same products in a different order: 1e-5 of sum |x*y|.
+ *  - f16/f32 dots: same products in a different order: 1e-5 of sum |x*y|.
+ *  - attention value sums (probabilities summing to <= 2, |v| <= 1): 1e-5 absolute.
  *  - rms_norm: same double sum of squares in a different order: 1e-6 relative.
  *  - activation quantizers: AVX2 rounds half to even with id = 127/amax, the
  *    reference rounds half away from zero with id = 1/d, so a quant may differ
@@ -224,12 +225,36 @@ Test(kernels, simd_float_helpers_match_scalar) {
         }
         cr_assert(fabs((double)s.dot_f32(n, x, y) - v.dot_f32(n, x, y)) <= 1e-5 * mag + 1e-7);
         cr_assert(fabs((double)s.dot_f16(n, hx, hy) - v.dot_f16(n, hx, hy)) <= 1e-5 * magh + 1e-7);
-        /* axpy: elementwise, so exact up to one FMA rounding. */
-        memcpy(o1, y, sizeof(float) * (size_t)n);
-        memcpy(o2, y, sizeof(float) * (size_t)n);
-        s.axpy_f16(n, 0.37f, hx, o1);
-        v.axpy_f16(n, 0.37f, hx, o2);
-        for (int64_t i = 0; i < n; i++) cr_assert(fabsf(o1[i] - o2[i]) <= 1e-6f * (fabsf(o1[i]) + 1));
+        /* Weighted sum of value rows through a scrambled block table, with
+         * n_all both equal to and beyond len (the tail then goes to double). */
+        {
+            const int64_t hd = 8 * (1 + rnd() % 12) + (rep % 3 == 0 ? 3 : 0), bs = 4, len = 1 + rnd() % 90;
+            const int64_t nblk = (len + bs - 1) / bs;
+            int32_t table[32];
+            for (int64_t b = 0; b < nblk; b++) table[b] = (int32_t)((b * 5 + 1) % nblk);
+            uint16_t *vh = malloc(2 * (size_t)(nblk * bs * 2 * hd));
+            float *vf = malloc(4 * (size_t)(nblk * bs * 2 * hd));
+            for (int64_t i = 0; i < nblk * bs * 2 * hd; i++) {
+                vf[i] = frand();
+                vh[i] = llm_fp32_to_fp16(vf[i]);
+            }
+            float *pr = malloc(4 * (size_t)len), *scr = malloc(4 * (size_t)(32 * hd));
+            float *r1 = malloc(4 * (size_t)hd), *r2 = malloc(4 * (size_t)hd);
+            for (int64_t t = 0; t < len; t++) pr[t] = (frand() + 1.0f) / (float)len;
+            for (int f16 = 0; f16 < 2; f16++) {
+                llm__kv_rows kr = {f16 ? (const void *)vh : (const void *)vf, table, bs, 2 * hd, hd, f16};
+                int64_t n_alls[2] = {len, len + (int64_t)(rnd() % 70)};
+                for (int a = 0; a < 2; a++) {
+                    s.attn_wsum(&kr, len, n_alls[a], hd, pr, r1, scr);
+                    v.attn_wsum(&kr, len, n_alls[a], hd, pr, r2, scr);
+                    for (int64_t d = 0; d < hd; d++) {
+                        cr_assert(fabsf(r1[d] - r2[d]) <= 1e-5f, "wsum hd=%lld len=%lld d=%lld: %g vs %g",
+                                  (long long)hd, (long long)len, (long long)d, (double)r1[d], (double)r2[d]);
+                    }
+                }
+            }
+            free(vh); free(vf); free(pr); free(scr); free(r1); free(r2);
+        }
         /* rms_norm with and without weight. */
         const float *wts[2] = {w, NULL};
         for (int k = 0; k < 2; k++) {

@@ -13,7 +13,7 @@
 #include "cpu/cpu.h"
 
 /* Element offset of (logical position p, kv head h) in a cache. */
-static inline size_t cache_index(const int32_t *table, int64_t bs, int64_t n_kv, int64_t hd,
+static size_t cache_index(const int32_t *table, int64_t bs, int64_t n_kv, int64_t hd,
                                   int64_t p, int64_t h) {
     int64_t blk = table[p / bs];
     return (size_t)(((blk * bs + p % bs) * n_kv + h) * hd);
@@ -48,13 +48,13 @@ llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const l
 
 typedef struct {
     const llm__cpu_kernels *k;
-    float **scratch;          /* per thread: [max_pos + 1] scores, [hd] q16, [hd] acc */
+    float **scratch;          /* per thread: [smax] scores, [hd] q16, [32*hd] partials */
     float *out;               /* [n][n_head][hd] */
     const float *q;           /* [n][n_head][hd] */
     const void *kc, *vc;      /* caches */
     const int32_t *pos;       /* [n] */
     const int32_t *table;     /* block table */
-    int64_t n, n_head, n_kv, hd, bs, smax;
+    int64_t n, n_head, n_kv, hd, bs, smax, n_all;
     float scale;
     int f16;
 } attn_ctx;
@@ -64,22 +64,24 @@ static void attn_task(void *p, int ith, int nth) {
     const int64_t group = c->n_head / c->n_kv;
     float *scores = c->scratch[ith];
     uint16_t *q16 = (uint16_t *)(scores + c->smax);
-    float *acc = scores + c->smax + c->hd; /* q16 uses hd/2 floats; hd floats keeps alignment simple */
+    float *partial = scores + c->smax + c->hd;
     int64_t b, e;
     llm__split_range(c->n * c->n_head, ith, nth, &b, &e);
     for (int64_t u = b; u < e; u++) {
         const int64_t i = u / c->n_head, h = u % c->n_head, kvh = h / group;
         const float *qr = c->q + u * c->hd;
         const int64_t len = (int64_t)c->pos[i] + 1;
+        llm__kv_rows kr = {c->kc, c->table, c->bs, c->n_kv * c->hd, kvh * c->hd, c->f16};
+        llm__kv_rows vr = kr;
+        vr.base = c->vc;
         if (c->f16) {
             /* q is rounded to F16 like llama.cpp does before its F16 dot. */
             for (int64_t d = 0; d < c->hd; d++) q16[d] = llm_fp32_to_fp16(qr[d]);
         }
         float mx = -INFINITY;
         for (int64_t t = 0; t < len; t++) {
-            size_t at = cache_index(c->table, c->bs, c->n_kv, c->hd, t, kvh);
-            float s = c->f16 ? c->k->dot_f16(c->hd, q16, (const uint16_t *)c->kc + at)
-                             : c->k->dot_f32(c->hd, qr, (const float *)c->kc + at);
+            const void *krow = llm__kv_row(&kr, t);
+            float s = c->f16 ? c->k->dot_f16(c->hd, q16, krow) : c->k->dot_f32(c->hd, qr, krow);
             s *= c->scale;
             scores[t] = s;
             mx = s > mx ? s : mx;
@@ -90,16 +92,14 @@ static void attn_task(void *p, int ith, int nth) {
             sum += (double)scores[t];
         }
         const float inv = (float)(1.0 / sum);
-        memset(acc, 0, (size_t)c->hd * sizeof(float));
         for (int64_t t = 0; t < len; t++) {
-            size_t at = cache_index(c->table, c->bs, c->n_kv, c->hd, t, kvh);
-            if (c->f16) {
-                c->k->axpy_f16(c->hd, scores[t] * inv, (const uint16_t *)c->vc + at, acc);
-            } else {
-                c->k->axpy_f32(c->hd, scores[t] * inv, (const float *)c->vc + at, acc);
-            }
+            float pr = scores[t] * inv;
+            /* With an F16 cache the probabilities are rounded to F16 too, as
+             * llama.cpp's F16 value product does: the logits then agree with
+             * llama.cpp to float rounding instead of ~0.1. */
+            scores[t] = c->f16 ? llm_fp16_to_fp32(llm_fp32_to_fp16(pr)) : pr;
         }
-        memcpy(c->out + u * c->hd, acc, (size_t)c->hd * sizeof(float));
+        c->k->attn_wsum(&vr, len, c->n_all, c->hd, scores, c->out + u * c->hd, partial);
     }
 }
 
@@ -128,8 +128,9 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
     for (int64_t i = 0; i < c.n; i++) {
         maxpos = positions[i] > maxpos ? positions[i] : maxpos;
     }
+    c.n_all = maxpos + 1;
     c.smax = (maxpos + 1 + 15) / 16 * 16;
-    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(c.smax + 2 * c.hd + 16));
+    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(c.smax + 33 * c.hd + 16));
     if (st != LLM_OK) {
         return st;
     }

@@ -17,6 +17,22 @@ typedef float (*llm__vec_dot_fn)(int64_t n, const void *w, const void *a);
 /* Converts n floats into the activation type (n a multiple of its block). */
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
 
+/* Where the K or V rows of one KV head live in a paged cache:
+ * row(t) = base + ((table[t / bs] * bs + t % bs) * row_stride + head_off) elements. */
+typedef struct llm__kv_rows {
+    const void *base;      /* cache start (uint16_t halves or floats) */
+    const int32_t *table;  /* block table */
+    int64_t bs;            /* block size */
+    int64_t row_stride;    /* elements per token slot: n_head_kv * head_dim */
+    int64_t head_off;      /* kv_head * head_dim */
+    int f16;               /* 1: halves, 0: floats */
+} llm__kv_rows;
+
+static inline const void *llm__kv_row(const llm__kv_rows *r, int64_t t) {
+    size_t e = (size_t)((r->table[t / r->bs] * r->bs + t % r->bs) * r->row_stride + r->head_off);
+    return r->f16 ? (const void *)((const uint16_t *)r->base + e) : (const void *)((const float *)r->base + e);
+}
+
 typedef struct llm__cpu_kernels {
     const char *desc;                          /* "scalar", "avx2+fma+f16c" */
     llm_dtype act_type[LLM_DTYPE_END_];        /* weight type -> activation type */
@@ -24,11 +40,15 @@ typedef struct llm__cpu_kernels {
     llm__quantize_fn quantize[LLM_DTYPE_END_]; /* activation type -> quantizer */
     /* out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1) */
     void (*rms_norm_row)(float *out, const float *x, const float *w, int64_t n, float eps);
-    /* Attention inner loops: dot of f16/f32 vectors, y += a * x. */
+    /* Attention inner loops: dot of f16/f32 vectors (scores), and the
+     * probability-weighted sum of value rows out[d] = sum_t p[t] * v_t[d] for
+     * t < len (scratch: 32 * hd floats). n_all >= len is the number of cache
+     * positions the whole batch sees; the SIMD variant uses it to sum in the
+     * same order as llama.cpp's dot over n_all masked cells. */
     float (*dot_f16)(int64_t n, const uint16_t *x, const uint16_t *y);
     float (*dot_f32)(int64_t n, const float *x, const float *y);
-    void (*axpy_f16)(int64_t n, float a, const uint16_t *x, float *y);
-    void (*axpy_f32)(int64_t n, float a, const float *x, float *y);
+    void (*attn_wsum)(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
+                      float *out, float *scratch);
 } llm__cpu_kernels;
 
 /* Fills k with the scalar reference kernels. */

@@ -99,6 +99,19 @@ static float dot_q8_0_q8_0(int64_t n, const void *w, const void *a) {
 
 /* ------------------------------------------------------------ float dots -- */
 
+/* Float dots are summed in the order llama.cpp's AVX2 build uses (four
+ * 8-lane accumulators over chunks of 32, folded as (a0+a2)+(a1+a3), then the
+ * 128-bit halves, then pairwise), and the tail in double. Attention scores
+ * go through a softmax whose inputs differ by 1e-6 relative between orders,
+ * and F16 rounding of the probabilities turns such differences into visible
+ * logit differences downstream, so matching the order matters here. */
+static inline float reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+    __m256 x = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+    __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    __m128 t1 = _mm_hadd_ps(t0, t0);
+    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+}
+
 static float dot_f32_avx2(int64_t n, const float *x, const float *y) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
     __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
@@ -109,14 +122,11 @@ static float dot_f32_avx2(int64_t n, const float *x, const float *y) {
         a2 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 16), _mm256_loadu_ps(y + i + 16), a2);
         a3 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i + 24), _mm256_loadu_ps(y + i + 24), a3);
     }
-    for (; i + 8 <= n; i += 8) {
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i), a0);
-    }
-    float s = hsum_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    double s = (double)reduce4(a0, a1, a2, a3);
     for (; i < n; i++) {
-        s += x[i] * y[i];
+        s += (double)(x[i] * y[i]);
     }
-    return s;
+    return (float)s;
 }
 
 static inline __m256 load_h8(const uint16_t *p) {
@@ -133,38 +143,63 @@ static float dot_f16_avx2(int64_t n, const uint16_t *x, const uint16_t *y) {
         a2 = _mm256_fmadd_ps(load_h8(x + i + 16), load_h8(y + i + 16), a2);
         a3 = _mm256_fmadd_ps(load_h8(x + i + 24), load_h8(y + i + 24), a3);
     }
-    for (; i + 8 <= n; i += 8) {
-        a0 = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), a0);
-    }
-    float s = hsum_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    double s = (double)reduce4(a0, a1, a2, a3);
     for (; i < n; i++) {
-        s += h2f(x[i]) * h2f(y[i]);
+        s += (double)(h2f(x[i]) * h2f(y[i]));
     }
-    return s;
+    return (float)s;
 }
 
 static float vdot_f32(int64_t n, const void *w, const void *a) { return dot_f32_avx2(n, w, a); }
 static float vdot_f16(int64_t n, const void *w, const void *a) { return dot_f16_avx2(n, w, a); }
 
-static void axpy_f16_avx2(int64_t n, float a, const uint16_t *x, float *y) {
-    __m256 va = _mm256_set1_ps(a);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_h8(x + i), _mm256_loadu_ps(y + i)));
+/* out[d] = sum_t p[t] v_t[d], vectorised over d, with each d's sum taken in
+ * the order of dot_f16_avx2 over n_all cells (llama.cpp's masked KQV dot):
+ * cell t < np = n_all rounded down to 32 goes to partial slot t % 32
+ * (accumulator (t / 8) % 4, lane t % 8) by FMA; the 32 partials are folded as
+ * reduce4 does; cells t >= np are added one by one in double. Partials live in
+ * scratch [32][hd]. */
+static void attn_wsum_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd,
+                           const float *p, float *out, float *scratch) {
+    const int64_t hd8 = hd & ~(int64_t)7;
+    const int64_t np = n_all & ~(int64_t)31, nslot = len < np ? len : np;
+    memset(scratch, 0, sizeof(float) * (size_t)(32 * hd));
+    for (int64_t t = 0; t < nslot; t++) {
+        float *acc = scratch + (t % 32) * hd;
+        const __m256 pt = _mm256_set1_ps(p[t]);
+        const void *row = llm__kv_row(v, t);
+        int64_t d = 0;
+        if (v->f16) {
+            const uint16_t *r = row;
+            for (; d < hd8; d += 8) {
+                _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(load_h8(r + d), pt, _mm256_loadu_ps(acc + d)));
+            }
+            for (; d < hd; d++) acc[d] = fmaf(h2f(r[d]), p[t], acc[d]);
+        } else {
+            const float *r = row;
+            for (; d < hd8; d += 8) {
+                _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(_mm256_loadu_ps(r + d), pt, _mm256_loadu_ps(acc + d)));
+            }
+            for (; d < hd; d++) acc[d] = fmaf(r[d], p[t], acc[d]);
+        }
     }
-    for (; i < n; i++) {
-        y[i] += a * h2f(x[i]);
-    }
-}
-
-static void axpy_f32_avx2(int64_t n, float a, const float *x, float *y) {
-    __m256 va = _mm256_set1_ps(a);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
-    }
-    for (; i < n; i++) {
-        y[i] += a * x[i];
+    /* Fold: X[l] = (P[l] + P[16+l]) + (P[8+l] + P[24+l]); T[l] = X[l] + X[l+4];
+     * r = (T[0] + T[1]) + (T[2] + T[3]). Unused slots are zero, as llama.cpp's
+     * masked (zero-probability) cache cells are. */
+    for (int64_t d = 0; d < hd; d++) {
+        const float *P = scratch + d;
+        float X[8], T[4];
+        for (int l = 0; l < 8; l++) {
+            X[l] = (P[l * hd] + P[(16 + l) * hd]) + (P[(8 + l) * hd] + P[(24 + l) * hd]);
+        }
+        for (int l = 0; l < 4; l++) T[l] = X[l] + X[l + 4];
+        double s = (double)((T[0] + T[1]) + (T[2] + T[3]));
+        for (int64_t t = nslot; t < len; t++) {
+            const void *row = llm__kv_row(v, t);
+            float x = v->f16 ? h2f(((const uint16_t *)row)[d]) : ((const float *)row)[d];
+            s += (double)(x * p[t]);
+        }
+        out[d] = (float)s;
     }
 }
 
@@ -275,8 +310,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->rms_norm_row = rms_norm_row_avx2;
     k->dot_f16 = dot_f16_avx2;
     k->dot_f32 = dot_f32_avx2;
-    k->axpy_f16 = axpy_f16_avx2;
-    k->axpy_f32 = axpy_f32_avx2;
+    k->attn_wsum = attn_wsum_avx2;
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

@@ -244,15 +244,18 @@ static void rms_norm_row(float *out, const float *x, const float *w, int64_t n, 
     }
 }
 
-static void axpy_f16(int64_t n, float a, const uint16_t *x, float *y) {
-    for (int64_t i = 0; i < n; i++) {
-        y[i] += a * H2F(x[i]);
-    }
-}
-
-static void axpy_f32(int64_t n, float a, const float *x, float *y) {
-    for (int64_t i = 0; i < n; i++) {
-        y[i] += a * x[i];
+static void attn_wsum(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
+                      float *out, float *scratch) {
+    (void)scratch;
+    (void)n_all;
+    for (int64_t d = 0; d < hd; d++) {
+        double s = 0.0;
+        for (int64_t t = 0; t < len; t++) {
+            const void *row = llm__kv_row(v, t);
+            float x = v->f16 ? H2F(((const uint16_t *)row)[d]) : ((const float *)row)[d];
+            s += (double)(p[t] * x);
+        }
+        out[d] = (float)s;
     }
 }
 
@@ -283,8 +286,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->rms_norm_row = rms_norm_row;
     k->dot_f16 = llm__dot_f16_scalar;
     k->dot_f32 = llm__dot_f32_scalar;
-    k->axpy_f16 = axpy_f16;
-    k->axpy_f32 = axpy_f32;
+    k->attn_wsum = attn_wsum;
 }
 
 int llm__cpu_has_avx2(void) {

@@ -23,8 +23,10 @@
 #define LLM_CPU_RELAX() ((void)0)
 #endif
 
-/* Roughly 50-100 us of spinning before a worker parks. */
-#define SPIN_ITERS 20000
+/* Roughly 20-50 us of spinning before a worker parks (or the caller starts
+ * yielding): long enough to bridge the gap between two ops of a decode step,
+ * short enough not to starve a worker on an oversubscribed machine. */
+#define SPIN_ITERS 2000
 
 struct llm__threadpool {
     int n_threads;
