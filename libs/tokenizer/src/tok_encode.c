@@ -15,6 +15,32 @@ static int special_allowed(const llm_tokenizer *t, llm_token id, unsigned flags)
     return t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED;
 }
 
+/* Unicode White_Space (what Rust's char::is_whitespace tests). */
+static int is_ws_cp(uint32_t c) {
+    return c == ' ' || (c >= 0x09 && c <= 0x0D) || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F ||
+           c == 0x3000;
+}
+
+/* Byte length of the whitespace character at s[0..n), or 0. */
+static size_t space_len_at(const char *s, size_t n) {
+    size_t adv;
+    uint32_t c = llm__utf8_decode(s, n, &adv);
+    return is_ws_cp(c) ? adv : 0;
+}
+
+/* Byte length of the character ending s[0..n) (valid UTF-8). */
+static size_t space_len_before(const char *s, size_t n) {
+    size_t k = n - 1;
+    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80) k--;
+    return n - k;
+}
+
+static int is_space_before(const char *s, size_t n) {
+    size_t l = space_len_before(s, n);
+    return space_len_at(s + n - l, l) == l;
+}
+
 static llm_status encode_raw(const llm_tokenizer *t, const char *s, size_t n, int after_special, int first,
                              tok_vec *out) {
     switch (t->type) {
@@ -93,13 +119,18 @@ llm_status llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t
             i++;
             continue;
         }
+        size_t end = i + t->len[hit];
+        if (t->strip && (t->strip[hit] & TOK_LSTRIP))
+            while (i > raw && is_space_before(text + raw, i - raw)) i -= space_len_before(text + raw, i - raw);
+        if (t->strip && (t->strip[hit] & TOK_RSTRIP))
+            while (end < len && space_len_at(text + end, len - end)) end += space_len_at(text + end, len - end);
         if (i > raw) {
             st = encode_raw(t, text + raw, i - raw, after_special, n_frag++ == 0, &v);
             if (st != LLM_OK) goto fail;
         }
         if (llm__vec_push(&v, hit)) goto oom;
         after_special = 1;
-        i += t->len[hit];
+        i = end;
         raw = i;
     }
     if (len > raw) {

@@ -213,6 +213,7 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     llm_status st = LLM_OK;
     char **tokens = NULL, **merges = NULL;
     int32_t *types = NULL;
+    uint8_t *strip = NULL;
     int32_t n = 0, n_merges = 0;
 
     const json_t *model = json_object_get(root, "model");
@@ -259,12 +260,15 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     tokens = calloc((size_t)n, sizeof *tokens);
     types = malloc((size_t)n * sizeof *types);
     if (!tokens || !types) goto oom;
+    strip = calloc((size_t)n, 1);
+    if (!strip) goto oom;
     for (int32_t k = 0; k < n; k++) types[k] = LLM_TOKEN_TYPE_NORMAL;
     json_object_foreach((json_t *)vocab, key, val) tokens[json_integer_value(val)] = (char *)key;
     json_array_foreach(added, i, e) {
         json_int_t id = json_integer_value(json_object_get(e, "id"));
         tokens[id] = (char *)jstr(e, "content");
         types[id] = jbool(e, "special", 0) ? LLM_TOKEN_TYPE_CONTROL : LLM_TOKEN_TYPE_USER_DEFINED;
+        strip[id] = (uint8_t)((jbool(e, "lstrip", 0) ? TOK_LSTRIP : 0) | (jbool(e, "rstrip", 0) ? TOK_RSTRIP : 0));
     }
     for (int32_t k = 0; k < n; k++)
         if (!tokens[k]) {
@@ -362,7 +366,7 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     c.spec.token_types = types;
     c.spec.n_merges = n_merges;
     c.spec.merges = (const char *const *)merges;
-    st = llm__tok_create(&c.spec, (const char *const *)c.patterns, c.n_patterns, &c.hf, out);
+    st = llm__tok_create(&c.spec, (const char *const *)c.patterns, c.n_patterns, &c.hf, strip, out);
     goto done;
 oom:
     st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
@@ -372,6 +376,7 @@ done:
     free(merges);
     free(tokens);
     free(types);
+    free(strip);
     return st;
 }
 

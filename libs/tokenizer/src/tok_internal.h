@@ -12,6 +12,11 @@
 
 #define TOK_MAX_REGEX 8
 
+/* Added-token attributes (tokenizer.json "lstrip"/"rstrip"): the token
+ * swallows the whitespace on its left / right when matched. */
+#define TOK_LSTRIP 1u
+#define TOK_RSTRIP 2u
+
 /* GPT-2's pattern (HF ByteLevel's), with the final "\s+" of the tokenizer.json. */
 #define TOK_RE_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"
 
@@ -52,6 +57,7 @@ struct llm_tokenizer {
     uint32_t *off, *len;   /* [n] text of token i = blob + off[i], len[i] bytes */
     float *scores;         /* [n] */
     int32_t *types;        /* [n] llm_token_type */
+    uint8_t *strip;        /* [n] TOK_LSTRIP | TOK_RSTRIP of added tokens, or NULL */
     char *dblob;           /* decoded bytes of every token, NUL-terminated */
     uint32_t *doff, *dlen; /* [n] */
 
@@ -83,7 +89,7 @@ struct llm_tokenizer {
 /* llm_tokenizer_create with explicit pre-tokenizer patterns (instead of the
  * set named by spec->pre) and tokenizer.json normalisation settings. */
 llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patterns, int n_patterns,
-                           const tok_hf_norm *hf, llm_tokenizer **out);
+                           const tok_hf_norm *hf, const uint8_t *strip, llm_tokenizer **out);
 
 /* Errors: set the thread-local message and return st. */
 llm_status llm__tok_err(llm_status st, const char *fmt, ...)

@@ -235,11 +235,11 @@ static const char *const k_ignore_merge_pres[] = {"llama3", "llama-v3", "llama-b
                                                   "glm4", "minicpm5", "youtu", NULL};
 
 llm_status llm_tokenizer_create(const llm_vocab_spec *spec, llm_tokenizer **out) {
-    return llm__tok_create(spec, NULL, 0, NULL, out);
+    return llm__tok_create(spec, NULL, 0, NULL, NULL, out);
 }
 
 llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patterns, int n_patterns,
-                           const tok_hf_norm *hf, llm_tokenizer **out) {
+                           const tok_hf_norm *hf, const uint8_t *strip, llm_tokenizer **out) {
     if (!out) return llm__tok_err(LLM_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
     if (!spec || spec->n_tokens <= 0 || !spec->tokens)
@@ -377,6 +377,10 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
     if (spec->n_merges > 0 && (st = build_merges(t, spec)) != LLM_OK) goto fail_st;
     if ((st = build_specials(t)) != LLM_OK) goto fail_st;
     if (hf) t->hf = *hf;
+    if (strip) {
+        if (!(t->strip = malloc((size_t)n))) goto fail;
+        memcpy(t->strip, strip, (size_t)n);
+    }
     /* Qwen2's tokenizer.json normalises to NFC before pre-tokenizing (HF, the
      * reference for the conformance files, does; llama.cpp does not). */
     if (!hf && spec->type == LLM_TOKENIZER_BPE && is_pre(pre, k_nfc_pres)) t->hf.nfc = 1;
@@ -405,6 +409,7 @@ void llm_tokenizer_free(llm_tokenizer *t) {
     free(t->len);
     free(t->scores);
     free(t->types);
+    free(t->strip);
     free(t->dblob);
     free(t->doff);
     free(t->dlen);

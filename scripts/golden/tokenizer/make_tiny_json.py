@@ -30,6 +30,7 @@ TESTS = [
     "Führer naïve café — “quotes” …", "中文分词测试，日本語のテキスト", "مرحبا بالعالم",
     "emoji 🦙🙂👍🏽 and ZWJ 👨‍👩‍👧", "e\u0301 combining", "<|im_start|>user\nhi<|im_end|>",
     "[CLS] unaffable [SEP] [MASK]", "x" * 120, "a.b,c!d?e", "    def f(x):\n        return x**2\n",
+    "a  <mask> b", "x <|sep|> \t  y\n", "\u3000<mask>\u3000", "my_word here, my_words", "<|sep|>",
 ]
 
 
@@ -46,6 +47,10 @@ def byte_level(docs):
     tr = trainers.BpeTrainer(vocab_size=1000, special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
                              initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tok.train_from_iterator(docs, tr)
+    # Added tokens with whitespace stripping, and a non-special added token.
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True, special=True),
+                            AddedToken("<|sep|>", rstrip=True, special=True)])
+    tok.add_tokens([AddedToken("my_word", special=False, normalized=False)])
     return tok
 
 
