@@ -26,7 +26,7 @@ static void load(void) {
     if (!p || access(p, R_OK) != 0) cr_skip_test("default model not found (set LLM_DEFAULT_MODEL; scripts/setup.sh)");
     llm_model_params mp = llm_model_default_params();
     mp.backend = "cpu";
-    mp.n_threads = 2;
+    mp.n_threads = 1; /* the machine is shared: avoid barrier stalls */
     mp.n_ctx = 1024;
     mp.kv_tokens = 4096;
     llm_status st = llm_load_model(p, &mp, &M);
@@ -162,9 +162,15 @@ Test(engine, token_stream_never_splits_utf8) {
     llm_token_stream_free(ts);
 }
 
-/* llama.cpp's greedy continuation, compared token by token until the first
- * step where its top-2 logit gap is below 0.1 (there float rounding
- * differences between implementations may legitimately flip the choice). */
+/* llama.cpp's greedy answers (tests/e2e/golden/greedy_chat.json, made by
+ * make_greedy_golden.py with llama-cpp-python). Teacher forcing: llama.cpp's
+ * tokens are fed one by one and at every step our argmax must be llama.cpp's
+ * token, except where llama.cpp's own top-2 gap is below NEAR_TIE: there
+ * float differences between two correct implementations may flip the
+ * choice, so we only require llama.cpp's token to be within NEAR_TIE of our
+ * best logit. */
+#define NEAR_TIE 0.3f
+#define MAX_STEPS 24 /* keeps the suite fast; the golden holds 48 */
 Test(engine, greedy_matches_llama_cpp) {
     char path[1024];
     const char *src = getenv("LLM_SOURCE_DIR");
@@ -175,7 +181,8 @@ Test(engine, greedy_matches_llama_cpp) {
     json_t *cases = json_object_get(root, "cases");
     size_t i;
     json_t *c;
-    int compared_total = 0;
+    int exact = 0, near = 0;
+    float worst = 0;
     json_array_foreach(cases, i, c) {
         json_t *pt = json_object_get(c, "prompt_tokens"), *gt = json_object_get(c, "tokens"),
                *gaps = json_object_get(c, "gaps");
@@ -187,38 +194,75 @@ Test(engine, greedy_matches_llama_cpp) {
             cr_assert_eq(ours[k], json_integer_value(json_array_get(pt, (size_t)k)), "case %zu prompt token %d", i, k);
         llm_session *s = greedy_session();
         cr_assert_eq(llm_prefill(s, ours, n), LLM_OK, "%s", llm_last_error());
-        llm_token out[64];
-        int32_t ng = gen(s, out, (int32_t)json_array_size(gt));
-        int compared = 0;
-        for (int32_t k = 0; k < ng && (size_t)k < json_array_size(gt); k++) {
-            if (json_real_value(json_array_get(gaps, (size_t)k)) < 0.1) break;
-            cr_expect_eq(out[k], json_integer_value(json_array_get(gt, (size_t)k)), "case %zu step %d", i, k);
-            compared++;
+        for (size_t k = 0; k < json_array_size(gt) && k < MAX_STEPS; k++) {
+            llm_token want = (llm_token)json_integer_value(json_array_get(gt, k));
+            float gap = (float)json_real_value(json_array_get(gaps, k));
+            const float *lg = llm_session_logits(s);
+            cr_assert(lg);
+            llm_token best = 0;
+            for (llm_token v = 1; v < 49152; v++)
+                if (lg[v] > lg[best]) best = v;
+            float d = lg[best] - lg[want];
+            if (best == want) {
+                exact++;
+            } else {
+                cr_expect(gap < NEAR_TIE && d < NEAR_TIE,
+                          "case %zu step %zu: we pick %d, llama.cpp %d (its gap %.3f, ours %.3f)", i, k, best,
+                          want, gap, d);
+                near++;
+                if (d > worst) worst = d;
+            }
+            if (llm_token_is_eog(M, want)) break;
+            cr_assert_eq(llm_prefill(s, &want, 1), LLM_OK, "%s", llm_session_last_error(s));
         }
-        cr_expect_geq(compared, 4, "case %zu: only %d tokens comparable", i, compared);
-        compared_total += compared;
         llm_session_free(s);
     }
-    cr_log_info("compared %d greedy tokens with llama.cpp", compared_total);
+    cr_log_info("greedy vs llama.cpp: %d steps equal, %d near-ties differ (worst %.3f)", exact, near, (double)worst);
+    cr_expect_geq(exact, 60);
+    json_decref(root);
+}
+
+/* Free-running greedy output equals llama.cpp's up to its first near-tie. */
+Test(engine, greedy_free_running_prefix) {
+    char path[1024];
+    const char *src = getenv("LLM_SOURCE_DIR");
+    snprintf(path, sizeof path, "%s/tests/e2e/golden/greedy_chat.json", src ? src : ".");
+    json_t *root = json_load_file(path, 0, NULL);
+    cr_assert(root);
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(root, "cases"), i, c) {
+        json_t *gt = json_object_get(c, "tokens"), *gaps = json_object_get(c, "gaps");
+        llm_token p[512], out[64];
+        int32_t n = chat_tokens(json_string_value(json_object_get(c, "user")), p, 512);
+        llm_session *s = greedy_session();
+        cr_assert_eq(llm_prefill(s, p, n), LLM_OK);
+        int32_t ng = gen(s, out, MAX_STEPS);
+        for (int32_t k = 0; k < ng; k++) {
+            if (json_real_value(json_array_get(gaps, (size_t)k)) < NEAR_TIE) break;
+            cr_expect_eq(out[k], json_integer_value(json_array_get(gt, (size_t)k)), "case %zu step %d", i, k);
+        }
+        llm_session_free(s);
+    }
     json_decref(root);
 }
 
 Test(engine, greedy_is_deterministic_and_cache_equals_recompute) {
     llm_token p[512];
     int32_t n = chat_tokens("Tell me a short story about a robot learning to paint.", p, 512);
-    llm_token a[24], b[24];
+    llm_token a[16], b[16];
     llm_session *s1 = greedy_session();
     cr_assert_eq(llm_prefill(s1, p, n), LLM_OK);
     llm_telemetry t1;
     llm_session_telemetry(s1, &t1);
-    int32_t na = gen(s1, a, 24);
+    int32_t na = gen(s1, a, 16);
     llm_session_free(s1);
     /* second session: the same prompt's full blocks come from the prefix cache */
     llm_session *s2 = greedy_session();
     cr_assert_eq(llm_prefill(s2, p, n), LLM_OK);
     llm_telemetry t2;
     llm_session_telemetry(s2, &t2);
-    int32_t nb = gen(s2, b, 24);
+    int32_t nb = gen(s2, b, 16);
     llm_session_free(s2);
     cr_expect_eq(t1.reused_tokens, 0);
     cr_expect_eq(t1.prefill_tokens, n);
@@ -239,7 +283,7 @@ Test(engine, second_turn_prefills_only_new_tokens) {
     cr_assert_eq(llm_prefill_context(s, t1, n1), LLM_OK);
     char answer[2048] = {0};
     size_t alen = 0;
-    for (int i = 0; i < 40; i++) {
+    for (int i = 0; i < 16; i++) {
         const char *text;
         size_t l;
         llm_status st = llm_session_next_token(s, NULL, &text, &l);

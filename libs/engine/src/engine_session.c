@@ -180,6 +180,8 @@ int32_t llm_session_tokens(const llm_session *s, llm_token *out, int32_t cap) {
 
 const char *llm_session_last_error(const llm_session *s) { return s ? s->err : ""; }
 
+const float *llm_session_logits(const llm_session *s) { return s && s->logits_ready ? s->logits : NULL; }
+
 /* ---- KV-level helpers (model lock held) --------------------------------- */
 
 static llm_status ensure_seq(llm_session *s) {

@@ -366,6 +366,12 @@ llm_status llm_decode(llm_session *s, int32_t max_tokens, llm_token_callback cb,
 llm_status llm_session_next_token(llm_session *s, llm_token *tok,
                                   const char **text, size_t *len);
 
+/* The logits after the last computed token ([n_vocab] floats, owned by the
+ * session), or NULL when none are ready (nothing prefilled yet, or the
+ * token sampled from them has not been computed). Valid until the next call
+ * on the session. For inspection and tests; sampling does not need it. */
+const float *llm_session_logits(const llm_session *s);
+
 /* Asks the session's running (or, if none runs, next) prefill or decode to
  * stop. The call returns LLM_CANCELLED within one forward step, the flag is
  * then cleared, and the session stays consistent and usable. Safe to call
