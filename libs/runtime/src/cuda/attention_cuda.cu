@@ -9,11 +9,11 @@
  *
  * Attention: one thread block per (query token, head). Its warps take keys
  * round-robin; a warp computes one score with each lane holding head_dim/32
- * dimensions, and keeps an online softmax (running max, sum, weighted V) so
- * each key and value row is read once. The warps' partial results are merged
- * at the end. As on the CPU, q is rounded to F16 when the cache is F16 and
- * everything accumulates in F32; the summation order differs, so results
- * agree with the CPU to float rounding, not bit for bit.
+ * dimensions. The softmax follows the CPU backend step for step (see
+ * attention_kernel): q rounded to F16 for an F16 cache, max, expf, a double
+ * sum, probabilities rounded to F16 for an F16 cache, F32 value sums. Only
+ * the summation order (and expf's last ulp) differs, so results agree with
+ * the CPU to float rounding, not bit for bit.
  */
 #include <cuda_fp16.h>
 
@@ -22,6 +22,7 @@
 #define ATT_WARPS 4
 #define ATT_MAX_HD 256 /* head_dim <= 32 * ATT_PER_LANE */
 #define ATT_PER_LANE (ATT_MAX_HD / 32)
+#define ATT_SCORE_CAP 4096 /* keys whose scores stay in shared memory (16 KiB) */
 
 template <typename C>
 static __device__ __forceinline__ float cache_load(const C *p, int64_t i);
@@ -95,6 +96,31 @@ extern "C" llm_status llm__cuda_kv_write(llm_backend *be, const llm_tensor *k_ca
 
 /* --------------------------------------------------------------- attention -- */
 
+/* q . k(t) * scale for key t, computed by one warp (every lane gets it). The
+ * same code and order in every pass, so a recomputed score is bit-identical. */
+template <typename C>
+static __device__ __forceinline__ float att_score(const float *qs, const C *kc,
+                                                  const int32_t *table, int64_t t, int64_t bs,
+                                                  int n_kv, int kvh, int hd, float scale,
+                                                  int lane) {
+    const int64_t base = (((int64_t)table[t / bs] * bs + t % bs) * n_kv + kvh) * hd;
+    float s = 0.0f;
+#pragma unroll
+    for (int r = 0; r < ATT_PER_LANE; r++) {
+        const int d = lane + 32 * r;
+        if (d < hd) s = fmaf(qs[d], cache_load<C>(kc, base + d), s);
+    }
+    return llm__warp_sum(s) * scale;
+}
+
+/*
+ * Three passes over the keys, each warp taking keys t = warp, warp + 4, ...:
+ * (1) the scores' maximum; (2) e_t = expf(s_t - max), summed in double as the
+ * CPU does; (3) p_t = e_t * (float)(1 / sum), rounded to F16 when the cache is
+ * F16 (exactly as the CPU backend and llama.cpp round the probabilities before
+ * the F16 value product), then out = sum_t p_t * v_t. Scores are kept in
+ * shared memory when the sequence fits (ATT_SCORE_CAP keys), else recomputed.
+ */
 template <typename C>
 static __global__ void __launch_bounds__(32 * ATT_WARPS)
     attention_kernel(float *out,            /* [n][n_head][hd] */
@@ -104,49 +130,68 @@ static __global__ void __launch_bounds__(32 * ATT_WARPS)
                      const int32_t *table,  /* logical block -> physical block */
                      int n_head, int n_kv, int hd, int64_t bs, float scale) {
     __shared__ float qs[ATT_MAX_HD];
-    __shared__ float wm[ATT_WARPS], wl[ATT_WARPS];
+    __shared__ float sc[ATT_SCORE_CAP];     /* scores, then e_t, when len fits */
+    __shared__ float wmax[ATT_WARPS];
+    __shared__ double wsum[ATT_WARPS];
     __shared__ float wacc[ATT_WARPS][ATT_MAX_HD];
     const int64_t u = blockIdx.x; /* (token, head) pair */
     const int64_t i = u / n_head;
     const int h = (int)(u % n_head), kvh = h / (n_head / n_kv);
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const bool f16 = sizeof(C) == 2;
 
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
         const float qv = q[u * hd + d];
         /* Same rounding of q as the CPU kernel before its F16 dot. */
-        qs[d] = sizeof(C) == 2 ? __half2float(__float2half_rn(qv)) : qv;
+        qs[d] = f16 ? __half2float(__float2half_rn(qv)) : qv;
     }
     __syncthreads();
 
     const int64_t len = (int64_t)pos[i] + 1;
-    float m = -INFINITY, l = 0.0f;
+    const bool cached = len <= ATT_SCORE_CAP;
+
+    /* (1) maximum */
+    float m = -INFINITY;
+    for (int64_t t = warp; t < len; t += ATT_WARPS) {
+        const float s = att_score<C>(qs, kc, table, t, bs, n_kv, kvh, hd, scale, lane);
+        if (cached && lane == 0) sc[t] = s;
+        m = fmaxf(m, s);
+    }
+    if (lane == 0) wmax[warp] = m;
+    __syncthreads();
+    float mx = -INFINITY;
+    for (int w = 0; w < ATT_WARPS; w++) mx = fmaxf(mx, wmax[w]);
+
+    /* (2) e_t and their sum */
+    double sum = 0.0;
+    for (int64_t t = warp; t < len; t += ATT_WARPS) {
+        const float s = cached ? sc[t] : att_score<C>(qs, kc, table, t, bs, n_kv, kvh, hd, scale, lane);
+        const float e = expf(s - mx);
+        sum += (double)e;
+        __syncwarp();
+        if (cached && lane == 0) sc[t] = e;
+    }
+    if (lane == 0) wsum[warp] = sum;
+    __syncthreads();
+    double total = 0.0;
+    for (int w = 0; w < ATT_WARPS; w++) total += wsum[w];
+    const float inv = (float)(1.0 / total);
+
+    /* (3) weighted sum of the values */
     float acc[ATT_PER_LANE];
 #pragma unroll
     for (int r = 0; r < ATT_PER_LANE; r++) acc[r] = 0.0f;
-
     for (int64_t t = warp; t < len; t += ATT_WARPS) {
+        const float e = cached ? sc[t]
+                               : expf(att_score<C>(qs, kc, table, t, bs, n_kv, kvh, hd, scale, lane) - mx);
+        float pr = __fmul_rn(e, inv);
+        if (f16) pr = __half2float(__float2half_rn(pr));
         const int64_t base = (((int64_t)table[t / bs] * bs + t % bs) * n_kv + kvh) * hd;
-        float s = 0.0f;
 #pragma unroll
         for (int r = 0; r < ATT_PER_LANE; r++) {
             const int d = lane + 32 * r;
-            if (d < hd) s = fmaf(qs[d], cache_load<C>(kc, base + d), s);
+            if (d < hd) acc[r] = fmaf(pr, cache_load<C>(vc, base + d), acc[r]);
         }
-        s = llm__warp_sum(s) * scale;
-        const float mn = fmaxf(m, s);
-        const float corr = expf(m - mn); /* 0 on the first key (m = -inf) */
-        const float pr = expf(s - mn);
-        l = l * corr + pr;
-#pragma unroll
-        for (int r = 0; r < ATT_PER_LANE; r++) {
-            const int d = lane + 32 * r;
-            if (d < hd) acc[r] = acc[r] * corr + pr * cache_load<C>(vc, base + d);
-        }
-        m = mn;
-    }
-    if (lane == 0) {
-        wm[warp] = m;
-        wl[warp] = l;
     }
 #pragma unroll
     for (int r = 0; r < ATT_PER_LANE; r++) {
@@ -154,22 +199,10 @@ static __global__ void __launch_bounds__(32 * ATT_WARPS)
         if (d < hd) wacc[warp][d] = acc[r];
     }
     __syncthreads();
-
-    /* Merge: warps that saw no key have m = -inf and weigh 0. Warp 0 always
-     * saw key 0, so the overall max is finite for finite inputs. */
-    float gm = -INFINITY;
-    for (int w = 0; w < ATT_WARPS; w++) gm = fmaxf(gm, wm[w]);
-    float den = 0.0f;
-    for (int w = 0; w < ATT_WARPS; w++) {
-        if (wm[w] != -INFINITY) den += wl[w] * expf(wm[w] - gm);
-    }
-    const float inv = 1.0f / den;
     for (int d = threadIdx.x; d < hd; d += blockDim.x) {
-        float num = 0.0f;
-        for (int w = 0; w < ATT_WARPS; w++) {
-            if (wm[w] != -INFINITY) num += wacc[w][d] * expf(wm[w] - gm);
-        }
-        out[u * hd + d] = num * inv;
+        float o = 0.0f;
+        for (int w = 0; w < ATT_WARPS; w++) o += wacc[w][d];
+        out[u * hd + d] = o;
     }
 }
 
