@@ -119,6 +119,10 @@ Test(tokenizer_json, malformed_input) {
     cr_expect_eq(llm_tokenizer_from_hf_json("{\"model\":{}}", 12, &tok), LLM_ERR_BAD_FORMAT);
     const char *neg = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":-3},\"merges\":[]}}";
     cr_expect_eq(llm_tokenizer_from_hf_json(neg, strlen(neg), &tok), LLM_ERR_BAD_FORMAT);
+    const char *huge = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":2000000000},\"merges\":[]}}";
+    cr_expect_eq(llm_tokenizer_from_hf_json(huge, strlen(huge), &tok), LLM_ERR_BAD_FORMAT);
+    const char *badmerge = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[3]}}";
+    cr_expect_eq(llm_tokenizer_from_hf_json(badmerge, strlen(badmerge), &tok), LLM_ERR_BAD_FORMAT);
     cr_expect_eq(llm_tokenizer_from_hf_json_file("/nonexistent/tokenizer.json", &tok), LLM_ERR_IO);
     cr_expect_null(tok);
 }

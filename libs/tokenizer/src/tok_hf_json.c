@@ -255,7 +255,10 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
             return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: added_tokens[%zu] lacks id or content", i);
         if (json_integer_value(id) > max_id) max_id = json_integer_value(id);
     }
-    if (max_id < 0 || max_id >= INT32_MAX / 2) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: empty or huge vocab");
+    /* Ids index arrays: a stray huge id must not turn into a huge allocation. */
+    if (max_id < 0) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: empty vocab");
+    if (max_id >= (json_int_t)1 << 24)
+        return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: token id %lld is past the 16M limit", (long long)max_id);
     n = (int32_t)(max_id + 1);
     tokens = calloc((size_t)n, sizeof *tokens);
     types = malloc((size_t)n * sizeof *types);
