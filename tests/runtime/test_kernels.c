@@ -140,6 +140,22 @@ Test(kernels, simd_dots_match_scalar) {
             double mag = 0;
             for (int64_t i = 0; i < n; i++) mag += fabs((double)wf[i] * af[i]);
             float rs = s.dot[wt](n, w, a), rv = v.dot[wt](n, w, a);
+            if (v.dot4[wt]) {
+                /* The 1x4 variant must give the single dot's bits for each row. */
+                uint8_t *a4 = malloc(4 * ab);
+                for (int j = 0; j < 4; j++) {
+                    for (int64_t i = 0; i < n; i++) x[i] = frand() * 5.0f;
+                    v.quantize[at](x, a4 + j * ab, n);
+                }
+                float r4[4];
+                v.dot4[wt](n, w, a4, ab, r4);
+                for (int j = 0; j < 4; j++) {
+                    float r1 = v.dot[wt](n, w, a4 + j * ab);
+                    cr_assert_eq(memcmp(&r1, &r4[j], sizeof(float)), 0, "%s dot4 row %d: %.9g vs %.9g",
+                                 llm_dtype_name(wt), j, (double)r4[j], (double)r1);
+                }
+                free(a4);
+            }
             double tol = 1e-5 * mag + 1e-6;
             if (at == LLM_DTYPE_Q8_1) tol += 1e-5 * mag; /* m*s term added per block */
             cr_assert(fabs((double)rs - rv) <= tol, "%s n=%lld: scalar %.9g simd %.9g (tol %g)",

@@ -14,6 +14,12 @@
 /* Dot product of one weight row w (n elements of the weight type, whole blocks)
  * with one activation row a (n elements of the paired activation type). */
 typedef float (*llm__vec_dot_fn)(int64_t n, const void *w, const void *a);
+/* Four dot products of one weight row with activation rows a, a + a_stride,
+ * a + 2 a_stride, a + 3 a_stride: out[j] must equal dot(n, w, a + j a_stride)
+ * bit for bit (the same per-block arithmetic in the same order), so batching
+ * never changes a result. */
+typedef void (*llm__vec_dot4_fn)(int64_t n, const void *w, const void *a, size_t a_stride,
+                                 float out[4]);
 /* Converts n floats into the activation type (n a multiple of its block). */
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
 
@@ -37,6 +43,7 @@ typedef struct llm__cpu_kernels {
     const char *desc;                          /* "scalar", "avx2+fma+f16c" */
     llm_dtype act_type[LLM_DTYPE_END_];        /* weight type -> activation type */
     llm__vec_dot_fn dot[LLM_DTYPE_END_];       /* weight type -> dot (NULL: unsupported) */
+    llm__vec_dot4_fn dot4[LLM_DTYPE_END_];     /* optional 1 x 4 variant (NULL: use dot) */
     llm__quantize_fn quantize[LLM_DTYPE_END_]; /* activation type -> quantizer */
     /* out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1) */
     void (*rms_norm_row)(float *out, const float *x, const float *w, int64_t n, float eps);

@@ -71,6 +71,43 @@ static float dot_q4_1_q8_1(int64_t n, const void *w, const void *a) {
     return hsum_ps(acc) + summ;
 }
 
+static void dot4_q4_1_q8_1(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q4_1 *x = w;
+    const llm_block_q8_1 *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_1 *)((const char *)a + j * a_stride);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    float summ[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m256i qx = unpack_nibbles(x[b].qs); /* unpacked once for four rows */
+        const float dx = h2f(x[b].d), mx = h2f(x[b].m);
+        for (int j = 0; j < 4; j++) {
+            __m256i qy = _mm256_loadu_si256((const __m256i *)y[j][b].qs);
+            __m256 s = _mm256_cvtepi32_ps(dot_us8(qx, qy));
+            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[j][b].d)), s, acc[j]);
+            summ[j] += mx * h2f(y[j][b].s);
+        }
+    }
+    for (int j = 0; j < 4; j++) out[j] = hsum_ps(acc[j]) + summ[j];
+}
+
+static void dot4_q8_0_q8_0(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q8_0 *x = w;
+    const llm_block_q8_0 *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_0 *)((const char *)a + j * a_stride);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m256i qx = _mm256_loadu_si256((const __m256i *)x[b].qs);
+        const __m256i ax = _mm256_sign_epi8(qx, qx);
+        const float dx = h2f(x[b].d);
+        for (int j = 0; j < 4; j++) {
+            __m256i qy = _mm256_loadu_si256((const __m256i *)y[j][b].qs);
+            __m256 s = _mm256_cvtepi32_ps(dot_us8(ax, _mm256_sign_epi8(qy, qx)));
+            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[j][b].d)), s, acc[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) out[j] = hsum_ps(acc[j]);
+}
+
 static float dot_q4_0_q8_0(int64_t n, const void *w, const void *a) {
     const llm_block_q4_0 *x = w;
     const llm_block_q8_0 *y = a;
@@ -146,6 +183,29 @@ static float dot_f16_avx2(int64_t n, const uint16_t *x, const uint16_t *y) {
     double s = (double)reduce4(a0, a1, a2, a3);
     for (; i < n; i++) {
         s += (double)(h2f(x[i]) * h2f(y[i]));
+    }
+    return (float)s;
+}
+
+static inline __m256 load_bf8(const uint16_t *p) {
+    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)); /* bf16 is the top half of a float */
+}
+
+static float vdot_bf16(int64_t n, const void *w, const void *a) {
+    const uint16_t *x = w, *y = a;
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(load_bf8(x + i), load_bf8(y + i), a0);
+        a1 = _mm256_fmadd_ps(load_bf8(x + i + 8), load_bf8(y + i + 8), a1);
+        a2 = _mm256_fmadd_ps(load_bf8(x + i + 16), load_bf8(y + i + 16), a2);
+        a3 = _mm256_fmadd_ps(load_bf8(x + i + 24), load_bf8(y + i + 24), a3);
+    }
+    double s = (double)reduce4(a0, a1, a2, a3);
+    for (; i < n; i++) {
+        s += (double)(llm_bf16_to_fp32(x[i]) * llm_bf16_to_fp32(y[i]));
     }
     return (float)s;
 }
@@ -301,9 +361,12 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->desc = "avx2+fma+f16c";
     k->dot[LLM_DTYPE_F32] = vdot_f32;
     k->dot[LLM_DTYPE_F16] = vdot_f16;
+    k->dot[LLM_DTYPE_BF16] = vdot_bf16;
     k->dot[LLM_DTYPE_Q4_0] = dot_q4_0_q8_0;
     k->dot[LLM_DTYPE_Q4_1] = dot_q4_1_q8_1;
     k->dot[LLM_DTYPE_Q8_0] = dot_q8_0_q8_0;
+    k->dot4[LLM_DTYPE_Q4_1] = dot4_q4_1_q8_1;
+    k->dot4[LLM_DTYPE_Q8_0] = dot4_q8_0_q8_0;
     k->quantize[LLM_DTYPE_Q8_0] = quant_q8_0_avx2;
     k->quantize[LLM_DTYPE_Q8_1] = quant_q8_1_avx2;
     k->quantize[LLM_DTYPE_F16] = quant_f16_avx2;

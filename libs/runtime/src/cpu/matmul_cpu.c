@@ -40,6 +40,7 @@ static void quantize_task(void *p, int ith, int nth) {
 typedef struct {
     mm_ctx base;
     llm__vec_dot_fn dot;
+    llm__vec_dot4_fn dot4; /* may be NULL */
 } mm_ctx2;
 
 static void dot_task2(void *p, int ith, int nth) {
@@ -49,7 +50,24 @@ static void dot_task2(void *p, int ith, int nth) {
     llm__split_range(c->M, ith, nth, &b, &e);
     for (int64_t m0 = b; m0 < e; m0 += TILE) {
         int64_t m1 = m0 + TILE < e ? m0 + TILE : e;
-        for (int64_t i = 0; i < c->n; i++) {
+        int64_t i = 0;
+        if (c2->dot4) {
+            /* Four activation rows per weight row: the weight blocks are
+             * decoded once for four outputs (same bits as four dots). */
+            for (; i + 4 <= c->n; i += 4) {
+                const char *a = c->act + (size_t)i * c->a_row;
+                float *o = c->out + i * c->M;
+                for (int64_t m = m0; m < m1; m++) {
+                    float r[4];
+                    c2->dot4(c->K, c->w + (size_t)m * c->w_row, a, c->a_row, r);
+                    o[m] = r[0];
+                    o[c->M + m] = r[1];
+                    o[2 * c->M + m] = r[2];
+                    o[3 * c->M + m] = r[3];
+                }
+            }
+        }
+        for (; i < c->n; i++) {
             const char *a = c->act + (size_t)i * c->a_row;
             float *o = c->out + i * c->M;
             for (int64_t m = m0; m < m1; m++) {
@@ -79,6 +97,7 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
     c->w_row = w->nb[1];
     c->act_type = cpu->k.act_type[wt];
     c2.dot = cpu->k.dot[wt];
+    c2.dot4 = cpu->k.dot4[wt];
     int nt = be->n_threads;
     if (c->act_type == LLM_DTYPE_F32) {
         c->act = (const char *)c->x;
