@@ -16,11 +16,13 @@ static llm_status curand_check(curandStatus_t s, const char *what) {
                     "cuda: %s: cuRAND status %d", what, (int)s);
 }
 
-/* u in (0, 1] (cuRAND's range) -> lo + (hi - lo) * (1 - u) in [lo, hi]. */
-static __global__ void affine_kernel(float *x, int64_t n, float lo, float span) {
+/* u in (0, 1] (cuRAND's range) -> lo + (hi - lo) * (1 - u), clamped to
+ * [lo, hi] against the rounding of hi - lo. */
+static __global__ void affine_kernel(float *x, int64_t n, float lo, float hi) {
+    const float span = hi - lo;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
-        x[i] = lo + span * (1.0f - x[i]);
+        x[i] = fminf(fmaxf(lo + span * (1.0f - x[i]), lo), hi);
     }
 }
 
@@ -57,8 +59,7 @@ extern "C" llm_status llm__cuda_fill_uniform(llm_buffer *buf, size_t offset, siz
     LLM_TRY(curand_check(curandSetGeneratorOffset(g, 0), "curandSetGeneratorOffset"));
     float *p = (float *)((char *)buf->data + offset);
     LLM_TRY(curand_check(curandGenerateUniform(g, p, n), "curandGenerateUniform"));
-    affine_kernel<<<llm__cuda_grid((int64_t)n, 256), 256, 0, c->stream>>>(p, (int64_t)n, lo,
-                                                                         hi - lo);
+    affine_kernel<<<llm__cuda_grid((int64_t)n, 256), 256, 0, c->stream>>>(p, (int64_t)n, lo, hi);
     LLM_CU_LAUNCHED("fill_uniform kernel");
     return LLM_OK;
 }
