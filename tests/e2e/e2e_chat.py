@@ -39,8 +39,10 @@ def main():
         return 77
     base = [chat, "-m", model, "-t", "1", "-c", "512"]
     cases = json.load(open(golden, encoding="utf-8"))["cases"]
-    # Free-running answers equal llama.cpp's up to the first near-tie (gap < 0.1).
-    for i, c in enumerate(cases[:2] + cases[2:3]):
+    # Free-running answers equal llama.cpp's up to its first near-tie (top-2
+    # gap < 0.3, see make_greedy_golden.py); cases with a long safe prefix.
+    cases = [c for c in cases if c["safe_steps"] >= 8]
+    for i, c in enumerate(cases):
         n = max(c["safe_steps"], 1)
         rc, out, err = run(base + ["-p", c["user"], "--temp", "0", "-n", str(n)])
         check("golden %d exit 0" % i, rc == 0, err[-500:])
@@ -48,7 +50,7 @@ def main():
         check("golden %d answer == llama.cpp" % i, out.rstrip("\n") == want.rstrip("\n"),
               "got %r want %r" % (out, want))
         check("golden %d stats on stderr only" % i, "[stats]" in err and "[stats]" not in out, err[-300:])
-    c = cases[2]
+    c = cases[0]
     rc, out, err = run(base + ["--temp", "0", "-n", str(c["safe_steps"])], stdin=(c["user"] + "\n").encode())
     check("stdin prompt answers once", rc == 0 and out.rstrip("\n") == c["safe_text"].rstrip("\n"),
           "rc %d out %r err %r" % (rc, out, err[-300:]))
