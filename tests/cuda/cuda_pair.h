@@ -21,6 +21,10 @@
 
 #include "llama/runtime.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct cu_pair {
     llm_backend *dev; /* "cuda" (or scalar "cpu" in self-check mode) */
     llm_backend *cpu; /* "cpu", AUTO kernels */
@@ -66,4 +70,7 @@ float cu_rand_float(uint64_t *state, float lo, float hi);
  * scale fields overwritten. Returns malloc'ed bytes (caller frees). */
 uint8_t *cu_random_weights(llm_dtype t, int64_t k, int64_t n_rows, uint64_t seed, size_t *nbytes);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

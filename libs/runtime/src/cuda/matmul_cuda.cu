@@ -31,70 +31,6 @@
 
 /* ---------------------------------------------------------------- mat-vec -- */
 
-/*
- * Lane layout: a row is cut into groups of 32 elements; 4 lanes share a group
- * and lane part p (0..3) takes elements 4p..4p+3 and 16+4p..16+4p+3, which
- * for the nibble-packed quants are exactly the low and high nibbles of bytes
- * 4p..4p+3. A warp covers 8 groups per step, i.e. contiguous weight bytes.
- * deq8 writes the 8 weights of (group g, part p) in that order; for the float
- * types elements at or past K read as 0.
- */
-template <int T>
-static __device__ __forceinline__ void deq8(const uint8_t *row, int64_t g, int p, int64_t K,
-                                            float w[8]) {
-    const int o = 4 * p;
-    if (T == LLM_DTYPE_F32 || T == LLM_DTYPE_F16 || T == LLM_DTYPE_BF16) {
-#pragma unroll
-        for (int k = 0; k < 8; k++) {
-            const int64_t e = g * 32 + o + (k < 4 ? k : 12 + k);
-            float v = 0.0f;
-            if (e < K) {
-                if (T == LLM_DTYPE_F32) {
-                    v = ((const float *)row)[e];
-                } else if (T == LLM_DTYPE_F16) {
-                    v = __half2float(((const __half *)row)[e]);
-                } else {
-                    v = __bfloat162float(((const __nv_bfloat16 *)row)[e]);
-                }
-            }
-            w[k] = v;
-        }
-    } else if (T == LLM_DTYPE_Q4_0 || T == LLM_DTYPE_Q4_1) {
-        const uint8_t *b = row + g * (T == LLM_DTYPE_Q4_0 ? LLM_CU_B_Q4_0 : LLM_CU_B_Q4_1);
-        const float d = llm__ld_half(b);
-        const float m = T == LLM_DTYPE_Q4_0 ? -8.0f * d : llm__ld_half(b + 2);
-        const uint8_t *qs = b + (T == LLM_DTYPE_Q4_0 ? 2 : 4);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const int q = qs[o + k];
-            w[k] = fmaf(d, (float)(q & 15), m);
-            w[4 + k] = fmaf(d, (float)(q >> 4), m);
-        }
-    } else if (T == LLM_DTYPE_Q5_0 || T == LLM_DTYPE_Q5_1) {
-        const uint8_t *b = row + g * (T == LLM_DTYPE_Q5_0 ? LLM_CU_B_Q5_0 : LLM_CU_B_Q5_1);
-        const float d = llm__ld_half(b);
-        const float m = T == LLM_DTYPE_Q5_0 ? -16.0f * d : llm__ld_half(b + 2);
-        const uint32_t qh = llm__ld_le32(b + (T == LLM_DTYPE_Q5_0 ? 2 : 4));
-        const uint8_t *qs = b + (T == LLM_DTYPE_Q5_0 ? 6 : 8);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const int q = qs[o + k];
-            const int lo = (q & 15) | (int)((qh >> (o + k)) & 1u) << 4;
-            const int hi = (q >> 4) | (int)((qh >> (16 + o + k)) & 1u) << 4;
-            w[k] = fmaf(d, (float)lo, m);
-            w[4 + k] = fmaf(d, (float)hi, m);
-        }
-    } else { /* Q8_0 */
-        const uint8_t *b = row + g * LLM_CU_B_Q8_0;
-        const float d = llm__ld_half(b);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            w[k] = d * (float)(int8_t)b[2 + o + k];
-            w[4 + k] = d * (float)(int8_t)b[2 + 16 + o + k];
-        }
-    }
-}
-
 template <int T>
 static __global__ void __launch_bounds__(32 * MV_WARPS)
     matvec_kernel(float *out,        /* [nc][M] */
@@ -115,7 +51,7 @@ static __global__ void __launch_bounds__(32 * MV_WARPS)
     for (int c = 0; c < MV_MAX_COLS; c++) acc[c] = 0.0f;
     for (int64_t g = lane >> 2; g < ng; g += 8) {
         float wv[8];
-        deq8<T>(row, g, p, K, wv);
+        llm__deq8<T>(row, g, p, K, wv);
         const int64_t e0 = g * 32 + 4 * p, e1 = e0 + 16;
 #pragma unroll
         for (int c = 0; c < MV_MAX_COLS; c++) {
