@@ -126,3 +126,23 @@ Test(tokenizer_json, malformed_input) {
     cr_expect_eq(llm_tokenizer_from_hf_json_file("/nonexistent/tokenizer.json", &tok), LLM_ERR_IO);
     cr_expect_null(tok);
 }
+
+/* Merges in array form may hold pieces with spaces ("a " + "b" -> "a b"),
+ * which the "a b" string form cannot express. */
+Test(tokenizer_json, merges_with_spaces) {
+    const char *j = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\" \":1,\"b\":2,\"a \":3,\"a b\":4},"
+                    "\"merges\":[[\"a\",\" \"],[\"a \",\"b\"]]}}";
+    llm_tokenizer *tok = NULL;
+    cr_assert_eq(llm_tokenizer_from_hf_json(j, strlen(j), &tok), LLM_OK, "%s", llm_tokenizer_last_error());
+    llm_token ids[8];
+    int32_t n;
+    cr_assert_eq(llm_tokenizer_encode(tok, "a bb", 4, 0, ids, 8, &n), LLM_OK);
+    cr_expect_eq(n, 2);
+    cr_expect(ids[0] == 4 && ids[1] == 2);
+    llm_tokenizer_free(tok);
+    const char *s = "{\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0,\"b\":1,\"ab\":2},\"merges\":[\"a b\"]}}";
+    cr_assert_eq(llm_tokenizer_from_hf_json(s, strlen(s), &tok), LLM_OK, "%s", llm_tokenizer_last_error());
+    cr_assert_eq(llm_tokenizer_encode(tok, "abab", 4, 0, ids, 8, &n), LLM_OK);
+    cr_expect(n == 2 && ids[0] == 2 && ids[1] == 2);
+    llm_tokenizer_free(tok);
+}

@@ -212,6 +212,7 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     llm_vocab_spec_init(&c.spec);
     llm_status st = LLM_OK;
     char **tokens = NULL, **merges = NULL;
+    const char **merges_right = NULL;
     int32_t *types = NULL;
     uint8_t *strip = NULL;
     int32_t n = 0, n_merges = 0;
@@ -279,35 +280,39 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
             types[k] = LLM_TOKEN_TYPE_UNUSED;
         }
 
-    /* Merges: "a b" strings or ["a", "b"] pairs. */
+    /* Merges: "a b" strings or ["a", "b"] pairs (which allow spaces inside
+     * pieces). Left pieces are copied (NUL-terminated); right pieces point
+     * into the JSON document, alive for this call. */
     const json_t *jm = json_object_get(model, "merges");
     if (json_is_array(jm)) {
         n_merges = (int32_t)json_array_size(jm);
         merges = calloc((size_t)(n_merges ? n_merges : 1), sizeof *merges);
-        if (!merges) goto oom;
+        merges_right = calloc((size_t)(n_merges ? n_merges : 1), sizeof *merges_right);
+        if (!merges || !merges_right) goto oom;
         json_array_foreach(jm, i, e) {
+            const char *left = NULL, *right = NULL;
+            size_t ll = 0;
             if (json_is_string(e)) {
-                {
-                const char *m = json_string_value(e);
-                size_t lm = strlen(m);
-                merges[i] = malloc(lm + 1);
-                if (merges[i]) memcpy(merges[i], m, lm + 1);
-            }
+                left = json_string_value(e);
+                const char *sp = strchr(left + (left[0] ? 1 : 0), ' ');
+                if (sp) {
+                    ll = (size_t)(sp - left);
+                    right = sp + 1;
+                }
             } else if (json_is_array(e) && json_array_size(e) == 2 && json_is_string(json_array_get(e, 0)) &&
                        json_is_string(json_array_get(e, 1))) {
-                const char *a = json_string_value(json_array_get(e, 0)), *b = json_string_value(json_array_get(e, 1));
-                size_t la = strlen(a), lb = strlen(b);
-                merges[i] = malloc(la + lb + 2);
-                if (merges[i]) {
-                    memcpy(merges[i], a, la);
-                    merges[i][la] = ' ';
-                    memcpy(merges[i] + la + 1, b, lb + 1);
-                }
-            } else {
+                left = json_string_value(json_array_get(e, 0));
+                ll = strlen(left);
+                right = json_string_value(json_array_get(e, 1));
+            }
+            if (!right) {
                 st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: merges[%zu] is neither \"a b\" nor [a, b]", i);
                 goto done;
             }
-            if (!merges[i]) goto oom;
+            if (!(merges[i] = malloc(ll + 1))) goto oom;
+            memcpy(merges[i], left, ll);
+            merges[i][ll] = '\0';
+            merges_right[i] = right;
         }
     }
 
@@ -369,6 +374,7 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     c.spec.token_types = types;
     c.spec.n_merges = n_merges;
     c.spec.merges = (const char *const *)merges;
+    c.spec.merges_right = merges_right;
     st = llm__tok_create(&c.spec, (const char *const *)c.patterns, c.n_patterns, &c.hf, strip, out);
     goto done;
 oom:
@@ -377,6 +383,7 @@ done:
     for (int k = 0; k < c.n_patterns; k++) free(c.patterns[k]);
     for (int32_t k = 0; merges && k < n_merges; k++) free(merges[k]);
     free(merges);
+    free(merges_right);
     free(tokens);
     free(types);
     free(strip);

@@ -198,17 +198,29 @@ static llm_status build_merges(llm_tokenizer *t, const llm_vocab_spec *spec) {
             free(cat.p);
             return llm__tok_err(LLM_ERR_INVALID_ARG, "merge %d is NULL", (int)r);
         }
-        /* Split at the first space after the first character (a piece may start with ' '
-         * only in odd vocabularies; HF splits the same way). */
-        const char *sp = strchr(m + (m[0] ? 1 : 0), ' ');
-        if (!sp) {
-            free(cat.p);
-            return llm__tok_err(LLM_ERR_BAD_FORMAT, "merge %d (\"%.40s\") is not \"left right\"", (int)r, m);
+        const char *right;
+        size_t ln;
+        if (spec->merges_right) {
+            right = spec->merges_right[r];
+            if (!right) {
+                free(cat.p);
+                return llm__tok_err(LLM_ERR_INVALID_ARG, "merge %d: right piece is NULL", (int)r);
+            }
+            ln = strlen(m);
+        } else {
+            /* Split at the first space after the first character (as HF reads "a b"). */
+            const char *sp = strchr(m + (m[0] ? 1 : 0), ' ');
+            if (!sp) {
+                free(cat.p);
+                return llm__tok_err(LLM_ERR_BAD_FORMAT, "merge %d (\"%.40s\") is not \"left right\"", (int)r, m);
+            }
+            ln = (size_t)(sp - m);
+            right = sp + 1;
         }
-        size_t ln = (size_t)(sp - m), rn = strlen(sp + 1);
-        llm_token a = llm__tok_lookup(t, m, ln), b = llm__tok_lookup(t, sp + 1, rn);
+        size_t rn = strlen(right);
+        llm_token a = llm__tok_lookup(t, m, ln), b = llm__tok_lookup(t, right, rn);
         cat.n = 0;
-        if (llm__buf_append(&cat, m, ln) || llm__buf_append(&cat, sp + 1, rn)) {
+        if (llm__buf_append(&cat, m, ln) || llm__buf_append(&cat, right, rn)) {
             free(cat.p);
             return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
         }

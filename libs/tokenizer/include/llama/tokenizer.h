@@ -93,6 +93,9 @@ typedef struct llm_vocab_spec {
     const int32_t *token_types; /* [n_tokens] llm_token_type values, or NULL (all normal) */
     int32_t n_merges;
     const char *const *merges;  /* [n_merges] "left right", best first (BPE, HF_BPE) */
+    const char *const *merges_right; /* optional [n_merges]: when set, merges[i] is only the
+                                        left piece and this the right one (pieces that
+                                        contain spaces) */
     const char *pre;            /* pre-tokenizer name (GGUF tokenizer.ggml.pre), NULL = "default" */
     llm_token bos, eos, eot, eom, unk, pad, sep, cls, mask; /* LLM_TOKEN_NULL when absent */
     int add_bos;          /* 1/0, or -1: the family's default (SPM, WPM: yes; BPE: per pre) */
