@@ -125,12 +125,17 @@ llm_status llm_tokenizer_create(const llm_vocab_spec *spec, llm_tokenizer **out)
 
 /* Build a tokenizer from a Hugging Face tokenizer.json held in memory
  * (json[0..len), need not be NUL-terminated) or read from a file.
- * Supported: models BPE (byte-level or with byte fallback) and WordPiece;
- * normalizers BertNormalizer, Lowercase, NFD, StripAccents, Prepend, Replace,
- * Sequence of those; pre-tokenizers ByteLevel, Split (regex, Isolated),
- * Digits, BertPreTokenizer, Metaspace, Sequence of those; post-processors
- * TemplateProcessing, BertProcessing, RobertaProcessing, ByteLevel;
- * added_tokens. Anything else is LLM_ERR_UNSUPPORTED with the kind named in
+ * Supported: models BPE (byte-level, or by characters with byte fallback)
+ * and WordPiece; normalizers NFC (byte-level BPE), Prepend and Replace of
+ * U+2581 (character BPE), BertNormalizer, Lowercase, NFD, StripAccents
+ * (WordPiece), Sequence of those; pre-tokenizers ByteLevel, Split (regex or
+ * string, behaviour Isolated), Digits, BertPreTokenizer, Metaspace, Sequence
+ * of those; post-processors TemplateProcessing (one token before and/or after
+ * the text), BertProcessing, RobertaProcessing, ByteLevel; added_tokens with
+ * their special, lstrip and rstrip attributes (single_word and normalized are
+ * ignored). Decoders are not read: decoding follows the model family.
+ * Anything else (Unigram, WordLevel, Precompiled, NFKC, Whitespace, Split
+ * with another behaviour...) is LLM_ERR_UNSUPPORTED with the kind named in
  * the message. Returns as llm_tokenizer_create(), plus LLM_ERR_IO (file) and
  * LLM_ERR_BAD_FORMAT (invalid JSON or schema). */
 llm_status llm_tokenizer_from_hf_json(const char *json, size_t len, llm_tokenizer **out);
