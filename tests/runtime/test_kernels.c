@@ -248,6 +248,8 @@ Test(kernels, simd_float_helpers_match_scalar) {
             const int64_t nblk = (len + bs - 1) / bs;
             int32_t table[32];
             for (int64_t b = 0; b < nblk; b++) table[b] = (int32_t)((b * 5 + 1) % nblk);
+            size_t offs[128];
+            for (int64_t t = 0; t < nblk * bs; t++) offs[t] = (size_t)((table[t / bs] * bs + t % bs) * 2 * hd);
             uint16_t *vh = malloc(2 * (size_t)(nblk * bs * 2 * hd));
             float *vf = malloc(4 * (size_t)(nblk * bs * 2 * hd));
             for (int64_t i = 0; i < nblk * bs * 2 * hd; i++) {
@@ -258,7 +260,7 @@ Test(kernels, simd_float_helpers_match_scalar) {
             float *r1 = malloc(4 * (size_t)hd), *r2 = malloc(4 * (size_t)hd);
             for (int64_t t = 0; t < len; t++) pr[t] = (frand() + 1.0f) / (float)len;
             for (int f16 = 0; f16 < 2; f16++) {
-                llm__kv_rows kr = {f16 ? (const void *)vh : (const void *)vf, table, bs, 2 * hd, hd, f16};
+                llm__kv_rows kr = {f16 ? (const void *)vh : (const void *)vf, offs, (size_t)hd, f16};
                 int64_t n_alls[2] = {len, len + (int64_t)(rnd() % 70)};
                 for (int a = 0; a < 2; a++) {
                     s.attn_wsum(&kr, len, n_alls[a], hd, pr, r1, scr);

@@ -8,6 +8,7 @@
  * are split between threads, each pair computed entirely by one thread.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu.h"
@@ -53,7 +54,7 @@ typedef struct {
     const float *q;           /* [n][n_head][hd] */
     const void *kc, *vc;      /* caches */
     const int32_t *pos;       /* [n] */
-    const int32_t *table;     /* block table */
+    const size_t *offs;       /* [n_all] slot offsets (elements) through the block table */
     int64_t n, n_head, n_kv, hd, bs, smax, n_all;
     float scale;
     int f16;
@@ -71,7 +72,7 @@ static void attn_task(void *p, int ith, int nth) {
         const int64_t i = u / c->n_head, h = u % c->n_head, kvh = h / group;
         const float *qr = c->q + u * c->hd;
         const int64_t len = (int64_t)c->pos[i] + 1;
-        llm__kv_rows kr = {c->kc, c->table, c->bs, c->n_kv * c->hd, kvh * c->hd, c->f16};
+        llm__kv_rows kr = {c->kc, c->offs, (size_t)(kvh * c->hd), c->f16};
         llm__kv_rows vr = kr;
         vr.base = c->vc;
         if (c->f16) {
@@ -116,7 +117,6 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
     c.kc = llm__host_ptr(k_cache);
     c.vc = llm__host_ptr(v_cache);
     c.pos = positions;
-    c.table = block_table;
     c.n = q->ne[2] * q->ne[3];
     c.n_head = q->ne[1];
     c.hd = q->ne[0];
@@ -135,6 +135,19 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
         return st;
     }
     c.scratch = cpu->tscratch;
+    if ((size_t)c.n_all > cpu->kv_offs_len) {
+        size_t len = (size_t)c.n_all + (size_t)c.n_all / 2;
+        size_t *p = realloc(cpu->kv_offs, len * sizeof(size_t));
+        if (!p) {
+            return llm__err(LLM_ERR_NO_MEMORY, "attention: no memory for %zu offsets", len);
+        }
+        cpu->kv_offs = p;
+        cpu->kv_offs_len = len;
+    }
+    for (int64_t t = 0; t < c.n_all; t++) {
+        cpu->kv_offs[t] = (size_t)((block_table[t / c.bs] * c.bs + t % c.bs) * c.n_kv * c.hd);
+    }
+    c.offs = cpu->kv_offs;
     int64_t units = c.n * c.n_head;
     int nth = units < be->n_threads ? (int)units : be->n_threads;
     llm__threadpool_run(cpu->tp, attn_task, &c, nth);

@@ -17,6 +17,9 @@ typedef struct llm__cpu {
     /* Per-thread scratch (attention scores and accumulators); grown, never shrunk. */
     float **tscratch;     /* [n_threads] -> [tscratch_len] */
     size_t tscratch_len;  /* floats per thread */
+    /* Slot offsets of the current attention op; grown, never shrunk. */
+    size_t *kv_offs;      /* [kv_offs_len] */
+    size_t kv_offs_len;
 } llm__cpu;
 
 static inline llm__cpu *llm__cpu_of(llm_backend *be) { return (llm__cpu *)be->impl; }

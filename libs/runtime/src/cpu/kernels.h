@@ -24,18 +24,18 @@ typedef void (*llm__vec_dot4_fn)(int64_t n, const void *w, const void *a, size_t
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
 
 /* Where the K or V rows of one KV head live in a paged cache:
- * row(t) = base + ((table[t / bs] * bs + t % bs) * row_stride + head_off) elements. */
+ * row(t) = base + offs[t] + head_off elements, where offs[t] is the element
+ * offset of logical position t's slot (computed once per op from the block
+ * table, so the inner loops do no division). */
 typedef struct llm__kv_rows {
     const void *base;      /* cache start (uint16_t halves or floats) */
-    const int32_t *table;  /* block table */
-    int64_t bs;            /* block size */
-    int64_t row_stride;    /* elements per token slot: n_head_kv * head_dim */
-    int64_t head_off;      /* kv_head * head_dim */
+    const size_t *offs;    /* [positions] slot offsets, in elements */
+    size_t head_off;       /* kv_head * head_dim */
     int f16;               /* 1: halves, 0: floats */
 } llm__kv_rows;
 
 static inline const void *llm__kv_row(const llm__kv_rows *r, int64_t t) {
-    size_t e = (size_t)((r->table[t / r->bs] * r->bs + t % r->bs) * r->row_stride + r->head_off);
+    size_t e = r->offs[t] + r->head_off;
     return r->f16 ? (const void *)((const uint16_t *)r->base + e) : (const void *)((const float *)r->base + e);
 }
 
