@@ -26,7 +26,7 @@ function(llm_runtime_cuda_extra)
   # Host-side warnings through nvcc; -Werror with LLM_WERROR (nvcc's own
   # diagnostics too). No fast math: kernels rely on IEEE division/sqrt and on
   # explicit rounding intrinsics to match the CPU reference.
-  set(_w -Wall,-Wextra,-Wshadow,-Wno-unused-parameter)
+  set(_w -Wall,-Wextra,-Wshadow)
   set(_cuda_opts -Xcompiler=${_w} --expt-relaxed-constexpr)
   if(LLM_WERROR)
     list(APPEND _cuda_opts -Xcompiler=-Werror --Werror=all-warnings)
