@@ -110,7 +110,7 @@ typedef struct llm_net_batch {
     llm_logits_mode logits_mode;
     float *logits;            /* host [rows][n_vocab]; rows = n_seqs (LAST) or n_tokens (ALL) */
     float *hidden;            /* optional host [n_tokens][n_embd]: final normed hidden states */
-    /* Optional: polled between layers; non-zero stops the forward with LLM_CANCELLED. */
+    /* Optional: polled before every op; non-zero stops the forward with LLM_CANCELLED. */
     int (*cancel)(void *user);
     void *cancel_user;
 } llm_net_batch;
@@ -122,10 +122,10 @@ llm_net_batch llm_net_batch_default(void);
  * position through its sequence's block table, attends causally to positions
  * 0..position of the same sequence (which must be in the cache already or in
  * this batch), and writes the requested logits.
- * Returns LLM_OK; LLM_CANCELLED (cancel returned non-zero: the logits are not
- * written and K/V of this batch's positions may be partly written, so the
- * caller must treat those positions as not computed; the net and kv stay
- * usable); LLM_ERR_INVALID_ARG (a bad id, position, table or count; nothing
+ * Returns LLM_OK; LLM_CANCELLED (cancel, polled before every op, returned
+ * non-zero: logits and hidden are unspecified and K/V of this batch's
+ * positions may be partly written, so the caller must treat those positions
+ * as not computed; the net and kv stay usable); LLM_ERR_INVALID_ARG (a bad id, position, table or count; nothing
  * computed); a backend error. */
 llm_status llm_net_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *batch);
 

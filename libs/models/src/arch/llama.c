@@ -64,6 +64,14 @@ static llm_status check_mm(llm_net *net, const llm_tensor *w, const char *what) 
         if (st_ != LLM_OK) return st_;                                                             \
     } while (0)
 
+/* One op of the forward: the cancel callback is polled before every op, so a
+ * cancelled forward stops within one op's time. */
+#define OP(expr)                                                                                   \
+    do {                                                                                           \
+        if (b->cancel && b->cancel(b->cancel_user)) return LLM_CANCELLED;                         \
+        TRY(llm__net_op(expr));                                                                    \
+    } while (0)
+
 llm_status llm__llama_load(llm_net *net) {
     const llm_model_hparams *hp = &net->hp;
     const int64_t E = hp->n_embd, F = hp->n_ff, V = hp->n_vocab;
@@ -169,18 +177,15 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
     llm_tensor q2 = act(net, net->off_q, hd * nh, n, 1), att2 = act(net, net->off_att, hd * nh, n, 1);
     llm_tensor k2 = act(net, net->off_k, hd * nkv, n, 1), v2 = act(net, net->off_v, hd * nkv, n, 1);
 
-    TRY(llm__net_op(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n)));
+    OP(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n));
     for (uint32_t l = 0; l < hp->n_layer; l++) {
-        if (b->cancel && b->cancel(b->cancel_user)) {
-            return LLM_CANCELLED;
-        }
         const llm__layer_w *w = &net->layers[l];
-        TRY(llm__net_op(llm_op_rms_norm(be, &xn, &x, &w->attn_norm, eps)));
-        TRY(llm__net_op(llm_op_matmul(be, &q2, &xn, &w->wq)));
-        TRY(llm__net_op(llm_op_matmul(be, &k2, &xn, &w->wk)));
-        TRY(llm__net_op(llm_op_matmul(be, &v2, &xn, &w->wv)));
-        TRY(llm__net_op(llm_op_rope(be, &q, b->positions, &net->rope)));
-        TRY(llm__net_op(llm_op_rope(be, &k, b->positions, &net->rope)));
+        OP(llm_op_rms_norm(be, &xn, &x, &w->attn_norm, eps));
+        OP(llm_op_matmul(be, &q2, &xn, &w->wq));
+        OP(llm_op_matmul(be, &k2, &xn, &w->wk));
+        OP(llm_op_matmul(be, &v2, &xn, &w->wv));
+        OP(llm_op_rope(be, &q, b->positions, &net->rope));
+        OP(llm_op_rope(be, &k, b->positions, &net->rope));
         llm_tensor kc, vc;
         TRY(llm_net_kv_layer(kv, (int32_t)l, &kc, &vc));
         int64_t t0 = 0;
@@ -191,33 +196,29 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
             llm_tensor vs = act(net, net->off_v + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
             llm_tensor qs = act(net, net->off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
             llm_tensor os = act(net, net->off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            TRY(llm__net_op(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0,
-                                            sq->block_table, sq->n_table)));
-            TRY(llm__net_op(llm_op_attention(be, &os, &qs, &kc, &vc, b->positions + t0,
-                                             sq->block_table, sq->n_table, kq_scale)));
+            OP(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0,
+                                            sq->block_table, sq->n_table));
+            OP(llm_op_attention(be, &os, &qs, &kc, &vc, b->positions + t0,
+                                             sq->block_table, sq->n_table, kq_scale));
             t0 += ns;
         }
-        TRY(llm__net_op(llm_op_matmul(be, &tmp, &att2, &w->wo)));
-        TRY(llm__net_op(llm_op_add(be, &x, &x, &tmp)));
-        TRY(llm__net_op(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps)));
-        TRY(llm__net_op(llm_op_matmul(be, &gate, &xn, &w->wg)));
-        TRY(llm__net_op(llm_op_matmul(be, &up, &xn, &w->wu)));
-        TRY(llm__net_op(llm_op_swiglu(be, &gate, &gate, &up)));
-        TRY(llm__net_op(llm_op_matmul(be, &tmp, &gate, &w->wd)));
-        TRY(llm__net_op(llm_op_add(be, &x, &x, &tmp)));
+        OP(llm_op_matmul(be, &tmp, &att2, &w->wo));
+        OP(llm_op_add(be, &x, &x, &tmp));
+        OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
+        OP(llm_op_matmul(be, &gate, &xn, &w->wg));
+        OP(llm_op_matmul(be, &up, &xn, &w->wu));
+        OP(llm_op_swiglu(be, &gate, &gate, &up));
+        OP(llm_op_matmul(be, &tmp, &gate, &w->wd));
+        OP(llm_op_add(be, &x, &x, &tmp));
     }
-    if (b->cancel && b->cancel(b->cancel_user)) {
-        return LLM_CANCELLED;
-    }
-
     /* Final norm: over every row when all rows are wanted, else only over the
      * last row of each sequence, gathered first into xn. */
     int64_t rows = n;
     if (b->hidden || b->logits_mode == LLM_LOGITS_ALL) {
-        TRY(llm__net_op(llm_op_rms_norm(be, &xn, &x, &net->out_norm, eps)));
+        OP(llm_op_rms_norm(be, &xn, &x, &net->out_norm, eps));
         if (b->hidden) {
-            TRY(llm__net_op(llm_buffer_read(net->arena, net->off_xn, b->hidden,
-                                            (size_t)(n * E) * sizeof(float))));
+            OP(llm_buffer_read(net->arena, net->off_xn, b->hidden,
+                                            (size_t)(n * E) * sizeof(float)));
         }
     }
     if (b->logits_mode == LLM_LOGITS_NONE) {
@@ -234,9 +235,9 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         /* The gathered rows go to tmp, since xn may hold the hidden states. */
         const llm_tensor *src = b->hidden ? &xn : &x;
         llm_tensor g = act(net, net->off_tmp, E, rows, 1);
-        TRY(llm__net_op(llm_op_get_rows(be, &g, src, net->gather_ids, rows)));
+        OP(llm_op_get_rows(be, &g, src, net->gather_ids, rows));
         if (!b->hidden) {
-            TRY(llm__net_op(llm_op_rms_norm(be, &g, &g, &net->out_norm, eps)));
+            OP(llm_op_rms_norm(be, &g, &g, &net->out_norm, eps));
         }
         src_off = net->off_tmp;
     }
@@ -244,9 +245,9 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         int64_t c = rows - r0 < LOGITS_CHUNK ? rows - r0 : LOGITS_CHUNK;
         llm_tensor in = act(net, src_off + (size_t)(r0 * E) * sizeof(float), E, c, 1);
         llm_tensor lg = act(net, net->off_logits, V, c, 1);
-        TRY(llm__net_op(llm_op_matmul(be, &lg, &in, &net->output)));
-        TRY(llm__net_op(llm_buffer_read(net->arena, net->off_logits, b->logits + r0 * V,
-                                        (size_t)(c * V) * sizeof(float))));
+        OP(llm_op_matmul(be, &lg, &in, &net->output));
+        OP(llm_buffer_read(net->arena, net->off_logits, b->logits + r0 * V,
+                                        (size_t)(c * V) * sizeof(float)));
     }
     return LLM_OK;
 }
