@@ -65,8 +65,15 @@ Test(ops, backend_basics) {
     cr_assert_eq(llm_buffer_write(b, 49, in, 16), LLM_ERR_INVALID_ARG);
     cr_assert_eq(llm_buffer_read(b, 48, out, 16), LLM_OK);
     cr_assert_eq(memcmp(in, out, 16), 0);
+    /* Device-side copy, overlapping ranges included. */
+    cr_assert_eq(llm_buffer_copy(b, 0, b, 48, 16), LLM_OK);
+    cr_assert_eq(llm_buffer_copy(b, 4, b, 0, 16), LLM_OK); /* overlap: memmove semantics */
+    cr_assert_eq(llm_buffer_read(b, 4, out, 16), LLM_OK);
+    cr_assert_eq(memcmp(in, out, 16), 0);
+    cr_assert_eq(llm_buffer_copy(b, 60, b, 0, 16), LLM_ERR_INVALID_ARG);
     llm_buffer *w = NULL;
     cr_assert_eq(llm_buffer_wrap_host(be, in, sizeof(in), &w), LLM_OK);
+    cr_assert_eq(llm_buffer_copy(w, 0, b, 0, 4), LLM_ERR_STATE);
     cr_assert_eq(llm_buffer_write(w, 0, out, 1), LLM_ERR_STATE);
     cr_assert_eq(llm_buffer_read(w, 0, out, 16), LLM_OK);
     cr_assert_eq(memcmp(in, out, 16), 0);

@@ -52,6 +52,11 @@ typedef struct llm__backend_iface {
                             const int32_t *positions, const int32_t *block_table,
                             int32_t n_table, float scale);
     llm_status (*argmax)(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
+
+    /* Added later, so kept last (backends that fill the table positionally
+     * stay valid). Optional: NULL means copy through host memory. */
+    llm_status (*buf_copy)(llm_backend *be, void *dst, size_t dst_off, const void *src,
+                           size_t src_off, size_t n);
 } llm__backend_iface;
 
 struct llm_backend {

@@ -201,6 +201,42 @@ llm_status llm_buffer_read(const llm_buffer *buf, size_t offset, void *dst, size
     return n ? buf->be->iface->buf_read(buf->be, buf->data, offset, dst, n) : LLM_OK;
 }
 
+llm_status llm_buffer_copy(llm_buffer *dst, size_t dst_offset, const llm_buffer *src,
+                           size_t src_offset, size_t n) {
+    if (!range_ok(dst, dst_offset, n) || !range_ok(src, src_offset, n) || dst->be != src->be) {
+        return llm__err(LLM_ERR_INVALID_ARG, "llm_buffer_copy: ranges outside buffers or backends differ");
+    }
+    if (dst->wrapped) {
+        return llm__err(LLM_ERR_STATE, "llm_buffer_copy: destination wraps read-only host memory");
+    }
+    if (n == 0) {
+        return LLM_OK;
+    }
+    llm_backend *be = dst->be;
+    if (be->iface->buf_copy) {
+        return be->iface->buf_copy(be, dst->data, dst_offset, src->data, src_offset, n);
+    }
+    /* Fallback for backends without a device copy: bounce through the host. */
+    size_t chunk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);
+    char *tmp = malloc(chunk);
+    if (!tmp) {
+        return llm__err(LLM_ERR_NO_MEMORY, "llm_buffer_copy: no memory for a bounce buffer");
+    }
+    llm_status st = LLM_OK;
+    /* Copy backwards when dst is above an overlapping src, as memmove does. */
+    int backwards = src == dst && dst_offset > src_offset;
+    for (size_t done = 0; done < n && st == LLM_OK; done += chunk) {
+        size_t len = n - done < chunk ? n - done : chunk;
+        size_t at = backwards ? n - done - len : done;
+        st = be->iface->buf_read(be, src->data, src_offset + at, tmp, len);
+        if (st == LLM_OK) {
+            st = be->iface->buf_write(be, dst->data, dst_offset + at, tmp, len);
+        }
+    }
+    free(tmp);
+    return st;
+}
+
 llm_status llm_buffer_clear(llm_buffer *buf) {
     if (!buf) {
         return llm__err(LLM_ERR_INVALID_ARG, "llm_buffer_clear: NULL buffer");

@@ -173,6 +173,14 @@ size_t llm_buffer_size(const llm_buffer *buf);
  * (else LLM_ERR_INVALID_ARG); writing to a wrapped buffer gives LLM_ERR_STATE. */
 llm_status llm_buffer_write(llm_buffer *buf, size_t offset, const void *src, size_t n);
 llm_status llm_buffer_read(const llm_buffer *buf, size_t offset, void *dst, size_t n);
+/* Copies n bytes from src at src_offset to dst at dst_offset, on the device
+ * (no round trip through the caller; e.g. copy-on-write of a KV block). Both
+ * buffers must belong to the same backend, both ranges must lie inside their
+ * buffers, and dst must not wrap host memory. Overlapping ranges are allowed
+ * (memmove semantics). Returns LLM_OK, LLM_ERR_INVALID_ARG, LLM_ERR_STATE
+ * (dst wraps host memory), LLM_ERR_NO_MEMORY or a backend error. */
+llm_status llm_buffer_copy(llm_buffer *dst, size_t dst_offset, const llm_buffer *src,
+                           size_t src_offset, size_t n);
 /* Sets every byte of the buffer to zero. */
 llm_status llm_buffer_clear(llm_buffer *buf);
 

@@ -128,6 +128,13 @@ static llm_status cpu_buf_read(llm_backend *be, const void *data, size_t off, vo
     return LLM_OK;
 }
 
+static llm_status cpu_buf_copy(llm_backend *be, void *dst, size_t dst_off, const void *src,
+                               size_t src_off, size_t n) {
+    (void)be;
+    memmove((char *)dst + dst_off, (const char *)src + src_off, n);
+    return LLM_OK;
+}
+
 static llm_status cpu_buf_clear(llm_backend *be, void *data, size_t size) {
     (void)be;
     memset(data, 0, size);
@@ -172,6 +179,7 @@ static const llm__backend_iface g_cpu_iface = {
     .kv_write = llm__cpu_kv_write,
     .attention = llm__cpu_attention,
     .argmax = llm__cpu_argmax,
+    .buf_copy = cpu_buf_copy,
 };
 
 llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **out) {
