@@ -70,7 +70,10 @@ typedef struct {
     int32_t n_vocab;
 } fx;
 
-static void fx_open(fx *f, int n_threads) {
+static void fx_open_k(fx *f, int n_threads, llm_kernels kernels);
+static void fx_open(fx *f, int n_threads) { fx_open_k(f, n_threads, LLM_KERNELS_AUTO); }
+
+static void fx_open_k(fx *f, int n_threads, llm_kernels kernels) {
     memset(f, 0, sizeof(*f));
     const char *path = getenv("LLM_DEFAULT_MODEL");
     if (!path || !*path) {
@@ -84,6 +87,7 @@ static void fx_open(fx *f, int n_threads) {
     cr_assert_eq(llm_model_desc_from_gguf(path, &f->desc), LLM_OK, "%s", llm_models_last_error());
     llm_backend_params bp = llm_backend_default_params();
     bp.n_threads = n_threads;
+    bp.kernels = kernels;
     cr_assert_eq(llm_backend_create("cpu", &bp, &f->be), LLM_OK);
     cr_assert_eq(llm_net_create(f->desc, f->be, NULL, &f->net), LLM_OK, "%s", llm_net_last_error());
     cr_assert_eq(llm_net_kv_create(f->net, N_BLOCKS, BLOCK, &f->kv), LLM_OK);
@@ -312,6 +316,37 @@ Test(forward, two_sequences_one_batch) {
         cr_assert_eq(memcmp(one, both + (size_t)s * V, sizeof(float) * V), 0, "sequence %d differs", s);
     }
     free(both); free(one);
+    golden_free(&g_gold);
+    fx_close(&f);
+}
+
+/* The plain C reference kernels (what a CPU without AVX2 runs) against
+ * llama.cpp, with the same tolerances as the SIMD path. */
+Test(forward, scalar_kernels_match_llamacpp) {
+    fx f;
+    fx_open_k(&f, 2, LLM_KERNELS_SCALAR);
+    cr_assert_str_eq(llm_backend_kernels(f.be), "scalar");
+    load_gold();
+    const golden_prompt *p = &g_gold.prompts[3]; /* chatml */
+    float *lg = malloc(sizeof(float) * (size_t)p->n_tokens * f.n_vocab);
+    run(&f, p->tokens, p->n_tokens, 0, LLM_LOGITS_ALL, lg);
+    double max_top = 0;
+    int equal = 0;
+    for (int32_t t = 0; t < p->n_tokens; t++) {
+        const float *row = lg + (size_t)t * f.n_vocab;
+        for (int32_t k = 0; k < g_gold.topk; k++) {
+            double d = fabs(row[p->top_ids[t * g_gold.topk + k]] - p->top_logits[t * g_gold.topk + k]);
+            max_top = d > max_top ? d : max_top;
+        }
+        int32_t am = argmax(row, f.n_vocab);
+        equal += am == p->argmax[t];
+        cr_expect(am == p->argmax[t] || p->gap[t] < NEAR_TIE, "scalar pos %d: %d vs llama.cpp %d (gap %.3f)",
+                  t, am, p->argmax[t], (double)p->gap[t]);
+    }
+    fprintf(stderr, "scalar kernels, %s: top-10 max|diff| %.4f, argmax equal %d/%d\n", p->name, max_top,
+            equal, p->n_tokens);
+    cr_expect_leq(max_top, MAX_ABS_TOL);
+    free(lg);
     golden_free(&g_gold);
     fx_close(&f);
 }

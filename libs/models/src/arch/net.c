@@ -252,7 +252,6 @@ llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
         llm_net_kv_free(kv);
         return st;
     }
-    net->kv_live++;
     *out = kv;
     return LLM_OK;
 }
@@ -262,13 +261,9 @@ void llm_net_kv_free(llm_net_kv *kv) {
         return;
     }
     const uint32_t L = kv->net->hp.n_layer;
-    int complete = kv->k && kv->v && kv->kt && kv->vt;
-    for (uint32_t l = 0; complete && l < L; l++) {
-        llm_buffer_free(kv->k[l]);
-        llm_buffer_free(kv->v[l]);
-    }
-    if (complete && kv->k[0] && kv->net->kv_live > 0) {
-        kv->net->kv_live--;
+    for (uint32_t l = 0; l < L; l++) {
+        llm_buffer_free(kv->k ? kv->k[l] : NULL);
+        llm_buffer_free(kv->v ? kv->v[l] : NULL);
     }
     free(kv->k);
     free(kv->v);

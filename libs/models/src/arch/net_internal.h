@@ -31,7 +31,6 @@ struct llm_net {
     llm_buffer *arena;
     size_t off_x, off_xn, off_tmp, off_q, off_k, off_v, off_att, off_gate, off_up, off_logits;
     int32_t *gather_ids; /* host [max_batch] */
-    int kv_live;         /* KV storages created and not freed */
 };
 
 struct llm_net_kv {
