@@ -194,3 +194,29 @@ Test(tokenizer_spec, random_bytes_never_crash) {
     tv_free(&v2);
     tv_free(&v3);
 }
+
+/* A control token whose text is also a normal token's (lower id): the
+ * special must still be found (the lookup table only holds the first id). */
+Test(tokenizer_spec, shadowed_special_token) {
+    tv_vocab v;
+    v.n = 0;
+    char u[4];
+    for (int b = 0; b < 256; b++) {
+        tv_byte_char(b, u);
+        tv_add(&v, u, 0, LLM_TOKEN_TYPE_NORMAL);
+    }
+    tv_add(&v, "<e>", 0, LLM_TOKEN_TYPE_NORMAL);  /* 256 */
+    tv_add(&v, "<e>", 0, LLM_TOKEN_TYPE_CONTROL); /* 257 */
+    llm_vocab_spec spec;
+    llm_vocab_spec_init(&spec);
+    spec.type = LLM_TOKENIZER_BPE;
+    spec.n_tokens = v.n;
+    spec.tokens = (const char *const *)v.tok;
+    spec.token_types = v.type;
+    spec.pre = "gpt-2";
+    llm_tokenizer *t = NULL;
+    cr_assert_eq(llm_tokenizer_create(&spec, &t), LLM_OK);
+    expect_ids(t, "a<e>", LLM_TOKENIZE_PARSE_SPECIAL, (llm_token[]){'a', 257}, 2);
+    llm_tokenizer_free(t);
+    tv_free(&v);
+}

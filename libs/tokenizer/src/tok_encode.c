@@ -8,6 +8,10 @@
 
 #include "tok_internal.h"
 
+static int is_special_type(int ty) {
+    return ty == LLM_TOKEN_TYPE_CONTROL || ty == LLM_TOKEN_TYPE_USER_DEFINED || ty == LLM_TOKEN_TYPE_UNKNOWN;
+}
+
 static int special_allowed(const llm_tokenizer *t, llm_token id, unsigned flags) {
     if (flags & LLM_TOKENIZE_PARSE_SPECIAL) return 1;
     /* Without parse_special only user-defined added tokens stay whole (as in
@@ -90,15 +94,8 @@ llm_status llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t
     if (add && t->add_bos && bos >= 0 && llm__vec_push(&v, bos)) goto oom;
 
     /* Which first bytes can start a special token under these flags. */
-    unsigned char first[256] = {0};
-    int any = 0;
-    for (int32_t k = 0; k < t->n_specials; k++) {
-        llm_token id = t->specials[k];
-        if (special_allowed(t, id, flags)) {
-            first[(unsigned char)t->blob[t->off[id]]] = 1;
-            any = 1;
-        }
-    }
+    const unsigned char *first = t->special_first[(flags & LLM_TOKENIZE_PARSE_SPECIAL) ? 1 : 0];
+    int any = t->n_specials > 0;
     size_t raw = 0, i = 0;
     int after_special = 1, n_frag = 0;
     while (any && i < len) {
@@ -107,12 +104,20 @@ llm_status llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t
             continue;
         }
         llm_token hit = LLM_TOKEN_NULL;
-        for (int32_t k = 0; k < t->n_specials; k++) {
-            llm_token id = t->specials[k];
-            size_t l = t->len[id];
-            if (l <= len - i && special_allowed(t, id, flags) && memcmp(text + i, t->blob + t->off[id], l) == 0) {
-                hit = id;
-                break;
+        if (!t->specials_shadowed) {
+            /* One hash lookup per distinct length, longest first. */
+            for (int32_t k = 0; k < t->n_special_lens && hit < 0; k++) {
+                size_t l = t->special_lens[k];
+                if (l > len - i) continue;
+                llm_token id = llm__tok_lookup(t, text + i, l);
+                if (id >= 0 && is_special_type(t->types[id]) && special_allowed(t, id, flags)) hit = id;
+            }
+        } else {
+            for (int32_t k = 0; k < t->n_specials && hit < 0; k++) {
+                llm_token id = t->specials[k];
+                size_t l = t->len[id];
+                if (l <= len - i && special_allowed(t, id, flags) && memcmp(text + i, t->blob + t->off[id], l) == 0)
+                    hit = id;
             }
         }
         if (hit < 0) {

@@ -72,6 +72,10 @@ struct llm_tokenizer {
 
     llm_token *specials;   /* [n_specials] matched as whole tokens, longest first */
     int32_t n_specials;
+    uint32_t *special_lens; /* [n_special_lens] distinct byte lengths of specials, longest first */
+    int32_t n_special_lens;
+    int specials_shadowed;  /* a special shares its text with another token: scan, not look up */
+    unsigned char special_first[2][256]; /* [parse_special][byte]: a special may start here */
 
     char pre[64];
     pcre2_code *re[TOK_MAX_REGEX];

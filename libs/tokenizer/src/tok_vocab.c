@@ -165,6 +165,23 @@ static llm_status build_specials(llm_tokenizer *t) {
     }
     for (int32_t i = 0; i < k; i++) t->specials[i] = items[i].id;
     t->n_specials = k;
+    /* Distinct lengths, so that matching looks up each length once in the
+     * hash table instead of comparing every special token (Gemma has
+     * thousands). */
+    t->special_lens = malloc((size_t)(k ? k : 1) * sizeof *t->special_lens);
+    if (!t->special_lens) {
+        free(items);
+        return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+    }
+    for (int32_t i = 0; i < k; i++) {
+        llm_token id = items[i].id;
+        if (t->n_special_lens == 0 || t->special_lens[t->n_special_lens - 1] != items[i].len)
+            t->special_lens[t->n_special_lens++] = items[i].len;
+        if (llm__tok_lookup(t, t->blob + t->off[id], t->len[id]) != id) t->specials_shadowed = 1;
+        unsigned char c = (unsigned char)t->blob[t->off[id]];
+        t->special_first[1][c] = 1;
+        if (t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED) t->special_first[0][c] = 1;
+    }
     free(items);
     return LLM_OK;
 }
@@ -429,6 +446,7 @@ void llm_tokenizer_free(llm_tokenizer *t) {
     free(t->raw_ht);
     free(t->mt);
     free(t->specials);
+    free(t->special_lens);
     free(t);
 }
 
