@@ -64,6 +64,13 @@ Test(tokenizer_golden, smollm2_matches_hf_tokenizers) {
     llm_tokenizer *tok = tt_load_gguf(model, &st);
     cr_assert(tok, "cannot load the default model's tokenizer from \"%s\" (%s)", model, llm_status_str(st));
     cr_assert_str_eq(llm_tokenizer_pre_name(tok), "smollm");
+    /* GGUF metadata: bos 1, eos 2, unk 0, no BOS added; EOT found by text (<|im_end|>). */
+    cr_expect_eq(llm_tokenizer_special(tok, LLM_SPECIAL_BOS), 1);
+    cr_expect_eq(llm_tokenizer_special(tok, LLM_SPECIAL_EOS), 2);
+    cr_expect_eq(llm_tokenizer_special(tok, LLM_SPECIAL_EOT), 2);
+    cr_expect_eq(llm_tokenizer_adds_bos(tok), 0);
+    cr_expect(llm_tokenizer_is_eog(tok, 2) && !llm_tokenizer_is_eog(tok, 1));
+    cr_expect_eq(llm_tokenizer_n_tokens(tok), 49152);
 
     cr_assert(ilen >= 12 && memcmp(ids, "LTKG", 4) == 0 && rd32(ids + 4) == 1, "bad golden_ids.bin header");
     uint32_t n_docs = rd32(ids + 8);

@@ -188,6 +188,26 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
         if (add_sep >= 0) spec.add_eos = add_sep;
     }
 
+    /* Older GGUFs lack eot_token_id: like llama.cpp, take the end-of-turn
+     * token by its well-known text, among control tokens. */
+    if (spec.eot < 0) {
+        static const char *const k_eot[] = {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>",
+                                            "<EOT>", "<|END_OF_TURN_TOKEN|>", "<｜end▁of▁sentence｜>", NULL};
+        for (int k = 0; k_eot[k] && spec.eot < 0; k++)
+            for (int32_t i = 0; i < n; i++)
+                if ((!types || types[i] == LLM_TOKEN_TYPE_CONTROL) && strcmp(tokens[i], k_eot[k]) == 0) {
+                    spec.eot = i;
+                    break;
+                }
+    }
+    if (spec.eom < 0) {
+        for (int32_t i = 0; i < n; i++)
+            if ((!types || types[i] == LLM_TOKEN_TYPE_CONTROL) && strcmp(tokens[i], "<|eom_id|>") == 0) {
+                spec.eom = i;
+                break;
+            }
+    }
+
     st = llm_tokenizer_create(&spec, out);
     if (st != LLM_OK) fail(st, "%s", llm_tokenizer_last_error());
 done:
