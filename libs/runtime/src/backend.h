@@ -52,12 +52,16 @@ typedef struct llm__backend_iface {
                             const int32_t *positions, const int32_t *block_table,
                             int32_t n_table, float scale);
     llm_status (*argmax)(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
+} llm__backend_iface;
 
-    /* Added later, so kept last (backends that fill the table positionally
-     * stay valid). Optional: NULL means copy through host memory. */
+/* Optional entry points added after the table was fixed. They live in the
+ * (zero-initialised) backend handle, so a backend that does not know them
+ * keeps compiling and gets the generic fallback. */
+typedef struct llm__backend_ext {
+    /* Device-side copy; NULL: llm_buffer_copy bounces through host memory. */
     llm_status (*buf_copy)(llm_backend *be, void *dst, size_t dst_off, const void *src,
                            size_t src_off, size_t n);
-} llm__backend_iface;
+} llm__backend_ext;
 
 struct llm_backend {
     const llm__backend_iface *iface;
@@ -66,6 +70,7 @@ struct llm_backend {
     int n_threads;
     char kernels[64];
     llm_op_stats stats[LLM_OP_COUNT];
+    llm__backend_ext ext; /* optional extensions, zero unless the backend sets them */
 };
 
 struct llm_buffer {

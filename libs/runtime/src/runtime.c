@@ -213,8 +213,8 @@ llm_status llm_buffer_copy(llm_buffer *dst, size_t dst_offset, const llm_buffer 
         return LLM_OK;
     }
     llm_backend *be = dst->be;
-    if (be->iface->buf_copy) {
-        return be->iface->buf_copy(be, dst->data, dst_offset, src->data, src_offset, n);
+    if (be->ext.buf_copy) {
+        return be->ext.buf_copy(be, dst->data, dst_offset, src->data, src_offset, n);
     }
     /* Fallback for backends without a device copy: bounce through the host. */
     size_t chunk = n < ((size_t)1 << 20) ? n : ((size_t)1 << 20);

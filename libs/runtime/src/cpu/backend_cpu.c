@@ -179,7 +179,6 @@ static const llm__backend_iface g_cpu_iface = {
     .kv_write = llm__cpu_kv_write,
     .attention = llm__cpu_attention,
     .argmax = llm__cpu_argmax,
-    .buf_copy = cpu_buf_copy,
 };
 
 llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **out) {
@@ -195,6 +194,7 @@ llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **ou
         return llm__err(LLM_ERR_NO_MEMORY, "cpu: out of memory creating the backend");
     }
     be->iface = &g_cpu_iface;
+    be->ext.buf_copy = cpu_buf_copy;
     be->impl = c;
     be->params = *p;
     be->n_threads = p->n_threads > 0 ? p->n_threads : physical_cores();
