@@ -14,11 +14,17 @@
  *  - rope: 1e-5 absolute on inputs in [-1, 1]: identical float angles, only
  *    cosf/sinf may differ by an ulp or two, even at positions of a few thousand.
  *  - matmul vs the double reference sum_k x*w (w dequantized by the reference
- *    dequantizer), relative to S = sum_k |x*w|: mat-vec path (n <= 4, F32 x)
- *    1e-4 S; F16 GEMM path 2.5e-3 S (x and dequantized w each rounded to half:
- *    2 * 2^-11, plus F32 accumulation); BF16 GEMM 1e-2 S (x rounded to bf16,
- *    2^-8). CUDA vs CPU: 1.5e-2 S, since the CPU quantizes x to 8 bits per
- *    block of 32 or 256 (per element error <= amax/254).
+ *    dequantizer), relative to S = sum_k |x*w|: float mat-vec (n <= 4,
+ *    F32/F16/BF16 weights, F32 x) 1e-4 S; F16 GEMM path 2.5e-3 S (x and
+ *    dequantized w each rounded to half: 2 * 2^-11, plus F32 accumulation);
+ *    BF16 GEMM 1e-2 S (x rounded to bf16, 2^-8); 8-bit mat-vec (n <= 4,
+ *    Q4_0/Q4_1/Q5_0/Q5_1/Q8_0) 1.5e-2 S, since x is quantized to 8 bits per
+ *    block of 32 (per element error <= amax/254), as on the CPU.
+ *    CUDA vs CPU: 1.5e-2 S in general (the CPU quantizes x, CUDA's GEMM does
+ *    not); 2e-3 S for the 8-bit mat-vec, whose block sums equal the CPU's
+ *    except where the CPU's AVX2 quantizer (x * (127 / amax), ties to even)
+ *    and the reference one CUDA follows (x * (1 / d), ties away) round an
+ *    element differently: one quantum (amax/127 * |w|) now and then.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -53,6 +59,20 @@ Test(cuda_ops, buffers_and_backend) {
     cr_assert_eq(llm_buffer_read(b, 17, dst, sizeof dst), LLM_OK);
     for (size_t i = 0; i < sizeof dst; i++) cr_assert_eq(dst[i], 0);
     cr_assert_eq(llm_buffer_read(b, 990, dst, 20), LLM_ERR_INVALID_ARG);
+    /* Device copies: to another buffer, and overlapping (memmove) both ways. */
+    llm_buffer *b2 = NULL;
+    cr_assert_eq(llm_buffer_alloc(p.dev, 1000, &b2), LLM_OK);
+    cr_assert_eq(llm_buffer_write(b, 100, src, sizeof src), LLM_OK);
+    cr_assert_eq(llm_buffer_copy(b2, 7, b, 100, sizeof src), LLM_OK, "%s", llm_runtime_last_error());
+    cr_assert_eq(llm_buffer_read(b2, 7, dst, sizeof dst), LLM_OK);
+    cr_assert_arr_eq(src, dst, sizeof src);
+    cr_assert_eq(llm_buffer_copy(b, 150, b, 100, sizeof src), LLM_OK); /* dst above src */
+    cr_assert_eq(llm_buffer_read(b, 150, dst, sizeof dst), LLM_OK);
+    cr_assert_arr_eq(src, dst, sizeof src, "overlapping copy upwards");
+    cr_assert_eq(llm_buffer_copy(b, 120, b, 150, sizeof src), LLM_OK); /* dst below src */
+    cr_assert_eq(llm_buffer_read(b, 120, dst, sizeof dst), LLM_OK);
+    cr_assert_arr_eq(src, dst, sizeof src, "overlapping copy downwards");
+    llm_buffer_free(b2);
     llm_buffer_free(b);
     /* wrap_host copies the region: later host changes do not show. */
     uint8_t host[64];
@@ -173,9 +193,13 @@ static int cpu_has_matmul(llm_dtype t) {
     return t != LLM_DTYPE_Q2_K && t != LLM_DTYPE_Q3_K && t != LLM_DTYPE_Q8_1 && t != LLM_DTYPE_Q8_K;
 }
 
-static int is_mv_type(llm_dtype t) {
-    return t == LLM_DTYPE_F32 || t == LLM_DTYPE_F16 || t == LLM_DTYPE_BF16 || t == LLM_DTYPE_Q4_0 ||
-           t == LLM_DTYPE_Q4_1 || t == LLM_DTYPE_Q5_0 || t == LLM_DTYPE_Q5_1 || t == LLM_DTYPE_Q8_0;
+static int is_float_mv_type(llm_dtype t) {
+    return t == LLM_DTYPE_F32 || t == LLM_DTYPE_F16 || t == LLM_DTYPE_BF16;
+}
+
+static int is_q8_mv_type(llm_dtype t) {
+    return t == LLM_DTYPE_Q4_0 || t == LLM_DTYPE_Q4_1 || t == LLM_DTYPE_Q5_0 ||
+           t == LLM_DTYPE_Q5_1 || t == LLM_DTYPE_Q8_0;
 }
 
 static void run_matmul(cu_pair *p, llm_dtype t, mm_shape s, uint64_t seed) {
@@ -223,7 +247,11 @@ static void run_matmul(cu_pair *p, llm_dtype t, mm_shape s, uint64_t seed) {
     char what[128];
     snprintf(what, sizeof what, "matmul %s n=%lld K=%lld M=%lld vs double reference",
              llm_dtype_name(t), (long long)n, (long long)K, (long long)M);
-    double rtol = is_mv_type(t) && n <= 4 ? 1e-4 : t == LLM_DTYPE_BF16 ? 1e-2 : 2.5e-3;
+    const int mv8 = n <= 4 && is_q8_mv_type(t);
+    double rtol = n <= 4 && is_float_mv_type(t) ? 1e-4
+                  : mv8                         ? 1.5e-2
+                  : t == LLM_DTYPE_BF16         ? 1e-2
+                                                : 2.5e-3;
     if (p->selfcheck) rtol = 1.5e-2; /* the scalar CPU quantizes x too */
     cu_check_close(got, reff, mag, (size_t)(n * M), 1e-5, rtol, what);
 
@@ -234,7 +262,7 @@ static void run_matmul(cu_pair *p, llm_dtype t, mm_shape s, uint64_t seed) {
         cu_read(&ob, 0, 0, cpu, (size_t)(n * M) * 4);
         snprintf(what, sizeof what, "matmul %s n=%lld K=%lld M=%lld vs cpu", llm_dtype_name(t),
                  (long long)n, (long long)K, (long long)M);
-        cu_check_close(got, cpu, mag, (size_t)(n * M), 1e-5, 1.5e-2, what);
+        cu_check_close(got, cpu, mag, (size_t)(n * M), 1e-5, mv8 ? 2e-3 : 1.5e-2, what);
     }
     free(got);
     free(cpu);

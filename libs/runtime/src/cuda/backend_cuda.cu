@@ -224,6 +224,29 @@ static llm_status cu_buf_read(llm_backend *be, const void *data, size_t off, voi
     return LLM_OK;
 }
 
+/* Device-side copy, queued on the stream. cudaMemcpy does not allow
+ * overlapping ranges, so an overlapping copy (memmove semantics) goes
+ * through the scratch buffer. */
+static llm_status cu_buf_copy(llm_backend *be, void *dst, size_t dst_off, const void *src,
+                              size_t src_off, size_t n) {
+    llm__cuda *c = llm__cuda_of(be);
+    LLM_TRY(llm__cuda_enter(c));
+    char *d = (char *)dst + dst_off;
+    const char *s = (const char *)src + src_off;
+    if (d < s + n && s < d + n) {
+        if (d == s) {
+            return LLM_OK;
+        }
+        void *tmp = NULL;
+        LLM_TRY(llm__cuda_scratch(c, n, &tmp));
+        LLM_CU_TRY(cudaMemcpyAsync(tmp, s, n, cudaMemcpyDeviceToDevice, c->stream), "buffer copy");
+        LLM_CU_TRY(cudaMemcpyAsync(d, tmp, n, cudaMemcpyDeviceToDevice, c->stream), "buffer copy");
+        return LLM_OK;
+    }
+    LLM_CU_TRY(cudaMemcpyAsync(d, s, n, cudaMemcpyDeviceToDevice, c->stream), "buffer copy");
+    return LLM_OK;
+}
+
 static llm_status cu_buf_clear(llm_backend *be, void *data, size_t size) {
     llm__cuda *c = llm__cuda_of(be);
     LLM_TRY(llm__cuda_enter(c));
@@ -299,6 +322,7 @@ static const llm__backend_iface g_cuda_iface = {
     /* .kv_write = */ llm__cuda_kv_write,
     /* .attention = */ llm__cuda_attention,
     /* .argmax = */ llm__cuda_argmax,
+    /* .buf_copy = */ cu_buf_copy,
 };
 
 /* The device readers hard-code blocks.h's byte sizes; refuse to run if the

@@ -3,20 +3,21 @@
  * weight type.
  *
  * Two paths:
- *  - Decode (n <= MV_MAX_COLS) with F32/F16/BF16/Q4_0/Q4_1/Q5_0/Q5_1/Q8_0
- *    weights: a mat-vec kernel, one warp per weight row, reading the weights
- *    once for all n activation rows (decode is bound by weight bandwidth).
- *    Activations stay F32 and sums are F32.
+ *  - Decode (n <= MV_MAX_COLS): mat-vec kernels, one warp per weight row,
+ *    reading the weights once for all n activation rows (decode is bound by
+ *    weight bandwidth). Q4_0/Q4_1/Q5_0/Q5_1/Q8_0 weights: x is quantized to
+ *    Q8_0/Q8_1 exactly as the CPU backend does, and each block's integer sum
+ *    (dp4a) equals the CPU's; F32/F16/BF16 weights: x stays F32.
  *  - Everything else (prefill batches, K-quants): weights are dequantized to
  *    F16 in chunks of rows into scratch, x is rounded to F16, and cuBLAS
  *    multiplies with F32 accumulation (cublasGemmEx, tensor cores where the
  *    GPU has them). F16 weights are used in place; BF16 weights pair with BF16
  *    activations (as on the CPU); F32 weights use a plain FP32 GEMM (no TF32).
  *
- * Numerics differ from the CPU backend, which quantizes x to Q8_0/Q8_1/Q8_K
- * and sums integers: here x is exact (mat-vec) or F16-rounded (GEMM), which
- * is at least as accurate. F16 activations overflow above 65504, as in
- * llama.cpp's cuBLAS path.
+ * Numerics: the 8-bit mat-vec matches the CPU up to the order of the float
+ * sum over blocks. The GEMM path differs from the CPU (which quantizes x to
+ * 8 bits): x is F16-rounded, which is at least as accurate; F16 activations
+ * overflow above 65504, as in llama.cpp's cuBLAS path.
  */
 #include <cuda_bf16.h>
 
@@ -74,6 +75,118 @@ static __global__ void __launch_bounds__(32 * MV_WARPS)
             if (lane == 0) out[c * M + m] = v;
         }
     }
+}
+
+/* ------------------------------------------ mat-vec, 8-bit activations -- */
+
+/* One warp per block of 32 activations: q = roundf(x / d) with d = amax / 127,
+ * exactly the reference quantizer; d and s stored half-rounded as floats. */
+static __global__ void quantize_q8_kernel(int8_t *q,        /* [n * K] */
+                                          float *d,         /* [n * K / 32] */
+                                          float *s,         /* [n * K / 32] */
+                                          const float *x,   /* [n * K] */
+                                          int64_t n_blocks) {
+    const int lane = threadIdx.x & 31;
+    const int64_t wid = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int64_t nw = ((int64_t)gridDim.x * blockDim.x) >> 5;
+    for (int64_t b = wid; b < n_blocks; b += nw) {
+        const float v = x[b * 32 + lane];
+        const float amax = llm__warp_max(fabsf(v));
+        const int qi = llm__q8_elem(v, amax);
+        q[b * 32 + lane] = (int8_t)qi;
+        int sum = qi;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+        if (lane == 0) {
+            d[b] = llm__q8_d(amax);
+            s[b] = llm__q8_s(sum, amax);
+        }
+    }
+}
+
+/*
+ * Same lane layout as matvec_kernel; the 4 lanes of a group add their integer
+ * parts into the block's sumi, and the group's first lane adds the block's
+ * float term. Every lane runs every step (inactive groups contribute 0) so the
+ * shuffles always see the full warp.
+ */
+template <int T>
+static __global__ void __launch_bounds__(32 * MV_WARPS)
+    matvec_q8_kernel(float *out,          /* [nc][M] */
+                     const uint8_t *w,    /* [M][w_row bytes] */
+                     size_t w_row,
+                     const int8_t *xq,    /* [nc][K] */
+                     const float *xd,     /* [nc][K / 32] */
+                     const float *xs,     /* [nc][K / 32] */
+                     int64_t K, int64_t M, int nc) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int64_t m = (int64_t)blockIdx.x * MV_WARPS + warp;
+    if (m >= M) {
+        return;
+    }
+    const uint8_t *row = w + (size_t)m * w_row;
+    const int p = lane & 3;
+    const int64_t nb = K / 32;
+    float acc[MV_MAX_COLS];
+#pragma unroll
+    for (int c = 0; c < MV_MAX_COLS; c++) acc[c] = 0.0f;
+    for (int64_t g0 = 0; g0 < nb; g0 += 8) {
+        const int64_t g = g0 + (lane >> 2);
+        const bool active = g < nb;
+        const uint8_t *blk = row + (active ? g : 0) * LLM_CU_Q8DOT_BYTES(T);
+#pragma unroll
+        for (int c = 0; c < MV_MAX_COLS; c++) {
+            if (c < nc) {
+                int sumi = active ? llm__q8dot_part<T>(blk, p, xq + c * K + g * 32) : 0;
+                sumi += __shfl_xor_sync(0xffffffffu, sumi, 1);
+                sumi += __shfl_xor_sync(0xffffffffu, sumi, 2);
+                if (active && p == 0) {
+                    const int64_t yb = c * nb + g;
+                    acc[c] = __fadd_rn(acc[c], llm__q8dot_scale<T>(blk, sumi, xd[yb], xs[yb]));
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int c = 0; c < MV_MAX_COLS; c++) {
+        if (c < nc) {
+            const float v = llm__warp_sum(acc[c]);
+            if (lane == 0) out[c * M + m] = v;
+        }
+    }
+}
+
+static llm_status matvec_q8(llm__cuda *c, float *out, const float *x, const llm_tensor *w,
+                            int64_t n, int64_t K, int64_t M) {
+    const int64_t nblk = n * K / 32;
+    const size_t qbytes = ((size_t)(n * K) + 255) & ~(size_t)255;
+    const size_t fbytes = ((size_t)nblk * sizeof(float) + 255) & ~(size_t)255;
+    void *scr = NULL;
+    LLM_TRY(llm__cuda_scratch(c, qbytes + 2 * fbytes, &scr));
+    int8_t *xq = (int8_t *)scr;
+    float *xd = (float *)((char *)scr + qbytes), *xs = (float *)((char *)scr + qbytes + fbytes);
+    quantize_q8_kernel<<<llm__cuda_grid(nblk * 32, 256), 256, 0, c->stream>>>(xq, xd, xs, x, nblk);
+    LLM_CU_LAUNCHED("matmul activation quantize kernel");
+    const uint8_t *wp = (const uint8_t *)llm__cuda_ptr(w);
+    const unsigned grid = (unsigned)((M + MV_WARPS - 1) / MV_WARPS);
+    switch (w->dtype) {
+#define MQ_CASE(T)                                                                                 \
+    case T:                                                                                        \
+        matvec_q8_kernel<T><<<grid, 32 * MV_WARPS, 0, c->stream>>>(out, wp, w->nb[1], xq, xd, xs,  \
+                                                                   K, M, (int)n);                  \
+        break;
+        MQ_CASE(LLM_DTYPE_Q4_0)
+        MQ_CASE(LLM_DTYPE_Q4_1)
+        MQ_CASE(LLM_DTYPE_Q5_0)
+        MQ_CASE(LLM_DTYPE_Q5_1)
+        MQ_CASE(LLM_DTYPE_Q8_0)
+#undef MQ_CASE
+    default:
+        return llm__err(LLM_ERR_INTERNAL, "matmul: no 8-bit mat-vec kernel for %s",
+                        llm_dtype_name(w->dtype));
+    }
+    LLM_CU_LAUNCHED("matmul 8-bit mat-vec kernel");
+    return LLM_OK;
 }
 
 static int mv_type(llm_dtype t) {
@@ -237,6 +350,9 @@ extern "C" llm_status llm__cuda_matmul(llm_backend *be, const llm_tensor *out, c
     }
     float *o = (float *)llm__cuda_ptr(out);
     const float *xp = (const float *)llm__cuda_ptr(x);
+    if (n <= MV_MAX_COLS && LLM_CU_IS_Q8DOT(t)) {
+        return matvec_q8(c, o, xp, w, n, K, M);
+    }
     if (n <= MV_MAX_COLS && mv_type(t)) {
         return matvec(c, o, xp, w, n, K, M);
     }

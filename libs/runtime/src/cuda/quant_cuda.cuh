@@ -278,4 +278,112 @@ LLM_UNROLL
     X(LLM_DTYPE_Q5_0) X(LLM_DTYPE_Q5_1) X(LLM_DTYPE_Q8_0) X(LLM_DTYPE_Q8_1) X(LLM_DTYPE_Q2_K)     \
     X(LLM_DTYPE_Q3_K) X(LLM_DTYPE_Q4_K) X(LLM_DTYPE_Q5_K) X(LLM_DTYPE_Q6_K) X(LLM_DTYPE_Q8_K)
 
+
+/* ------------------------------------------- 8-bit activations (decode) -- */
+
+/*
+ * The CPU backend multiplies Q4_0/Q5_0/Q8_0 weights with activations
+ * quantized to Q8_0, and Q4_1/Q5_1 weights with Q8_1, summing integers per
+ * block of 32 (cpu/kernels_scalar.c). The decode mat-vec does the same so its
+ * block sums are identical to the CPU's; only the order of the float sum over
+ * blocks differs. Quantized activations live in our own layout: q int8
+ * [n][K] (4-byte aligned), d and s float [n][K/32] holding the half-rounded
+ * values of the Q8_0/Q8_1 fields.
+ */
+
+/* Signed 4 x int8 dot product plus c (__dp4a on the device). */
+LLM_HD int llm__dp4a(int a, int b, int c) {
+#ifdef __CUDA_ARCH__
+    return __dp4a(a, b, c);
+#else
+    for (int k = 0; k < 4; k++) {
+        c += (int)(int8_t)(uint8_t)((uint32_t)a >> (8 * k)) *
+             (int)(int8_t)(uint8_t)((uint32_t)b >> (8 * k));
+    }
+    return c;
+#endif
+}
+
+/* One element of the reference Q8_0/Q8_1 quantizer (dtype/quant.c) given its
+ * block's amax: d = amax / 127, id = 1 / d (0 if d is 0), q = roundf(x * id)
+ * (half away from zero). */
+LLM_HD int llm__q8_elem(float x, float amax) {
+    const float d = amax / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    return (int)roundf(llm__mul_rn(x, id));
+}
+
+/* The block's d as stored (rounded to half) and the Q8_1 s = half(sum * d). */
+LLM_HD float llm__q8_d(float amax) {
+    return __half2float(__float2half_rn(amax / 127.0f));
+}
+LLM_HD float llm__q8_s(int sum, float amax) {
+    return __half2float(__float2half_rn(llm__mul_rn((float)sum, amax / 127.0f)));
+}
+
+/* Weight types with an 8-bit-activation mat-vec. */
+#define LLM_CU_IS_Q8DOT(T)                                                                         \
+    ((T) == LLM_DTYPE_Q4_0 || (T) == LLM_DTYPE_Q4_1 || (T) == LLM_DTYPE_Q5_0 ||                    \
+     (T) == LLM_DTYPE_Q5_1 || (T) == LLM_DTYPE_Q8_0)
+
+/*
+ * Integer part of one block's dot product taken by lane part p (0..3) in the
+ * mat-vec layout: weight elements 4p..4p+3 and 16+4p..16+4p+3 of block `blk`
+ * times the int8 activations y (the block's 32 quants, 4-byte aligned). The
+ * four parts add up to the CPU's sumi (offsets -8 / -16 included for
+ * Q4_0 / Q5_0).
+ */
+template <int T>
+LLM_HD int llm__q8dot_part(const uint8_t *blk, int p, const int8_t *y) {
+    const int o = 4 * p;
+#ifdef __CUDA_ARCH__
+    const int ylo = *(const int *)(y + o), yhi = *(const int *)(y + 16 + o);
+#else
+    int ylo, yhi;
+    memcpy(&ylo, y + o, 4);
+    memcpy(&yhi, y + 16 + o, 4);
+#endif
+    if (T == LLM_DTYPE_Q8_0) {
+        const int wlo = (int)llm__ld_le32(blk + 2 + o), whi = (int)llm__ld_le32(blk + 2 + 16 + o);
+        return llm__dp4a(wlo, ylo, llm__dp4a(whi, yhi, 0));
+    }
+    const int qoff = T == LLM_DTYPE_Q4_0 ? 2 : T == LLM_DTYPE_Q4_1 ? 4 : T == LLM_DTYPE_Q5_0 ? 6 : 8;
+    const uint32_t qw = llm__ld_le32(blk + qoff + o);
+    uint32_t lo = qw & 0x0F0F0F0Fu, hi = (qw >> 4) & 0x0F0F0F0Fu;
+    if (T == LLM_DTYPE_Q5_0 || T == LLM_DTYPE_Q5_1) {
+        const uint32_t qh = llm__ld_le32(blk + (T == LLM_DTYPE_Q5_0 ? 2 : 4));
+        for (int k = 0; k < 4; k++) {
+            lo |= ((qh >> (o + k)) & 1u) << (8 * k + 4);
+            hi |= ((qh >> (16 + o + k)) & 1u) << (8 * k + 4);
+        }
+    }
+    int s = llm__dp4a((int)lo, ylo, llm__dp4a((int)hi, yhi, 0));
+    if (T == LLM_DTYPE_Q4_0 || T == LLM_DTYPE_Q5_0) {
+        const int ysum = llm__dp4a(0x01010101, ylo, llm__dp4a(0x01010101, yhi, 0));
+        s -= (T == LLM_DTYPE_Q4_0 ? 8 : 16) * ysum;
+    }
+    return s;
+}
+
+/* A block's float contribution from its integer sum, in the CPU's order:
+ * sumi * (dw * dy) for Q4_0/Q5_0/Q8_0, (dw * dy) * sumi + m * s for
+ * Q4_1/Q5_1. dy, sy: the activation block's half-rounded d and s. */
+template <int T>
+LLM_HD float llm__q8dot_scale(const uint8_t *blk, int sumi, float dy, float sy) {
+    const float dw = llm__ld_half(blk);
+    if (T == LLM_DTYPE_Q4_1 || T == LLM_DTYPE_Q5_1) {
+        return llm__add_rn(llm__mul_rn(llm__mul_rn(dw, dy), (float)sumi),
+                           llm__mul_rn(llm__ld_half(blk + 2), sy));
+    }
+    return llm__mul_rn((float)sumi, llm__mul_rn(dw, dy));
+}
+
+/* Bytes of one weight block of a Q8-dot type. */
+#define LLM_CU_Q8DOT_BYTES(T)                                                                      \
+    ((T) == LLM_DTYPE_Q4_0   ? LLM_CU_B_Q4_0                                                       \
+     : (T) == LLM_DTYPE_Q4_1 ? LLM_CU_B_Q4_1                                                       \
+     : (T) == LLM_DTYPE_Q5_0 ? LLM_CU_B_Q5_0                                                       \
+     : (T) == LLM_DTYPE_Q5_1 ? LLM_CU_B_Q5_1                                                       \
+                             : LLM_CU_B_Q8_0)
+
 #endif /* LLM_RUNTIME_CUDA_QUANT_CUH */
