@@ -58,6 +58,8 @@ function(llm_add_library name)
   string(REPLACE ";" ", " LLM_PC_REQUIRES "${_req}")
   string(REPLACE ";" " " LLM_PC_LIBS "${A_PC_LIBS}")
   set(LLM_PC_NAME ${target})
+  # ${pcfiledir} is <prefix>/<libdir>/pkgconfig: climb back to <prefix>.
+  string(REGEX REPLACE "[^/]+" ".." LLM_PC_UP "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
   configure_file(${PROJECT_SOURCE_DIR}/cmake/llama-lib.pc.in
                  ${PROJECT_BINARY_DIR}/pkgconfig/${target}.pc @ONLY)
   install(FILES ${PROJECT_BINARY_DIR}/pkgconfig/${target}.pc

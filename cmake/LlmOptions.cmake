@@ -26,7 +26,9 @@ if(LLM_SANITIZE)
       message(FATAL_ERROR "LLM_SANITIZE: unknown sanitizer '${_s}'")
     endif()
   endforeach()
-  add_compile_options(-fsanitize=${LLM_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  # C and C++ only: nvcc would split the comma list (the CUDA sources get host
+  # flags through their own cuda.cmake).
+  add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=${LLM_SANITIZE};-fno-omit-frame-pointer;-fno-sanitize-recover=all>")
   add_link_options(-fsanitize=${LLM_SANITIZE})
 endif()
 
