@@ -322,7 +322,6 @@ static const llm__backend_iface g_cuda_iface = {
     /* .kv_write = */ llm__cuda_kv_write,
     /* .attention = */ llm__cuda_attention,
     /* .argmax = */ llm__cuda_argmax,
-    /* .buf_copy = */ cu_buf_copy,
 };
 
 /* The device readers hard-code blocks.h's byte sizes; refuse to run if the
@@ -390,6 +389,7 @@ extern "C" llm_status llm__cuda_backend_create(const llm_backend_params *p, llm_
         return llm__err(LLM_ERR_NO_MEMORY, "cuda: out of memory creating the backend");
     }
     be->iface = &g_cuda_iface;
+    be->ext.buf_copy = cu_buf_copy;
     be->impl = c;
     be->params = *p;
     be->n_threads = 1;

@@ -79,7 +79,7 @@ static __global__ void __launch_bounds__(32 * MV_WARPS)
 
 /* ------------------------------------------ mat-vec, 8-bit activations -- */
 
-/* One warp per block of 32 activations: q = roundf(x / d) with d = amax / 127,
+/* One warp per block of 32 activations: q = roundf(x * (1 / d)), d = amax / 127,
  * exactly the reference quantizer; d and s stored half-rounded as floats. */
 static __global__ void quantize_q8_kernel(int8_t *q,        /* [n * K] */
                                           float *d,         /* [n * K / 32] */
