@@ -23,6 +23,11 @@
  * Shapes follow the GGUF convention: ne[0] is the innermost (contiguous)
  * dimension. A matrix written [rows][cols] in a comment has ne[0] = cols.
  *
+ * Threads: a backend runs one op at a time with its own worker threads; calls
+ * on the same backend (ops, buffer transfers) must not overlap in time. Use
+ * one backend per calling thread for concurrent work. Results of the CPU
+ * backend do not depend on its thread count (bit for bit).
+ *
  * Errors: every fallible call returns an llm_status and keeps a message,
  * readable on the same thread with llm_runtime_last_error(). The library never
  * prints, exits or aborts. Ops are eager: when an op returns on the CPU backend
