@@ -1,0 +1,49 @@
+/*
+ * fuzz_vocab_gguf_entry.c -- feeds one input to the GGUF reader and then the
+ * engine's tokenizer.ggml.* glue (llm__tokenizer_from_gguf): wrong types,
+ * mismatched array lengths, huge or negative ids, empty vocabularies, merges
+ * naming unknown tokens. When a tokenizer is built, a few fixed texts go
+ * through encode / decode / the streaming detokenizer.
+ */
+#include <string.h>
+
+#include "fuzz_entries.h"
+#include "fuzz_tok_common.h"
+#include "llama/models.h"
+#include "tokenizer_gguf.h"
+
+static const char *const k_texts[] = {
+    "Hello world! 123",
+    " a  b\tc\n\nd",
+    "<s>[INST]</s><|endoftext|><unk>",
+    "h\xC3\xA9llo \xE4\xBD\xA0\xE5\xA5\xBD \xF0\x9F\xA6\x99",
+    "bad \xC0\x80",
+};
+
+int llm_fuzz_vocab_gguf_one(const uint8_t *data, size_t size) {
+    llm_gguf *g = NULL;
+    if (llm_gguf_open_memory(data, size, "fuzz", &g) != LLM_OK) {
+        FZ_CHECK(g == NULL);
+        return 0;
+    }
+    llm_tokenizer *tok = NULL;
+    llm_status st = llm__tokenizer_from_gguf(g, &tok);
+    /* Nothing is borrowed from g: close it before using the tokenizer. */
+    llm_gguf_close(g);
+    if (st != LLM_OK) {
+        FZ_CHECK(tok == NULL);
+        FZ_CHECK(llm__tokenizer_gguf_last_error()[0] != '\0');
+        return 0;
+    }
+    FZ_CHECK(tok != NULL);
+    const int32_t n = llm_tokenizer_n_tokens(tok);
+    FZ_CHECK(n > 0);
+    for (int s = LLM_SPECIAL_BOS; s <= LLM_SPECIAL_MASK; s++) {
+        llm_token id = llm_tokenizer_special(tok, (llm_special)s);
+        FZ_CHECK(id == LLM_TOKEN_NULL || (id >= 0 && id < n));
+    }
+    for (size_t i = 0; i < sizeof k_texts / sizeof k_texts[0]; i++)
+        llm__fuzz_tok_exercise(tok, k_texts[i], strlen(k_texts[i]), 0);
+    llm_tokenizer_free(tok);
+    return 0;
+}
