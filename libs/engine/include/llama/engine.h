@@ -105,7 +105,8 @@ typedef struct llm_model_params {
     int32_t kv_block_size; /* tokens per KV block (paging and prefix-reuse granularity); default 16. */
     llm_kv_type kv_type; /* default LLM_KV_F16. */
     int32_t n_batch;     /* most prompt tokens per forward pass during prefill; default 256. */
-    bool use_mmap;       /* map the weights file instead of reading it; default true. */
+    bool use_mmap;       /* map the weights file instead of reading it; default true.
+                            NOTE: not honoured yet, the weights are always mapped. */
     bool prefix_cache;   /* share KV blocks of identical prompt prefixes across sessions
                             and turns; default true. */
 } llm_model_params;
