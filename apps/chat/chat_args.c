@@ -24,6 +24,8 @@ static void usage(FILE *f) {
         "  -c, --ctx-size N        context size in tokens (default: model's, at most 4096)\n"
         "  -t, --threads N         CPU threads (default: all cores)\n"
         "      --backend NAME      cpu, cuda or auto (default auto)\n"
+        "  -b, --batch-size N      most prompt tokens per forward pass (default 256)\n"
+        "      --kv-type T         KV cache element type: f16 (default) or f32\n"
         "      --no-mmap           read the weights instead of mapping the file\n"
         "      --no-prefix-cache   do not reuse KV blocks of identical prompt prefixes\n"
         "\n"
@@ -51,6 +53,7 @@ static void usage(FILE *f) {
         "interactive commands:\n"
         "  /help  /reset  /stats  /system TEXT  /quit\n"
         "  Ctrl-C stops the current answer; Ctrl-C twice at the prompt (or Ctrl-D) quits.\n"
+        "  Input history: ${XDG_STATE_HOME:-~/.local/state}/llm/chat_history\n"
         "\n"
         "Get the default model with: scripts/setup.sh (or scripts/fetch-model.sh)\n");
 }
@@ -141,6 +144,16 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
         } else if (IS("-c", "--ctx-size")) {
             NEEDV();
             if (parse_i32(a, v, 0, 1 << 24, &o->n_ctx)) return -1;
+        } else if (IS("-b", "--batch-size")) {
+            NEEDV();
+            if (parse_i32(a, v, 1, 1 << 16, &o->n_batch)) return -1;
+        } else if (IS("--kv-type", "--kv-type")) {
+            NEEDV();
+            if (strcmp(v, "f16") && strcmp(v, "f32")) {
+                fprintf(stderr, "llm-chat: --kv-type expects f16 or f32, got '%s'\n", v);
+                return -1;
+            }
+            o->kv_f32 = strcmp(v, "f32") == 0;
         } else if (IS("-t", "--threads")) {
             NEEDV();
             if (parse_i32(a, v, 0, 1024, &o->n_threads)) return -1;

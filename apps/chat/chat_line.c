@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <editline/readline.h>
@@ -13,6 +14,27 @@
 #include "chat.h"
 
 static bool use_edit;
+static char history_path[4096]; /* "" = no history file */
+
+/* ${XDG_STATE_HOME:-$HOME/.local/state}/llm/chat_history, if its folder exists
+ * or can be made. History is a convenience: any failure just disables it. */
+static void find_history_path(void) {
+    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    char dir[3800];
+    if (xdg && *xdg) snprintf(dir, sizeof dir, "%s/llm", xdg);
+    else if (home && *home) snprintf(dir, sizeof dir, "%s/.local/state/llm", home);
+    else return;
+    /* mkdir -p of the last two levels */
+    char parent[3800];
+    snprintf(parent, sizeof parent, "%s", dir);
+    char *slash = strrchr(parent, '/');
+    if (slash) {
+        *slash = '\0';
+        mkdir(parent, 0700);
+    }
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) return;
+    snprintf(history_path, sizeof history_path, "%s/chat_history", dir);
+}
 static int seen_sigint; /* g_sigint_count when the read started */
 
 /* libedit calls this for every input byte. Returning EOF on an interrupted
@@ -36,10 +58,13 @@ void line_init(bool tty) {
         rl_catch_signals = 0; /* our SIGINT handler decides */
         rl_getc_function = getc_interruptible;
         stifle_history(500);
+        find_history_path();
+        if (*history_path) read_history(history_path);
     }
 }
 
 void line_shutdown(void) {
+    if (use_edit && *history_path) write_history(history_path);
     if (use_edit) clear_history();
 }
 

@@ -350,15 +350,23 @@ int main(int argc, char **argv) {
     mp.backend = a.o.backend;
     mp.n_threads = a.o.n_threads;
     mp.n_ctx = a.o.n_ctx;
+    if (a.o.n_batch) mp.n_batch = a.o.n_batch;
+    mp.kv_type = a.o.kv_f32 ? LLM_KV_F32 : LLM_KV_F16;
     mp.use_mmap = !a.o.no_mmap;
     mp.prefix_cache = !a.o.no_prefix_cache;
 
     llm_memory_plan plan;
+    memset(&plan, 0, sizeof plan);
     if (llm_model_plan(path, &mp, &plan) == LLM_OK) {
         fprintf(stderr, "memory plan: weights %.1f MiB + KV %.1f MiB + scratch %.1f MiB = %.1f MiB\n",
                 (double)plan.weights_bytes / 1048576.0, (double)plan.kv_bytes / 1048576.0,
                 (double)plan.scratch_bytes / 1048576.0, (double)plan.total_bytes / 1048576.0);
     }
+    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && psz > 0 && plan.total_bytes > (uint64_t)pages * (uint64_t)psz && plan.total_bytes > 0)
+        fprintf(stderr, "llm-chat: warning: the plan needs %.0f MiB but only %.0f MiB of memory are free "
+                        "(lower -c to shrink the KV cache)\n",
+                (double)plan.total_bytes / 1048576.0, (double)pages * (double)psz / 1048576.0);
     if (llm_load_model(path, &mp, &a.model) != LLM_OK) {
         fprintf(stderr, "llm-chat: cannot load %s: %s\n", path, llm_last_error());
         return 1;

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 FAILS = []
@@ -63,7 +64,8 @@ def main():
     if not os.path.exists(model):
         print("SKIP: model not found: " + model)
         return 77
-    cmd = "%s -m %s -t 1 -c 1024 --temp 0 -n 120 --repeat-penalty 1.2; echo EXITED $?; sleep 30" % (chat, model)
+    state = tempfile.mkdtemp(prefix="llm_chat_state_")
+    cmd = "XDG_STATE_HOME=%s %s -m %s -t 1 -c 1024 --temp 0 -n 120 --repeat-penalty 1.2; echo EXITED $?; sleep 30" % (state, chat, model)
     tmux("new-session", "-d", "-s", SESSION, "-x", "160", "-y", "50", cmd)
     try:
         check("prompt appears", wait_for(lambda t: prompts(t) >= 1, 60), pane())
@@ -104,6 +106,9 @@ def main():
         check("first Ctrl-C at the prompt warns", wait_for(lambda t: "Ctrl-C again" in t, 10), pane()[-300:])
         tmux("send-keys", "-t", SESSION, "C-c")
         check("second Ctrl-C quits", wait_for(lambda t: "EXITED 0" in t, 20), pane()[-300:])
+        hist = os.path.join(state, "llm", "chat_history")
+        check("input history saved", os.path.exists(hist) and "/reset" in open(hist, errors="replace").read(),
+              hist)
     finally:
         tmux("kill-session", "-t", SESSION)
     print("%d checks failed" % len(FAILS) if FAILS else "all checks passed")
