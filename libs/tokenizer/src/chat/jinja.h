@@ -78,6 +78,13 @@ _Noreturn void jj_fail(jj_state *S, llm_status st, const char *fmt, ...)
     ;
 void *jj_alloc(jj_state *S, size_t size); /* zeroed; fails via jj_fail */
 char *jj_strndup(jj_state *S, const char *s, size_t n);
+/* A scratch text buffer for work that may still fail (jj_fail longjmps): it
+ * is chained on S->captures, so the error path frees it. Scratch buffers nest
+ * like the calls that open them; jj_scratch_end closes the innermost one and
+ * returns its text copied into the arena (length in *len; out of memory while
+ * building it is an LLM_ERR_NO_MEMORY failure). */
+llm__sb *jj_scratch_begin(jj_state *S);
+char *jj_scratch_end(jj_state *S, size_t *len);
 void jj_arena_free(jj_arena *a);
 
 /* ---- values ---- */

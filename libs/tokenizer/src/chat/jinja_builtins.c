@@ -193,25 +193,21 @@ static jv str_case(jj_state *S, jv s, int mode) { /* 0 lower, 1 upper, 2 capital
 }
 
 static jv str_replace(jj_state *S, jv s, jv a, jv b) {
-    llm__sb sb = {0};
+    llm__sb *sb = jj_scratch_begin(S);
     const char *p = s.u.str.s;
     size_t n = s.u.str.n, an = a.u.str.n;
     for (size_t i = 0; i < n;) {
         if (an > 0 && i + an <= n && memcmp(p + i, a.u.str.s, an) == 0) {
-            llm__sb_put(&sb, b.u.str.s, b.u.str.n);
+            llm__sb_put(sb, b.u.str.s, b.u.str.n);
             i += an;
         } else {
-            llm__sb_put(&sb, p + i, 1);
+            llm__sb_put(sb, p + i, 1);
             i++;
         }
     }
-    char *o = jj_strndup(S, sb.data ? sb.data : "", sb.len);
-    jv r = jv_str(o, sb.len);
-    bool failed = sb.failed;
-    llm__sb_free(&sb);
-    if (failed)
-        jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
-    return r;
+    size_t len;
+    char *o = jj_scratch_end(S, &len);
+    return jv_str(o, len);
 }
 
 static bool starts_or_ends(jv s, jv x, bool end) {
@@ -417,11 +413,11 @@ jv jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n
         if (kwarg(kw, kwv, n_kw, "separators") || kwarg(kw, kwv, n_kw, "sort_keys") ||
             kwarg(kw, kwv, n_kw, "ensure_ascii"))
             jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: tojson options other than indent", line);
-        llm__sb sb = {0};
-        jv_to_json(S, v, indent, &sb);
-        char *o = jj_strndup(S, sb.data ? sb.data : "", sb.len);
-        size_t len = sb.len;
-        llm__sb_free(&sb);
+        /* to_json fails on values JSON cannot hold: the scratch buffer is
+         * freed by the error path (a plain local one leaked there). */
+        jv_to_json(S, v, indent, jj_scratch_begin(S));
+        size_t len;
+        char *o = jj_scratch_end(S, &len);
         return jv_str(o, len);
     }
     if (name_is(name, "selectattr") || name_is(name, "rejectattr"))
@@ -429,15 +425,14 @@ jv jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n
     if (name_is(name, "join")) {
         jj_list l = jj_iterate(S, v, line);
         jv sep = n >= 1 ? need_str(S, args[0], line, "join separator") : jv_cstr("");
-        llm__sb sb = {0};
+        llm__sb *sb = jj_scratch_begin(S);
         for (size_t i = 0; i < l.n; i++) {
             if (i)
-                llm__sb_put(&sb, sep.u.str.s, sep.u.str.n);
-            jv_to_str(S, l.items[i], &sb);
+                llm__sb_put(sb, sep.u.str.s, sep.u.str.n);
+            jv_to_str(S, l.items[i], sb);
         }
-        char *o = jj_strndup(S, sb.data ? sb.data : "", sb.len);
-        size_t len = sb.len;
-        llm__sb_free(&sb);
+        size_t len;
+        char *o = jj_scratch_end(S, &len);
         return jv_str(o, len);
     }
     if (name_is(name, "first") || name_is(name, "last")) {

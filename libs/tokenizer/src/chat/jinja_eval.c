@@ -129,15 +129,14 @@ static jv slice(jj_state *S, jv obj, jv a, jv b, jv c, int line) {
         size_t eo = jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)(hi > lo ? hi : lo));
         return jv_str(obj.u.str.s + bo, eo - bo);
     }
-    llm__sb sb = {0};
+    llm__sb *sb = jj_scratch_begin(S);
     for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st) {
         size_t bo = jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)i);
         size_t eo = jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)i + 1);
-        llm__sb_put(&sb, obj.u.str.s + bo, eo - bo);
+        llm__sb_put(sb, obj.u.str.s + bo, eo - bo);
     }
-    char *s = jj_strndup(S, sb.data ? sb.data : "", sb.len);
-    size_t len = sb.len;
-    llm__sb_free(&sb);
+    size_t len;
+    char *s = jj_scratch_end(S, &len);
     return jv_str(s, len);
 }
 
@@ -563,10 +562,8 @@ static int exec_st(jj_state *S, const jj_st *st) {
         S->out = &cap->sb;
         int flow = exec_body(S, &st->body);
         S->out = saved;
-        S->captures = cap->next;
-        char *s = jj_strndup(S, cap->sb.data ? cap->sb.data : "", cap->sb.len);
-        size_t n = cap->sb.len;
-        llm__sb_free(&cap->sb);
+        size_t n;
+        char *s = jj_scratch_end(S, &n); /* pops cap */
         assign(S, st->target[0], jv_str(s, n));
         return flow;
     }

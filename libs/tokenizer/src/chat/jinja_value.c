@@ -60,6 +60,26 @@ char *jj_strndup(jj_state *S, const char *s, size_t n) {
     return p;
 }
 
+llm__sb *jj_scratch_begin(jj_state *S) {
+    jj_capture *c = jj_alloc(S, sizeof *c); /* zeroed */
+    c->next = S->captures;
+    S->captures = c;
+    return &c->sb;
+}
+
+char *jj_scratch_end(jj_state *S, size_t *len) {
+    jj_capture *c = S->captures;
+    /* Copy while still chained: if the arena is full, the error path frees c. */
+    char *s = c->sb.failed ? NULL : jj_strndup(S, c->sb.data ? c->sb.data : "", c->sb.len);
+    *len = c->sb.len;
+    S->captures = c->next;
+    bool failed = c->sb.failed;
+    llm__sb_free(&c->sb);
+    if (failed)
+        jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
+    return s;
+}
+
 void jj_arena_free(jj_arena *a) {
     jj_chunk *c = a->head;
     while (c) {
@@ -348,14 +368,9 @@ static void put_repr(jj_state *S, jv v, llm__sb *sb) {
 jv jv_stringify(jj_state *S, jv v) {
     if (v.type == JV_STR)
         return v;
-    llm__sb sb = {0};
-    jv_to_str(S, v, &sb);
-    char *s = jj_strndup(S, sb.data ? sb.data : "", sb.len);
-    size_t n = sb.len;
-    bool failed = sb.failed;
-    llm__sb_free(&sb);
-    if (failed)
-        jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
+    jv_to_str(S, v, jj_scratch_begin(S));
+    size_t n;
+    char *s = jj_scratch_end(S, &n);
     return jv_str(s, n);
 }
 
