@@ -23,24 +23,28 @@ llm_status llm_chat_apply(const llm_model *m, const llm_chat_message *msgs, size
         return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_chat_apply: invalid argument");
     char *err = llm__model_errbuf(m);
     const char *tmpl_str = llm__model_chat_template(m);
-    llm_chat_template t = LLM_CHAT_TEMPLATE_UNKNOWN;
-    if (!tmpl_str || !*tmpl_str) {
-        t = LLM_CHAT_TEMPLATE_CHATML; /* documented fallback for models without a template */
-    } else if (llm_chat_template_detect(tmpl_str, &t) != LLM_OK) {
-        return llm__fail(err, LLM_ERR_UNSUPPORTED, "the model's chat template is not supported: %s",
-                         llm_chat_last_error());
-    }
     llm_chat_params p = llm_chat_default_params();
     p.bos_token = llm__model_bos_text(m);
     p.eos_token = llm__model_eos_text(m);
     p.add_generation_prompt = add_assistant;
     size_t len = 0;
     char dummy[1];
-    llm_status st = llm_chat_render(t, msgs, n, &p, buf ? buf : dummy, buf ? cap : 0, &len);
+    llm_status st;
+    if (!tmpl_str || !*tmpl_str) {
+        /* documented fallback for models without a template */
+        st = llm_chat_render(LLM_CHAT_TEMPLATE_CHATML, msgs, n, &p, buf ? buf : dummy, buf ? cap : 0, &len);
+    } else {
+        /* the model's own Jinja template; the recognised family renderer if
+         * the template uses something the interpreter does not implement */
+        st = llm_chat_render_template(tmpl_str, msgs, n, &p, buf ? buf : dummy, buf ? cap : 0, &len);
+    }
     if (st == LLM_ERR_BUFFER_TOO_SMALL) {
         *n_out = -(int32_t)(len + 1); /* room for the NUL the renderer always writes */
         return llm__fail(err, st, "chat buffer too small: %zu bytes needed", len + 1);
     }
+    if (st == LLM_ERR_UNSUPPORTED || st == LLM_ERR_BAD_FORMAT)
+        return llm__fail(err, LLM_ERR_UNSUPPORTED, "the model's chat template cannot be rendered: %s",
+                         llm_chat_last_error());
     if (st != LLM_OK) return llm__fail(err, st, "chat template: %s", llm_chat_last_error());
     if (len > INT32_MAX) return llm__fail(err, LLM_ERR_INVALID_ARG, "rendered chat too long");
     *n_out = (int32_t)len;

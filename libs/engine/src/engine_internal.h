@@ -48,6 +48,7 @@ struct llm_session {
     llm_token *ctx;          /* [cap_ctx] the tokens whose K/V the sequence holds */
     int32_t n_past, cap_ctx;
     float *logits;           /* [n_vocab] logits after the last computed token */
+    int32_t *pos;            /* [n_batch] positions of the tokens of one forward */
     bool logits_ready;
     llm_token pending;       /* sampled but not yet computed */
     bool has_pending;

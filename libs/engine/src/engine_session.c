@@ -60,10 +60,11 @@ llm_status llm_session_new(llm_model *m, const llm_session_params *params, llm_s
     s->sp = p.sampling;
     atomic_init(&s->cancel, 0);
     s->logits = malloc((size_t)m->info.n_vocab * sizeof *s->logits);
+    s->pos = malloc((size_t)(m->n_batch > 0 ? m->n_batch : 1) * sizeof *s->pos);
     s->cap_ctx = 256;
     s->ctx = malloc((size_t)s->cap_ctx * sizeof *s->ctx);
     llm_status st = LLM_ERR_NO_MEMORY;
-    if (!s->logits || !s->ctx) goto fail;
+    if (!s->logits || !s->ctx || !s->pos) goto fail;
     if ((st = build_chain(s)) != LLM_OK) goto fail;
     if ((st = build_stop(s)) != LLM_OK) goto fail;
     st = llm_detokenizer_create(m->tok, LLM_DETOKENIZE_SKIP_SPECIAL, &s->detok);
@@ -94,6 +95,7 @@ void llm_session_free(llm_session *s) {
     for (size_t i = 0; i < s->n_stops; i++) free(s->stops[i]);
     free(s->stops);
     free(s->logits);
+    free(s->pos);
     free(s->ctx);
     free(s->text);
     free(s);
@@ -226,8 +228,7 @@ static llm_status compute_locked(llm_session *s, const llm_token *tokens, int32_
     llm_model *m = s->m;
     llm_status st = ensure_seq(s);
     if (st != LLM_OK) return st;
-    int32_t *pos = malloc((size_t)(m->n_batch > 0 ? m->n_batch : 1) * sizeof *pos);
-    if (!pos) return SFAIL(s, LLM_ERR_NO_MEMORY, "out of memory");
+    int32_t *pos = s->pos; /* [n_batch], allocated once: no allocation per token */
     int32_t done = 0;
     while (done < n) {
         int32_t nb = n - done < m->n_batch ? n - done : m->n_batch;
@@ -272,7 +273,6 @@ static llm_status compute_locked(llm_session *s, const llm_token *tokens, int32_
             break;
         }
     }
-    free(pos);
     if (st == LLM_OK) {
         memcpy(s->logits, m->logits, (size_t)m->info.n_vocab * sizeof *s->logits);
         s->logits_ready = true;

@@ -243,8 +243,10 @@ typedef struct llm_chat_message {
     const char *content; /* UTF-8, NUL-terminated */
 } llm_chat_message;
 
-/* Renders `n` messages with the model's chat template (or, if the model has
- * none, a ChatML fallback) into `buf` (capacity `cap`, NUL appended when
+/* Renders `n` messages with the model's chat template (its own Jinja
+ * template string, run by a sandboxed interpreter with the recognised
+ * template family as fallback; a model without a template gets ChatML),
+ * byte for byte as Hugging Face transformers would, into `buf` (capacity `cap`, NUL appended when
  * room remains). With `add_assistant` true the text ends with the opening of
  * an assistant turn, ready for generation. Tokenize the result with
  * LLM_ENCODE_PARSE_SPECIAL. On LLM_OK, *n_out is the byte length. If `cap`
