@@ -273,6 +273,19 @@ Test(kernels, simd_float_helpers_match_scalar) {
             }
             free(vh); free(vf); free(pr); free(scr); free(r1); free(r2);
         }
+        /* F16 rounding (q, probabilities, cache writes): exact, both round to nearest even. */
+        {
+            float *r1 = malloc(sizeof(float) * (size_t)n), *r2 = malloc(sizeof(float) * (size_t)n);
+            uint16_t *h1 = malloc(2 * (size_t)n), *h2 = malloc(2 * (size_t)n);
+            for (int64_t i = 0; i < n; i++) r1[i] = r2[i] = x[i] * (rep % 2 ? 1e-4f : 70.0f);
+            s.round_f16(n, r1);
+            v.round_f16(n, r2);
+            s.quantize[LLM_DTYPE_F16](x, h1, n);
+            v.quantize[LLM_DTYPE_F16](x, h2, n);
+            cr_assert_eq(memcmp(r1, r2, sizeof(float) * (size_t)n), 0, "round_f16 differs");
+            cr_assert_eq(memcmp(h1, h2, 2 * (size_t)n), 0, "f16 conversion differs");
+            free(r1); free(r2); free(h1); free(h2);
+        }
         /* rms_norm with and without weight. */
         const float *wts[2] = {w, NULL};
         for (int k = 0; k < 2; k++) {

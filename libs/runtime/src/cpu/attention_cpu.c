@@ -23,8 +23,8 @@ static size_t cache_index(const int32_t *table, int64_t bs, int64_t n_kv, int64_
 llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                              const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                              const int32_t *block_table, int32_t n_table) {
-    (void)be;
     (void)n_table;
+    const llm__cpu_kernels *kern = &llm__cpu_of(be)->k;
     const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
     const int64_t n = k->ne[2] * k->ne[3];
     const float *ks = llm__host_ptr(k), *vs = llm__host_ptr(v);
@@ -35,10 +35,8 @@ llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const l
         if (f16) {
             uint16_t *kd = (uint16_t *)llm__host_ptr(k_cache) + at;
             uint16_t *vd = (uint16_t *)llm__host_ptr(v_cache) + at;
-            for (int64_t j = 0; j < n_kv * hd; j++) {
-                kd[j] = llm_fp32_to_fp16(kr[j]);
-                vd[j] = llm_fp32_to_fp16(vr[j]);
-            }
+            kern->quantize[LLM_DTYPE_F16](kr, kd, n_kv * hd);
+            kern->quantize[LLM_DTYPE_F16](vr, vd, n_kv * hd);
         } else {
             memcpy((float *)llm__host_ptr(k_cache) + at, kr, (size_t)(n_kv * hd) * sizeof(float));
             memcpy((float *)llm__host_ptr(v_cache) + at, vr, (size_t)(n_kv * hd) * sizeof(float));
@@ -77,7 +75,7 @@ static void attn_task(void *p, int ith, int nth) {
         vr.base = c->vc;
         if (c->f16) {
             /* q is rounded to F16 like llama.cpp does before its F16 dot. */
-            for (int64_t d = 0; d < c->hd; d++) q16[d] = llm_fp32_to_fp16(qr[d]);
+            c->k->quantize[LLM_DTYPE_F16](qr, q16, c->hd);
         }
         float mx = -INFINITY;
         for (int64_t t = 0; t < len; t++) {
@@ -94,11 +92,12 @@ static void attn_task(void *p, int ith, int nth) {
         }
         const float inv = (float)(1.0 / sum);
         for (int64_t t = 0; t < len; t++) {
-            float pr = scores[t] * inv;
+            scores[t] *= inv;
+        }
+        if (c->f16) {
             /* With an F16 cache the probabilities are rounded to F16 too, as
-             * llama.cpp's F16 value product does: the logits then agree with
-             * llama.cpp to float rounding instead of ~0.1. */
-            scores[t] = c->f16 ? llm_fp16_to_fp32(llm_fp32_to_fp16(pr)) : pr;
+             * llama.cpp's F16 value product does (see kernels_avx2.c). */
+            c->k->round_f16(len, scores);
         }
         c->k->attn_wsum(&vr, len, c->n_all, c->hd, scores, c->out + u * c->hd, partial);
     }

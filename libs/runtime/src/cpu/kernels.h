@@ -54,6 +54,8 @@ typedef struct llm__cpu_kernels {
      * same order as llama.cpp's dot over n_all masked cells. */
     float (*dot_f16)(int64_t n, const uint16_t *x, const uint16_t *y);
     float (*dot_f32)(int64_t n, const float *x, const float *y);
+    /* x[i] = fp16_to_fp32(fp32_to_fp16(x[i])) (round to nearest even). */
+    void (*round_f16)(int64_t n, float *x);
     void (*attn_wsum)(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
                       float *out, float *scratch);
 } llm__cpu_kernels;

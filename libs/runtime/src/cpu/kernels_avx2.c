@@ -391,6 +391,17 @@ static void quant_f16_avx2(const float *x, void *vy, int64_t n) {
     }
 }
 
+static void round_f16_avx2(int64_t n, float *x) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < n; i++) {
+        x[i] = h2f(_cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT));
+    }
+}
+
 /* ------------------------------------------------------------- rms norm -- */
 
 static void rms_norm_row_avx2(float *out, const float *x, const float *w, int64_t n, float eps) {
@@ -443,6 +454,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->dot_f16 = dot_f16_avx2;
     k->dot_f32 = dot_f32_avx2;
     k->attn_wsum = attn_wsum_avx2;
+    k->round_f16 = round_f16_avx2;
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

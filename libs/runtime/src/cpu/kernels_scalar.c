@@ -259,6 +259,12 @@ static void attn_wsum(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t
     }
 }
 
+static void round_f16(int64_t n, float *x) {
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = H2F(llm_fp32_to_fp16(x[i]));
+    }
+}
+
 void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     memset(k, 0, sizeof(*k));
     k->desc = "scalar";
@@ -287,6 +293,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->dot_f16 = llm__dot_f16_scalar;
     k->dot_f32 = llm__dot_f32_scalar;
     k->attn_wsum = attn_wsum;
+    k->round_f16 = round_f16;
 }
 
 int llm__cpu_has_avx2(void) {
