@@ -296,11 +296,18 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->round_f16 = round_f16;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 int llm__cpu_has_avx2(void) {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(LLM_CPU_AVX2_BUILT) && defined(__GNUC__)
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-           __builtin_cpu_supports("f16c");
+    /* F16C through CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports
+     * does not know "f16c". AVX2 implies OS support for the YMM state. */
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
 #else
     return 0;
 #endif
