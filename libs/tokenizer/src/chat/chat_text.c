@@ -57,7 +57,18 @@ void llm__sb_free(llm__sb *sb) {
 }
 
 /* Decode one code point of valid UTF-8 at s; returns its length in bytes. */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp) {
+/* One code point of s[0..avail). A truncated or malformed sequence (possible
+ * in template string literals, which are not validated) decodes as one byte
+ * U+FFFD, so callers never step past avail. */
+static size_t utf8_decode(const unsigned char *s, size_t avail, uint32_t *cp) {
+    size_t len = s[0] < 0x80 ? 1 : (s[0] & 0xE0) == 0xC0 ? 2 : (s[0] & 0xF0) == 0xE0 ? 3 : 4;
+    bool ok = len <= avail && ((s[0] & 0xF8) != 0xF8);
+    for (size_t k = 1; ok && k < len; k++)
+        ok = (s[k] & 0xC0) == 0x80;
+    if (!ok || (len > 1 && (s[0] & 0xC0) == 0x80)) {
+        *cp = 0xFFFD;
+        return 1;
+    }
     if (s[0] < 0x80) {
         *cp = s[0];
         return 1;
@@ -97,7 +108,7 @@ bool llm__chat_utf8_valid(const char *str) {
             if ((s[i] & 0xC0) != 0x80) /* also stops at the NUL */
                 return false;
         uint32_t cp;
-        utf8_decode(s, &cp);
+        utf8_decode(s, len, &cp);
         if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
             return false;
         s += len;
@@ -123,7 +134,7 @@ void llm__py_strip(const char *str, size_t n, size_t *begin, size_t *end) {
     size_t b = 0;
     while (b < n) {
         uint32_t cp;
-        size_t l = utf8_decode(s + b, &cp);
+        size_t l = utf8_decode(s + b, n - b, &cp);
         if (!py_isspace(cp))
             break;
         b += l;
@@ -134,7 +145,7 @@ void llm__py_strip(const char *str, size_t n, size_t *begin, size_t *end) {
         while (start > b && (s[start] & 0xC0) == 0x80)
             start--;
         uint32_t cp;
-        utf8_decode(s + start, &cp);
+        utf8_decode(s + start, e - start, &cp);
         if (!py_isspace(cp))
             break;
         e = start;
