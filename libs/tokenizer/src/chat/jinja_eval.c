@@ -165,6 +165,8 @@ static jv repeat(jj_state *S, jv seq, int64_t times, int line) {
     if (times < 0)
         times = 0;
     size_t unit = seq.type == JV_STR ? seq.u.str.n : seq.u.list->n;
+    if (unit == 0) /* '' * 10**10 is empty at once (the copy loops below used to spin) */
+        times = 0;
     if (unit && (uint64_t)times > JJ_MAX_OUTPUT / unit)
         jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: repetition too large", line);
     size_t total = unit * (size_t)times;
