@@ -77,6 +77,46 @@ fail:
     return st;
 }
 
+static llm_status ctx_reserve(llm_session *s, int32_t n);
+
+llm_status llm_session_fork(const llm_session *src, llm_session **out) {
+    if (out) *out = NULL;
+    if (!src || !out) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_session_fork: NULL argument");
+    llm_session_params p = llm_session_default_params();
+    p.n_ctx = src->n_ctx;
+    p.sampling = src->sp;
+    llm_session *s;
+    llm_status st = llm_session_new(src->m, &p, &s);
+    if (st != LLM_OK) return st;
+    if ((st = ctx_reserve(s, src->n_past)) != LLM_OK ||
+        (st = llm_session_set_stop(s, (const char *const *)src->stops, src->n_stops)) != LLM_OK) {
+        llm__fail(NULL, st, "llm_session_fork: %s", s->err);
+        llm_session_free(s);
+        return st;
+    }
+    if (src->seq >= 0) {
+        /* Share every block; the copy-on-write copies the pool reports on a
+         * later append are done by compute_locked(), as for any append. */
+        pthread_mutex_lock(&src->m->lock);
+        st = llm_kv_seq_fork(src->m->pool, src->seq, &s->seq);
+        pthread_mutex_unlock(&src->m->lock);
+        if (st != LLM_OK) {
+            s->seq = -1;
+            llm__fail(NULL, st, "llm_session_fork: KV cache: %s", llm_kv_last_error());
+            llm_session_free(s);
+            return st;
+        }
+    }
+    if (src->n_past) memcpy(s->ctx, src->ctx, (size_t)src->n_past * sizeof *s->ctx);
+    s->n_past = src->n_past;
+    memcpy(s->logits, src->logits, (size_t)src->m->info.n_vocab * sizeof *s->logits);
+    s->logits_ready = src->logits_ready;
+    s->pending = src->pending;
+    s->has_pending = src->has_pending;
+    *out = s;
+    return LLM_OK;
+}
+
 static void release_seq(llm_session *s) {
     if (s->seq >= 0) {
         pthread_mutex_lock(&s->m->lock);

@@ -294,6 +294,22 @@ llm_session_params llm_session_default_params(void);
 llm_status llm_session_new(llm_model *model, const llm_session_params *params,
                            llm_session **out);
 
+/* Creates a new session continuing `src`'s conversation: it holds the same
+ * tokens (same n_past), the same logits (if any are ready) and pending
+ * sampled token, the same n_ctx, sampler params and stop strings. The KV
+ * cache is not copied: the new session shares src's blocks copy-on-write
+ * (a shared, partially filled block is copied only when one of the two
+ * sessions writes into it), so forking is cheap and both sessions produce
+ * exactly the logits an unforked session would. The sessions are
+ * independent afterwards. The fork's sampler RNG and penalty history restart
+ * from the sampling seed, and its streaming detokenizer and stop matcher
+ * start empty. On success *out is owned by the caller (llm_session_free(),
+ * before the model). On failure *out is NULL, src is unchanged and the
+ * message is in llm_last_error(). Returns LLM_OK, LLM_ERR_NO_MEMORY,
+ * LLM_ERR_INVALID_ARG (NULL argument). `src` must not be in use by another
+ * thread during the call. */
+llm_status llm_session_fork(const llm_session *src, llm_session **out);
+
 /* Releases a session and returns its KV blocks to the pool (blocks other
  * sessions or the prefix cache still reference stay alive). NULL is
  * harmless. No other thread may be using the session, except that a

@@ -1,0 +1,243 @@
+/* KV-cache identity (issue 7): the last-position logits of a prompt are
+ * bit-identical whether its K/V were computed from scratch, taken from the
+ * prefix cache, shared with a forked session, or recomputed after the cached
+ * blocks were evicted. The reference is always a from-scratch computation in
+ * the same process (same kernels, same thread count), so exact equality is
+ * the right check: any difference means the cache path fed the attention
+ * different K/V or positions. Telemetry proves which path each case took. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llama/engine.h"
+
+#define N_PROMPT 40 /* two full 16-token blocks + a partial one */
+
+static llm_model *M;
+static int32_t NV;
+
+/* kv_tokens: the pool's budget; 64 (= n_ctx) makes a second 64-token
+ * session evict the prefix cache. */
+static void load(int32_t kv_tokens) {
+    const char *p = getenv("LLM_DEFAULT_MODEL");
+    if (!p || !*p || access(p, R_OK) != 0)
+        cr_skip_test("default model not found (set LLM_DEFAULT_MODEL; scripts/setup.sh)");
+    llm_model_params mp = llm_model_default_params();
+    mp.backend = "cpu";
+    mp.n_threads = 1;
+    mp.n_ctx = 64;
+    mp.kv_tokens = kv_tokens;
+    mp.kv_block_size = 16;
+    cr_assert_eq(llm_load_model(p, &mp, &M), LLM_OK, "load: %s", llm_last_error());
+    llm_model_info info;
+    cr_assert_eq(llm_model_get_info(M, &info), LLM_OK);
+    NV = info.n_vocab;
+}
+
+static void unload(void) {
+    llm_model_free(M);
+    M = NULL;
+}
+
+/* A prompt of exactly N_PROMPT tokens (plain text, so it is ordinary ids). */
+static void prompt(llm_token *out) {
+    static const char text[] =
+        "The quick brown fox jumps over the lazy dog while the cat watches from the "
+        "window, thinking about dinner, the weather, and whether the mail will arrive "
+        "before noon or after the long walk through the park near the river bank.";
+    llm_token buf[256];
+    int32_t n = 0;
+    cr_assert_eq(llm_tokenize(M, text, strlen(text), 0, buf, 256, &n), LLM_OK, "%s", llm_last_error());
+    cr_assert_geq(n, N_PROMPT, "prompt text too short: %d tokens", n);
+    memcpy(out, buf, N_PROMPT * sizeof *out);
+}
+
+static llm_session *session(void) {
+    llm_session_params sp = llm_session_default_params();
+    sp.sampling.temperature = 0;
+    llm_session *s;
+    cr_assert_eq(llm_session_new(M, &sp, &s), LLM_OK, "%s", llm_last_error());
+    return s;
+}
+
+/* Copy of the session's current last-position logits. */
+static float *logits_of(const llm_session *s) {
+    const float *l = llm_session_logits(s);
+    cr_assert_not_null(l, "no logits ready");
+    float *c = malloc((size_t)NV * sizeof *c);
+    cr_assert_not_null(c);
+    memcpy(c, l, (size_t)NV * sizeof *c);
+    return c;
+}
+
+static void assert_same(const float *a, const llm_session *s, const char *what) {
+    const float *b = llm_session_logits(s);
+    cr_assert_not_null(b, "%s: no logits ready", what);
+    cr_assert(memcmp(a, b, (size_t)NV * sizeof *a) == 0, "%s: logits differ from the from-scratch ones", what);
+}
+
+static llm_telemetry telem(const llm_session *s) {
+    llm_telemetry t;
+    cr_assert_eq(llm_session_telemetry(s, &t), LLM_OK);
+    return t;
+}
+
+static llm_token argmax(const float *l) {
+    llm_token best = 0;
+    for (int32_t i = 1; i < NV; i++)
+        if (l[i] > l[best]) best = i;
+    return best;
+}
+
+Test(kv_identity, scratch_cache_and_fork, .fini = unload) {
+    load(256);
+    llm_token p[N_PROMPT];
+    prompt(p);
+
+    /* (a) from scratch: the pool is new, nothing can be reused. */
+    llm_session *a = session();
+    cr_assert_eq(llm_prefill(a, p, N_PROMPT), LLM_OK, "%s", llm_session_last_error(a));
+    llm_telemetry t = telem(a);
+    cr_assert_eq(t.reused_tokens, 0);
+    cr_assert_eq(t.prefill_tokens, N_PROMPT);
+    float *la = logits_of(a);
+    llm_token next = argmax(la);
+
+    /* (b) another session: the two full blocks come from the prefix cache. */
+    llm_session *b = session();
+    cr_assert_eq(llm_prefill(b, p, N_PROMPT), LLM_OK, "%s", llm_session_last_error(b));
+    t = telem(b);
+    cr_assert_eq(t.reused_tokens, 32, "reused %d tokens, expected the two full blocks", t.reused_tokens);
+    cr_assert_eq(t.prefill_tokens, N_PROMPT - 32);
+    assert_same(la, b, "prefix from the cache");
+    llm_session_free(b);
+
+    /* (c) forks of (a): same context and logits, shared blocks. f computes
+     * the same next token as (a); g first computes a different one. All
+     * three write position 40 into the shared partial block, so each write
+     * must go to a copy (copy-on-write); without it g's K/V would be
+     * overwritten by f's and a's, which the last check below detects. */
+    llm_session *f, *g;
+    cr_assert_eq(llm_session_fork(a, &f), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(llm_session_fork(a, &g), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(llm_session_n_past(f), N_PROMPT);
+    llm_token ft[N_PROMPT];
+    cr_assert_eq(llm_session_tokens(f, ft, N_PROMPT), N_PROMPT);
+    cr_assert(memcmp(ft, p, sizeof p) == 0);
+    assert_same(la, f, "fork before decoding");
+
+    llm_token other = (llm_token)((next + 1) % NV);
+    cr_assert_eq(llm_prefill(g, &other, 1), LLM_OK, "%s", llm_session_last_error(g));
+    cr_assert_eq(llm_prefill(f, &next, 1), LLM_OK, "%s", llm_session_last_error(f));
+    float *lf = logits_of(f);
+    cr_assert_eq(llm_prefill(a, &next, 1), LLM_OK, "%s", llm_session_last_error(a));
+    float *la2 = logits_of(a);
+    cr_assert(memcmp(la2, lf, (size_t)NV * sizeof *lf) == 0, "fork and parent differ on the next token");
+    cr_assert(memcmp(la2, la, (size_t)NV * sizeof *la) != 0, "next-token logits equal the prompt's: not computed");
+
+    /* And both equal prompt + next computed in one prefill (its first two
+     * blocks from the cache, the last 9 tokens in one forward). */
+    llm_session *r = session();
+    llm_token pn[N_PROMPT + 2];
+    memcpy(pn, p, sizeof p);
+    pn[N_PROMPT] = next;
+    cr_assert_eq(llm_prefill(r, pn, N_PROMPT + 1), LLM_OK, "%s", llm_session_last_error(r));
+    assert_same(la2, r, "prompt+next in one prefill");
+
+    /* One more step on each: parent and fork still agree. */
+    llm_token next2 = argmax(la2);
+    cr_assert_eq(llm_prefill(a, &next2, 1), LLM_OK, "%s", llm_session_last_error(a));
+    cr_assert_eq(llm_prefill(f, &next2, 1), LLM_OK, "%s", llm_session_last_error(f));
+    float *la3 = logits_of(a);
+    assert_same(la3, f, "fork second step");
+
+    /* g's own token at position 40 survived the others' writes: its next
+     * step equals prompt + other + next2 computed from scratch. */
+    cr_assert_eq(llm_prefill(g, &next2, 1), LLM_OK, "%s", llm_session_last_error(g));
+    llm_session *rg = session();
+    pn[N_PROMPT] = other;
+    pn[N_PROMPT + 1] = next2;
+    cr_assert_eq(llm_prefill(rg, pn, N_PROMPT + 2), LLM_OK, "%s", llm_session_last_error(rg));
+    float *lg = logits_of(g);
+    assert_same(lg, rg, "diverging fork");
+    cr_assert(memcmp(lg, la3, (size_t)NV * sizeof *lg) != 0, "diverging fork equals the parent");
+
+    llm_session_free(rg);
+    llm_session_free(g);
+    free(lg);
+    llm_session_free(r);
+    llm_session_free(f);
+    llm_session_free(a);
+    free(la);
+    free(la2);
+    free(la3);
+    free(lf);
+}
+
+Test(kv_identity, recompute_after_eviction, .fini = unload) {
+    /* Budget = one full context (4 blocks + the engine's spare one), so
+     * two more sessions can take every block and evict p's cached prefix. */
+    load(64);
+    llm_token p[N_PROMPT];
+    prompt(p);
+
+    llm_session *a = session();
+    cr_assert_eq(llm_prefill(a, p, N_PROMPT), LLM_OK, "%s", llm_session_last_error(a));
+    cr_assert_eq(telem(a).reused_tokens, 0);
+    float *la = logits_of(a);
+    llm_session_free(a); /* its two full blocks stay in the prefix cache */
+
+    /* The cache works here: a new session reuses them... */
+    llm_session *b = session();
+    cr_assert_eq(llm_prefill(b, p, N_PROMPT), LLM_OK, "%s", llm_session_last_error(b));
+    cr_assert_eq(telem(b).reused_tokens, 32);
+    assert_same(la, b, "prefix from the cache");
+    llm_session_free(b);
+
+    /* ...until sessions with other tokens fill the whole pool (the engine
+     * adds one spare block to the budget, so 64 + 16 tokens take all 5). */
+    llm_token fill[64];
+    for (int32_t i = 0; i < 64; i++) fill[i] = (llm_token)(1000 + i);
+    llm_session *x = session(), *y = session();
+    cr_assert_eq(llm_prefill(x, fill, 64), LLM_OK, "%s", llm_session_last_error(x));
+    cr_assert_eq(telem(x).reused_tokens, 0);
+    for (int32_t i = 0; i < 16; i++) fill[i] = (llm_token)(2000 + i);
+    cr_assert_eq(llm_prefill(y, fill, 16), LLM_OK, "%s", llm_session_last_error(y));
+    llm_telemetry t = telem(y);
+    cr_assert_eq(t.reused_tokens, 0);
+    cr_assert_eq(t.kv_blocks_total, 5);
+    cr_assert_eq(t.kv_blocks_used, 5, "the fillers should hold every block");
+    llm_session_free(x);
+    llm_session_free(y);
+
+    /* Recompute p: nothing is reused, the result is still bit-identical. */
+    llm_session *c = session();
+    cr_assert_eq(llm_prefill(c, p, N_PROMPT), LLM_OK, "%s", llm_session_last_error(c));
+    t = telem(c);
+    cr_assert_eq(t.reused_tokens, 0, "reused %d tokens after eviction", t.reused_tokens);
+    cr_assert_eq(t.prefill_tokens, N_PROMPT);
+    assert_same(la, c, "recomputed after eviction");
+    llm_session_free(c);
+    free(la);
+}
+
+Test(kv_identity, fork_errors_and_empty, .fini = unload) {
+    load(256);
+    llm_session *f = (llm_session *)1;
+    cr_assert_eq(llm_session_fork(NULL, &f), LLM_ERR_INVALID_ARG);
+    cr_assert_null(f);
+    llm_session *e = session();
+    cr_assert_eq(llm_session_fork(e, NULL), LLM_ERR_INVALID_ARG);
+    /* Forking an empty session gives an empty, usable session. */
+    cr_assert_eq(llm_session_fork(e, &f), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(llm_session_n_past(f), 0);
+    cr_assert_null(llm_session_logits(f));
+    llm_token p[N_PROMPT];
+    prompt(p);
+    cr_assert_eq(llm_prefill(f, p, N_PROMPT), LLM_OK, "%s", llm_session_last_error(f));
+    cr_assert_eq(llm_session_n_past(f), N_PROMPT);
+    llm_session_free(f);
+    llm_session_free(e);
+}
