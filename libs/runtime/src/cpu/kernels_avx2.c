@@ -455,6 +455,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->dot_f32 = dot_f32_avx2;
     k->attn_wsum = attn_wsum_avx2;
     k->round_f16 = round_f16_avx2;
+    llm__cpu_kernels_avx2_q5(k); /* Q5_0, Q5_1, Q5_K: kernels_avx2_q5.c */
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

@@ -1,0 +1,257 @@
+/*
+ * cpu/kernels_avx2_q5.c -- AVX2 + FMA + F16C dot products for the 5-bit
+ * weight types: Q5_0 x Q8_0, Q5_1 x Q8_1, Q5_K x Q8_K (the pairs the scalar
+ * registry sets), each with a 1 x 4 variant.
+ *
+ * Compiled with -mavx2 -mfma -mf16c (sources.cmake) and installed by
+ * llm__cpu_kernels_avx2(), which only runs once the CPU has been checked.
+ *
+ * Summation order. The project compares logits with llama.cpp, so these
+ * kernels sum in the order of ggml's AVX2 vec_dot for the same types:
+ *  - integer products go into 8 int32 lanes, lane k holding bytes 4k..4k+3 of
+ *    each 32-byte group (vpmaddubsw pairs, then vpmaddwd pairs); integer sums
+ *    are exact, so only this lane split matters, not the instruction choice;
+ *  - per block (Q5_0/Q5_1) or super-block (Q5_K) each lane is converted to
+ *    float and accumulated as acc = fma(scale, lane, acc), scale being the
+ *    float product of the two fp16/f32 scales;
+ *  - the offset term (Q5_1: m * s, Q5_K: -(d_y * dmin) * sum(mins * bsums))
+ *    goes into one float with a fused multiply-add per block: ggml is built
+ *    as GNU C, where gcc contracts `summs += a * b` into vfmadd (checked in
+ *    llama-cpp-python's libggml-cpu.so); we build as ISO C (no contraction),
+ *    so the fusion is written out;
+ *  - the result is the 8-lane horizontal sum ((hi + lo), then halves, then
+ *    pairs) plus the offset term.
+ * The scalar reference sums whole-block integers instead, so it differs from
+ * these by float rounding only (tests/runtime/test_kernels.c states by how
+ * much); tests also compare against values from llama.cpp's own kernels.
+ *
+ * The fifth bit: byte i of a 32-element group takes bit i of a 32-bit word
+ * (Q5_0/Q5_1: qh as a little-endian word; Q5_K: bit g of every qh byte for
+ * group g), widened to 0x00/0xFF with a compare and masked to 0x10.
+ */
+#include "cpu/kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "dtype/blocks.h"
+
+static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+/* hi + lo, then the two 64-bit halves, then the last pair. */
+static inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* c + a * b rounded once (what gcc emits for `c += a * b` in GNU C mode). */
+static inline float fma1(float a, float b, float c) {
+    return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+/* 16 bytes of nibbles -> 32 bytes 0..15 in element order (low nibbles are
+ * elements 0..15, high nibbles 16..31). */
+static inline __m256i nibbles32(const uint8_t *qs) {
+    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+}
+
+/* Byte i = 0xFF if bit i of the little-endian word at p is set, else 0. */
+static inline __m256i bits32(const uint8_t *p) {
+    uint32_t w;
+    memcpy(&w, p, 4);
+    /* byte i <- byte i / 8 of w, then test bit i % 8 */
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32((int)w),
+        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1,
+                         2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x(0x8040201008040201LL);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+}
+
+/* 32 unsigned x signed byte products summed in fours into 8 int32 lanes. */
+static inline __m256i madd_us(__m256i u, __m256i s) {
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+}
+
+/* ---------------------------------------------------------------- Q5_0 -- */
+
+/* Weights as signed bytes q - 16 in -16..15: the nibble with 0xF0 or'ed in
+ * when the fifth bit is clear (two's complement of nibble - 16). */
+static inline __m256i q5_0_signed(const llm_block_q5_0 *x) {
+    const __m256i hi = _mm256_andnot_si256(bits32(x->qh), _mm256_set1_epi8((char)0xF0));
+    return _mm256_or_si256(nibbles32(x->qs), hi);
+}
+
+/* One block's 8 lanes: |w| x (y with w's sign), exact since |w| <= 16. */
+static inline __m256 q5_0_lanes(__m256i aw, __m256i qw, const int8_t *yq) {
+    const __m256i y = _mm256_loadu_si256((const __m256i *)yq);
+    return _mm256_cvtepi32_ps(madd_us(aw, _mm256_sign_epi8(y, qw)));
+}
+
+static float dot_q5_0_q8_0(int64_t n, const void *w, const void *a) {
+    const llm_block_q5_0 *x = w;
+    const llm_block_q8_0 *y = a;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m256i qw = q5_0_signed(&x[b]);
+        const __m256 s = q5_0_lanes(_mm256_sign_epi8(qw, qw), qw, y[b].qs);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), s, acc);
+    }
+    return hsum8(acc);
+}
+
+static void dot4_q5_0_q8_0(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q5_0 *x = w;
+    const llm_block_q8_0 *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_0 *)((const char *)a + (size_t)j * a_stride);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m256i qw = q5_0_signed(&x[b]); /* decoded once for four rows */
+        const __m256i aw = _mm256_sign_epi8(qw, qw);
+        const float dx = h2f(x[b].d);
+        for (int j = 0; j < 4; j++) {
+            const __m256 s = q5_0_lanes(aw, qw, y[j][b].qs);
+            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[j][b].d)), s, acc[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]);
+}
+
+/* ---------------------------------------------------------------- Q5_1 -- */
+
+/* Weights as unsigned bytes 0..31. */
+static inline __m256i q5_1_unsigned(const llm_block_q5_1 *x) {
+    const __m256i hi = _mm256_and_si256(bits32(x->qh), _mm256_set1_epi8(0x10));
+    return _mm256_or_si256(nibbles32(x->qs), hi);
+}
+
+static float dot_q5_1_q8_1(int64_t n, const void *w, const void *a) {
+    const llm_block_q5_1 *x = w;
+    const llm_block_q8_1 *y = a;
+    __m256 acc = _mm256_setzero_ps();
+    float summ = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        /* sum_i (d q_i + m) d_y y_i = d d_y sum q_i y_i + m s_y */
+        summ = fma1(h2f(x[b].m), h2f(y[b].s), summ);
+        const __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);
+        const __m256 s = _mm256_cvtepi32_ps(madd_us(q5_1_unsigned(&x[b]), qy));
+        acc = _mm256_fmadd_ps(s, _mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), acc);
+    }
+    return hsum8(acc) + summ;
+}
+
+static void dot4_q5_1_q8_1(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q5_1 *x = w;
+    const llm_block_q8_1 *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_1 *)((const char *)a + (size_t)j * a_stride);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    float summ[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m256i qx = q5_1_unsigned(&x[b]);
+        const float dx = h2f(x[b].d), mx = h2f(x[b].m);
+        for (int j = 0; j < 4; j++) {
+            summ[j] = fma1(mx, h2f(y[j][b].s), summ[j]);
+            const __m256i qy = _mm256_loadu_si256((const __m256i *)y[j][b].qs);
+            const __m256 s = _mm256_cvtepi32_ps(madd_us(qx, qy));
+            acc[j] = _mm256_fmadd_ps(s, _mm256_set1_ps(dx * h2f(y[j][b].d)), acc[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]) + summ[j];
+}
+
+/* ---------------------------------------------------------------- Q5_K -- */
+
+/* One Q5_K super-block decoded for reuse across activation rows. */
+typedef struct {
+    __m256i q[8];    /* [8 sub-blocks] 32 unsigned quants 0..31 each */
+    __m256i sc[8];   /* [8] the sub-block's 6-bit scale in every int16 */
+    int16_t mn[8];   /* 6-bit mins */
+    float dx, dmx;   /* fp16 d and dmin as floats */
+} q5k_dec;
+
+static inline void q5_k_decode(const llm_block_q5_k *x, q5k_dec *o) {
+    uint8_t sc[8], mn[8];
+    llm__q4k_scale_min(x->scales, sc, mn);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), five = _mm256_set1_epi8(0x10);
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)x->qh);
+    for (int p = 0; p < 4; p++) {
+        /* Sub-blocks 2p (low nibbles) and 2p + 1 (high nibbles) share 32 bytes;
+         * their fifth bits are bits 2p and 2p + 1 of the qh bytes. */
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
+        const __m256i b0 = _mm256_set1_epi8((char)(1 << (2 * p)));
+        const __m256i b1 = _mm256_set1_epi8((char)(1 << (2 * p + 1)));
+        const __m256i h0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), five);
+        const __m256i h1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), five);
+        o->q[2 * p] = _mm256_or_si256(_mm256_and_si256(q, m4), h0);
+        o->q[2 * p + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1);
+    }
+    for (int j = 0; j < 8; j++) {
+        o->sc[j] = _mm256_set1_epi16((short)sc[j]);
+        o->mn[j] = (int16_t)mn[j];
+    }
+    o->dx = h2f(x->d);
+    o->dmx = h2f(x->dmin);
+}
+
+/* Adds one super-block's terms for activation block y: the scaled integer
+ * lanes into acc, the mins term into *summs. No int16 or int32 overflow:
+ * |pair| <= 2 * 31 * 128, times a scale <= 63, summed over 16 pairs. */
+static inline void q5_k_block(const q5k_dec *d, const llm_block_q8_k *y, __m256 *acc, float *summs) {
+    int32_t m = 0;
+    for (int j = 0; j < 8; j++) m += d->mn[j] * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
+    *summs = fma1((float)m, -y->d * d->dmx, *summs);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int j = 0; j < 8; j++) {
+        const __m256i qy = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * j));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(d->q[j], qy), d->sc[j]));
+    }
+    *acc = _mm256_fmadd_ps(_mm256_set1_ps(y->d * d->dx), _mm256_cvtepi32_ps(sumi), *acc);
+}
+
+static float dot_q5_k_q8_k(int64_t n, const void *w, const void *a) {
+    const llm_block_q5_k *x = w;
+    const llm_block_q8_k *y = a;
+    __m256 acc = _mm256_setzero_ps();
+    float summs = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        q5k_dec d;
+        q5_k_decode(&x[b], &d);
+        q5_k_block(&d, &y[b], &acc, &summs);
+    }
+    return hsum8(acc) + summs;
+}
+
+static void dot4_q5_k_q8_k(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q5_k *x = w;
+    const llm_block_q8_k *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    float summs[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        q5k_dec d;
+        q5_k_decode(&x[b], &d);
+        for (int j = 0; j < 4; j++) q5_k_block(&d, &y[j][b], &acc[j], &summs[j]);
+    }
+    for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]) + summs[j];
+}
+
+void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k) {
+    /* Activation types stay as the scalar registry set them (Q8_0, Q8_1, Q8_K). */
+    k->dot[LLM_DTYPE_Q5_0] = dot_q5_0_q8_0;
+    k->dot[LLM_DTYPE_Q5_1] = dot_q5_1_q8_1;
+    k->dot[LLM_DTYPE_Q5_K] = dot_q5_k_q8_k;
+    k->dot4[LLM_DTYPE_Q5_0] = dot4_q5_0_q8_0;
+    k->dot4[LLM_DTYPE_Q5_1] = dot4_q5_1_q8_1;
+    k->dot4[LLM_DTYPE_Q5_K] = dot4_q5_k_q8_k;
+}
+
+#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
+
+void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k) { (void)k; }
+
+#endif
