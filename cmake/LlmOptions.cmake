@@ -38,4 +38,9 @@ endif()
 
 if(CMAKE_C_COMPILER_ID MATCHES "GNU|Clang")
   add_compile_options($<$<CONFIG:Release>:-O3>)
+  # No silent fused multiply-adds: the kernels write every fma they want
+  # (fmaf, _mm256_fmadd_ps) because the forward reproduces llama.cpp's
+  # rounding bit for bit. gcc in -std=c11 already contracts nothing; clang
+  # contracts within expressions by default, so say it for both.
+  add_compile_options($<$<COMPILE_LANGUAGE:C>:-ffp-contract=off>)
 endif()

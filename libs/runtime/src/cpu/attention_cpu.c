@@ -56,6 +56,7 @@ typedef struct {
     int64_t n, n_head, n_kv, hd, bs, smax, n_all;
     float scale;
     int f16;
+    int tiled; /* 1: sum in the order of a tiled matrix product (see below) */
 } attn_ctx;
 
 static void attn_task(void *p, int ith, int nth) {
@@ -80,16 +81,26 @@ static void attn_task(void *p, int ith, int nth) {
         float mx = -INFINITY;
         for (int64_t t = 0; t < len; t++) {
             const void *krow = llm__kv_row(&kr, t);
-            float s = c->f16 ? c->k->dot_f16(c->hd, q16, krow) : c->k->dot_f32(c->hd, qr, krow);
+            float s;
+            if (!c->f16) {
+                s = c->k->dot_f32(c->hd, qr, krow);
+            } else if (c->tiled) {
+                s = c->k->dot_f16_8(c->hd, q16, krow);
+            } else {
+                s = c->k->dot_f16(c->hd, q16, krow);
+            }
             s *= c->scale;
             scores[t] = s;
             mx = s > mx ? s : mx;
         }
-        double sum = 0.0;
-        for (int64_t t = 0; t < len; t++) {
-            scores[t] = expf(scores[t] - mx);
-            sum += (double)scores[t];
+        /* The exponentials go in groups of 8 over a row padded with masked
+         * (-inf, so zero) cells, as llama.cpp's softmax over its padded
+         * cache view does; the padding changes no sum. */
+        const int64_t len8 = (len + 7) & ~(int64_t)7;
+        for (int64_t t = len; t < len8; t++) {
+            scores[t] = -INFINITY;
         }
+        const double sum = c->k->exp_sum_row(scores, scores, mx, len8);
         const float inv = (float)(1.0 / sum);
         for (int64_t t = 0; t < len; t++) {
             scores[t] *= inv;
@@ -99,7 +110,11 @@ static void attn_task(void *p, int ith, int nth) {
              * llama.cpp's F16 value product does (see kernels_avx2.c). */
             c->k->round_f16(len, scores);
         }
-        c->k->attn_wsum(&vr, len, c->n_all, c->hd, scores, c->out + u * c->hd, partial);
+        if (c->tiled) {
+            c->k->attn_wsum8(&vr, len, c->hd, scores, c->out + u * c->hd, partial);
+        } else {
+            c->k->attn_wsum(&vr, len, c->n_all, c->hd, scores, c->out + u * c->hd, partial);
+        }
     }
 }
 
@@ -127,15 +142,26 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
     for (int64_t i = 0; i < c.n; i++) {
         maxpos = positions[i] > maxpos ? positions[i] : maxpos;
     }
-    c.n_all = maxpos + 1;
+    /* Summation order. llama.cpp multiplies Q by K and the probabilities by
+     * V with a register-tiled matrix product when a batch holds two or more
+     * tokens (one 8-lane accumulator per output) and with its 4 x 8-lane dot
+     * product for a single token, over a cache view padded to a multiple of
+     * 256 cells. We sum in the same orders (kernels.h) so that our logits
+     * equal its own; n_all rounded up to 32 puts every visible cell in the
+     * dot product's lanes, as the padding does. The price: decoding one
+     * token and prefilling it in a batch agree to float rounding, not bit
+     * for bit, exactly as in llama.cpp. */
+    c.tiled = c.n >= 2 && c.hd % 8 == 0;
+    c.n_all = (maxpos + 1 + 31) / 32 * 32;
     c.smax = (maxpos + 1 + 15) / 16 * 16;
     llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(c.smax + 33 * c.hd + 16));
     if (st != LLM_OK) {
         return st;
     }
     c.scratch = cpu->tscratch;
-    if ((size_t)c.n_all > cpu->kv_offs_len) {
-        size_t len = (size_t)c.n_all + (size_t)c.n_all / 2;
+    const int64_t n_pos = maxpos + 1;
+    if ((size_t)n_pos > cpu->kv_offs_len) {
+        size_t len = (size_t)n_pos + (size_t)n_pos / 2;
         size_t *p = realloc(cpu->kv_offs, len * sizeof(size_t));
         if (!p) {
             return llm__err(LLM_ERR_NO_MEMORY, "attention: no memory for %zu offsets", len);
@@ -143,7 +169,7 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
         cpu->kv_offs = p;
         cpu->kv_offs_len = len;
     }
-    for (int64_t t = 0; t < c.n_all; t++) {
+    for (int64_t t = 0; t < n_pos; t++) {
         cpu->kv_offs[t] = (size_t)((block_table[t / c.bs] * c.bs + t % c.bs) * c.n_kv * c.hd);
     }
     c.offs = cpu->kv_offs;

@@ -58,6 +58,23 @@ typedef struct llm__cpu_kernels {
     void (*round_f16)(int64_t n, float *x);
     void (*attn_wsum)(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
                       float *out, float *scratch);
+    /* The same two attention products in the order a register-tiled matrix
+     * product sums them (what llama.cpp uses when a batch has two or more
+     * tokens): one 8-lane accumulator, element i into lane i % 8 by FMA in
+     * ascending i, then llm__hsum8. n and len need not be multiples of 8
+     * (missing lanes are zero). Scratch of attn_wsum8: 8 * hd floats. Scalar
+     * and SIMD variants are bit-identical. */
+    float (*dot_f16_8)(int64_t n, const uint16_t *x, const uint16_t *y);
+    void (*attn_wsum8)(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
+                       float *scratch);
+    /* out[i] = x[i] / (1 + e^-x[i]) * g[i] over one row, e^ by llm__exp_poly
+     * for the first n - n % 8 elements and libm expf for the rest.
+     * Scalar and SIMD variants are bit-identical. */
+    void (*swiglu_row)(float *out, const float *x, const float *g, int64_t n);
+    /* y[i] = e^(x[i] - max) (llm__exp_poly for groups of 8 from the start,
+     * expf for the last n % 8); returns their sum: each group's llm__hsum8
+     * added in double, then the rest one by one. Bit-identical variants. */
+    double (*exp_sum_row)(float *y, const float *x, float max, int64_t n);
 } llm__cpu_kernels;
 
 /* Fills k with the scalar reference kernels. */

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/vexp.h"
 #include "dtype/blocks.h"
 
 static inline float hsum_ps(__m256 v) {
@@ -330,6 +331,125 @@ static void attn_wsum_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, in
     }
 }
 
+/* Single-accumulator (register-tiled matrix product) order; see kernels.h. */
+static float dot_f16_8_avx2(int64_t n, const uint16_t *x, const uint16_t *y) {
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        acc = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), acc);
+    }
+    if (i < n) {
+        float lane[8];
+        _mm256_storeu_ps(lane, acc);
+        for (int64_t l = 0; i + l < n; l++) lane[l] = fmaf(h2f(x[i + l]), h2f(y[i + l]), lane[l]);
+        acc = _mm256_loadu_ps(lane);
+    }
+    return hsum_ps(acc);
+}
+
+/* out[d] = sum_t p[t] v_t[d]: lane t % 8 of d's accumulator, kept as
+ * scratch[t % 8][d] so the loop over d vectorises. */
+static void attn_wsum8_avx2(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
+                            float *scratch) {
+    const int64_t hd8 = hd & ~(int64_t)7;
+    memset(scratch, 0, sizeof(float) * (size_t)(8 * hd));
+    for (int64_t t = 0; t < len; t++) {
+        float *acc = scratch + (t % 8) * hd;
+        const __m256 pt = _mm256_set1_ps(p[t]);
+        const void *row = llm__kv_row(v, t);
+        int64_t d = 0;
+        if (v->f16) {
+            const uint16_t *r = row;
+            for (; d < hd8; d += 8) {
+                _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(load_h8(r + d), pt, _mm256_loadu_ps(acc + d)));
+            }
+            for (; d < hd; d++) acc[d] = fmaf(h2f(r[d]), p[t], acc[d]);
+        } else {
+            const float *r = row;
+            for (; d < hd8; d += 8) {
+                _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(_mm256_loadu_ps(r + d), pt, _mm256_loadu_ps(acc + d)));
+            }
+            for (; d < hd; d++) acc[d] = fmaf(r[d], p[t], acc[d]);
+        }
+    }
+    /* Fold the 8 lanes per d as llm__hsum8 does, 8 values of d at a time. */
+    const float *L = scratch;
+    int64_t d = 0;
+    for (; d < hd8; d += 8) {
+#define LANE(l) _mm256_loadu_ps(L + (l) * hd + d)
+        __m256 s0 = _mm256_add_ps(LANE(0), LANE(4)), s1 = _mm256_add_ps(LANE(1), LANE(5));
+        __m256 s2 = _mm256_add_ps(LANE(2), LANE(6)), s3 = _mm256_add_ps(LANE(3), LANE(7));
+#undef LANE
+        _mm256_storeu_ps(out + d, _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3)));
+    }
+    for (; d < hd; d++) {
+        float lane[8];
+        for (int l = 0; l < 8; l++) lane[l] = L[l * hd + d];
+        out[d] = llm__hsum8(lane);
+    }
+}
+
+/* ------------------------------------------------------- exp, silu, softmax -- */
+
+/* llm__exp_poly on 8 lanes (cpu/vexp.h explains the method). */
+static inline __m256 exp_poly8(__m256 x) {
+    const __m256 shift = _mm256_set1_ps(LLM__EXP_SHIFT);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(LLM__EXP_LOG2E), shift);
+    const __m256 n = _mm256_sub_ps(z, shift);
+    const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(LLM__EXP_LN2_LO),
+                                      _mm256_fnmadd_ps(n, _mm256_set1_ps(LLM__EXP_LN2_HI), x));
+    const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+    const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 hi = _mm256_fmadd_ps(_mm256_set1_ps(LLM__EXP_C5), b, _mm256_set1_ps(LLM__EXP_C4));
+    const __m256 lo = _mm256_fmadd_ps(_mm256_set1_ps(LLM__EXP_C3), b, _mm256_set1_ps(LLM__EXP_C2));
+    const __m256 j = _mm256_fmadd_ps(_mm256_fmadd_ps(hi, u, lo), u, _mm256_mul_ps(_mm256_set1_ps(LLM__EXP_C1), b));
+    const __m256 absn = _mm256_andnot_ps(_mm256_set1_ps(-0.0f), n);
+    const __m256 big = _mm256_cmp_ps(absn, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+    const __m256 normal = _mm256_fmadd_ps(j, k, k);
+    if (!_mm256_movemask_ps(big)) {
+        return normal;
+    }
+    const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+                                       _mm256_set1_epi32((int)0x82000000u));
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+    const __m256 huge = _mm256_cmp_ps(absn, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+    const __m256 scaled = _mm256_mul_ps(_mm256_fmadd_ps(s2, j, s2), s1);
+    __m256 r = _mm256_blendv_ps(normal, scaled, big);
+    return _mm256_blendv_ps(r, _mm256_mul_ps(s1, s1), huge);
+}
+
+static void swiglu_row_avx2(float *out, const float *x, const float *g, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + i);
+        const __m256 e = exp_poly8(_mm256_sub_ps(_mm256_setzero_ps(), xv));
+        const __m256 silu = _mm256_div_ps(xv, _mm256_add_ps(one, e));
+        _mm256_storeu_ps(out + i, _mm256_mul_ps(silu, _mm256_loadu_ps(g + i)));
+    }
+    for (; i < n; i++) {
+        out[i] = (x[i] / (1.0f + expf(-x[i]))) * g[i];
+    }
+}
+
+static double exp_sum_row_avx2(float *y, const float *x, float max, int64_t n) {
+    const __m256 mv = _mm256_set1_ps(max);
+    double sum = 0.0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = exp_poly8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
+        _mm256_storeu_ps(y + i, v);
+        sum += (double)hsum_ps(v);
+    }
+    for (; i < n; i++) {
+        y[i] = expf(x[i] - max);
+        sum += (double)y[i];
+    }
+    return sum;
+}
+
 /* ----------------------------------------------------------- quantizers -- */
 
 /* One block of 32 floats -> 32 int8 (round to nearest even), returns the
@@ -455,6 +575,10 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->dot_f32 = dot_f32_avx2;
     k->attn_wsum = attn_wsum_avx2;
     k->round_f16 = round_f16_avx2;
+    k->dot_f16_8 = dot_f16_8_avx2;
+    k->attn_wsum8 = attn_wsum8_avx2;
+    k->swiglu_row = swiglu_row_avx2;
+    k->exp_sum_row = exp_sum_row_avx2;
     llm__cpu_kernels_avx2_q5(k); /* Q5_0, Q5_1, Q5_K: kernels_avx2_q5.c */
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu/kernels.h"
+#include "cpu/vexp.h"
 #include "dtype/blocks.h"
 
 #define H2F(h) llm_fp16_to_fp32(h)
@@ -259,6 +260,52 @@ static void attn_wsum(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t
     }
 }
 
+static float dot_f16_8(int64_t n, const uint16_t *x, const uint16_t *y) {
+    float lane[8] = {0};
+    for (int64_t i = 0; i < n; i++) {
+        lane[i % 8] = fmaf(H2F(x[i]), H2F(y[i]), lane[i % 8]);
+    }
+    return llm__hsum8(lane);
+}
+
+static void attn_wsum8(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
+                       float *scratch) {
+    (void)scratch;
+    for (int64_t d = 0; d < hd; d++) {
+        float lane[8] = {0};
+        for (int64_t t = 0; t < len; t++) {
+            const void *row = llm__kv_row(v, t);
+            float x = v->f16 ? H2F(((const uint16_t *)row)[d]) : ((const float *)row)[d];
+            lane[t % 8] = fmaf(x, p[t], lane[t % 8]);
+        }
+        out[d] = llm__hsum8(lane);
+    }
+}
+
+static void swiglu_row(float *out, const float *x, const float *g, int64_t n) {
+    const int64_t n8 = n - n % 8;
+    for (int64_t i = 0; i < n; i++) {
+        const float e = i < n8 ? llm__exp_poly(-x[i]) : expf(-x[i]);
+        out[i] = (x[i] / (1.0f + e)) * g[i];
+    }
+}
+
+static double exp_sum_row(float *y, const float *x, float max, int64_t n) {
+    const int64_t n8 = n - n % 8;
+    double sum = 0.0;
+    for (int64_t i = 0; i < n8; i += 8) {
+        for (int l = 0; l < 8; l++) {
+            y[i + l] = llm__exp_poly(x[i + l] - max);
+        }
+        sum += (double)llm__hsum8(y + i);
+    }
+    for (int64_t i = n8; i < n; i++) {
+        y[i] = expf(x[i] - max);
+        sum += (double)y[i];
+    }
+    return sum;
+}
+
 static void round_f16(int64_t n, float *x) {
     for (int64_t i = 0; i < n; i++) {
         x[i] = H2F(llm_fp32_to_fp16(x[i]));
@@ -294,6 +341,10 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->dot_f32 = llm__dot_f32_scalar;
     k->attn_wsum = attn_wsum;
     k->round_f16 = round_f16;
+    k->dot_f16_8 = dot_f16_8;
+    k->attn_wsum8 = attn_wsum8;
+    k->swiglu_row = swiglu_row;
+    k->exp_sum_row = exp_sum_row;
 }
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -80,7 +80,7 @@ llm_status llm__cpu_rms_norm(llm_backend *be, const llm_tensor *out, const llm_t
 
 /* ------------------------------------------------------------ elementwise -- */
 
-enum { EW_ADD, EW_MUL, EW_SWIGLU, EW_SCALE };
+enum { EW_ADD, EW_MUL, EW_SCALE };
 
 typedef struct {
     float *out;
@@ -102,9 +102,6 @@ static void ew_task(void *p, int ith, int nth) {
         break;
     case EW_MUL:
         for (int64_t i = b; i < e; i++) o[i] = x[i] * y[i];
-        break;
-    case EW_SWIGLU:
-        for (int64_t i = b; i < e; i++) o[i] = (x[i] / (1.0f + expf(-x[i]))) * y[i];
         break;
     default:
         for (int64_t i = b; i < e; i++) o[i] = x[i] * c->s;
@@ -129,9 +126,31 @@ llm_status llm__cpu_mul(llm_backend *be, const llm_tensor *out, const llm_tensor
                         const llm_tensor *b) {
     return ew_run(be, EW_MUL, out, a, b, 0.0f);
 }
+/* SwiGLU goes by whole rows: the kernel's exp switches method at a fixed
+ * offset from the row start (see kernels.h), so a split inside a row would
+ * change results with the thread count. */
+typedef struct {
+    const llm__cpu_kernels *k;
+    float *out;
+    const float *x, *g;
+    int64_t rows, d;
+} swiglu_ctx;
+
+static void swiglu_task(void *p, int ith, int nth) {
+    swiglu_ctx *c = p;
+    int64_t b, e;
+    llm__split_range(c->rows, ith, nth, &b, &e);
+    for (int64_t r = b; r < e; r++) {
+        c->k->swiglu_row(c->out + r * c->d, c->x + r * c->d, c->g + r * c->d, c->d);
+    }
+}
+
 llm_status llm__cpu_swiglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
                            const llm_tensor *up) {
-    return ew_run(be, EW_SWIGLU, out, gate, up, 0.0f);
+    swiglu_ctx c = {&llm__cpu_of(be)->k, llm__host_ptr(out), llm__host_ptr(gate), llm__host_ptr(up),
+                    rows_of(out), out->ne[0]};
+    llm__threadpool_run(llm__cpu_of(be)->tp, swiglu_task, &c, pick_nth(be, c.rows * c.d, c.rows));
+    return LLM_OK;
 }
 llm_status llm__cpu_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x, float s) {
     return ew_run(be, EW_SCALE, out, x, NULL, s);
@@ -140,6 +159,7 @@ llm_status llm__cpu_scale(llm_backend *be, const llm_tensor *out, const llm_tens
 /* ----------------------------------------------------------------- softmax -- */
 
 typedef struct {
+    const llm__cpu_kernels *k;
     float *out;
     const float *x;
     int64_t rows, d;
@@ -154,18 +174,14 @@ static void softmax_task(void *p, int ith, int nth) {
         float *o = c->out + r * c->d;
         float mx = -INFINITY;
         for (int64_t i = 0; i < c->d; i++) mx = x[i] > mx ? x[i] : mx;
-        double sum = 0.0;
-        for (int64_t i = 0; i < c->d; i++) {
-            o[i] = expf(x[i] - mx);
-            sum += (double)o[i];
-        }
+        const double sum = c->k->exp_sum_row(o, x, mx, c->d);
         const float inv = (float)(1.0 / sum);
         for (int64_t i = 0; i < c->d; i++) o[i] *= inv;
     }
 }
 
 llm_status llm__cpu_softmax(llm_backend *be, const llm_tensor *out, const llm_tensor *x) {
-    sm_ctx c = {llm__host_ptr(out), llm__host_ptr(x), rows_of(x), x->ne[0]};
+    sm_ctx c = {&llm__cpu_of(be)->k, llm__host_ptr(out), llm__host_ptr(x), rows_of(x), x->ne[0]};
     llm__threadpool_run(llm__cpu_of(be)->tp, softmax_task, &c, pick_nth(be, c.rows * c.d, c.rows));
     return LLM_OK;
 }
@@ -242,8 +258,11 @@ static void rope_task(void *vp, int ith, int nth) {
                 int64_t i0 = p->mode == LLM_ROPE_MODE_NEOX ? i : 2 * i;
                 int64_t i1 = p->mode == LLM_ROPE_MODE_NEOX ? i + half : 2 * i + 1;
                 const float x0 = v[i0], x1 = v[i1];
-                v[i0] = x0 * cs - x1 * sn;
-                v[i1] = x0 * sn + x1 * cs;
+                /* One product rounded, the other fused: the form gcc gives
+                 * llama.cpp's x0*cos - x1*sin (C++ contracts by default);
+                 * with two roundings the rotated q/k differ in the last bit. */
+                v[i0] = fmaf(x0, cs, -(x1 * sn));
+                v[i1] = fmaf(x0, sn, x1 * cs);
             }
             theta *= c->theta_scale;
         }

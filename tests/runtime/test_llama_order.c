@@ -1,0 +1,147 @@
+/*
+ * test_llama_order.c -- the kernels that reproduce llama.cpp's x86 arithmetic
+ * (cpu/vexp.h, kernels.h): the polynomial exp against a double-precision
+ * exp, its special values, and the scalar and AVX2 variants against each
+ * other. Those must agree bit for bit (not merely closely), since the
+ * forward's bit-identity with llama.cpp (test_forward.c) rests on them on
+ * every CPU that runs either variant.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/kernels.h"
+#include "cpu/vexp.h"
+
+static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
+static uint32_t rnd(void) {
+    g_rng ^= g_rng << 13;
+    g_rng ^= g_rng >> 7;
+    g_rng ^= g_rng << 17;
+    return (uint32_t)(g_rng >> 16);
+}
+static float frand(void) { return (float)rnd() / 4294967296.0f * 2.0f - 1.0f; }
+
+/* Distance in units in the last place between two finite positive floats. */
+static int64_t ulps(float a, float b) {
+    return llabs((int64_t)llm__f2u(a) - (int64_t)llm__f2u(b));
+}
+
+/* A degree-5 polynomial on |b| <= ln2/2 is good to a few ulps over the whole
+ * normal range; measured worst here is 2 ulp, we allow 3. Below the normal
+ * range the scale split loses bits gracefully: 1e-6 relative of the smallest
+ * normal is plenty for probabilities. */
+Test(llama_order, exp_poly_accuracy) {
+    int64_t worst = 0;
+    for (int i = 0; i < 2000000; i++) {
+        float x = frand() * 87.0f;
+        float got = llm__exp_poly(x), want = (float)exp((double)x);
+        int64_t u = ulps(got, want);
+        worst = u > worst ? u : worst;
+        cr_assert_leq(u, 3, "exp(%a) = %a, want %a", (double)x, (double)got, (double)want);
+    }
+    for (float x = -103.0f; x < -87.0f; x += 0.01f) {
+        double want = exp((double)x);
+        cr_assert_leq(fabs((double)llm__exp_poly(x) - want), 1e-6 * 1.2e-38, "exp(%g)", (double)x);
+    }
+    cr_log_info("exp_poly: worst %lld ulp over [-87, 87]", (long long)worst);
+}
+
+Test(llama_order, exp_poly_special_values) {
+    cr_assert_eq(llm__exp_poly(0.0f), 1.0f);
+    cr_assert_eq(llm__exp_poly(-INFINITY), 0.0f);   /* masked attention cells */
+    cr_assert_eq(llm__exp_poly(-1000.0f), 0.0f);
+    cr_assert(isinf(llm__exp_poly(1000.0f)) && llm__exp_poly(1000.0f) > 0);
+    cr_assert(isinf(llm__exp_poly(INFINITY)));
+    cr_assert(isnan(llm__exp_poly(NAN)));
+}
+
+static void kernel_sets(llm__cpu_kernels *s, llm__cpu_kernels *v) {
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C");
+    }
+    llm__cpu_kernels_scalar(s);
+    llm__cpu_kernels_scalar(v);
+    llm__cpu_kernels_avx2(v);
+}
+
+Test(llama_order, swiglu_and_softmax_rows_bit_identical) {
+    llm__cpu_kernels s, v;
+    kernel_sets(&s, &v);
+    for (int rep = 0; rep < 300; rep++) {
+        const int64_t n = 1 + rnd() % 300;
+        const float spread = rep % 3 == 0 ? 200.0f : 12.0f; /* 200: exercises the out-of-range scale path */
+        float *x = malloc(sizeof(float) * (size_t)n), *g = malloc(sizeof(float) * (size_t)n);
+        float *o1 = malloc(sizeof(float) * (size_t)n), *o2 = malloc(sizeof(float) * (size_t)n);
+        float mx = -INFINITY;
+        for (int64_t i = 0; i < n; i++) {
+            x[i] = frand() * spread;
+            g[i] = frand() * 4.0f;
+            if (rep % 5 == 0 && rnd() % 4 == 0) x[i] = -INFINITY; /* masked cells */
+            mx = x[i] > mx ? x[i] : mx;
+        }
+        if (rep % 5 != 0) {
+            s.swiglu_row(o1, x, g, n);
+            v.swiglu_row(o2, x, g, n);
+            cr_assert_eq(memcmp(o1, o2, sizeof(float) * (size_t)n), 0, "swiglu_row n=%lld", (long long)n);
+        }
+        if (isfinite(mx)) {
+            double s1 = s.exp_sum_row(o1, x, mx, n), s2 = v.exp_sum_row(o2, x, mx, n);
+            cr_assert_eq(memcmp(o1, o2, sizeof(float) * (size_t)n), 0, "exp_sum_row values n=%lld", (long long)n);
+            cr_assert(s1 == s2, "exp_sum_row sums n=%lld: %a vs %a", (long long)n, s1, s2);
+        }
+        free(x); free(g); free(o1); free(o2);
+    }
+}
+
+Test(llama_order, tiled_attention_products_bit_identical) {
+    llm__cpu_kernels s, v;
+    kernel_sets(&s, &v);
+    for (int rep = 0; rep < 200; rep++) {
+        /* Scores: dot of f16 rows of any length (tails too). */
+        const int64_t n = 1 + rnd() % 200;
+        uint16_t *hx = malloc(2 * (size_t)n), *hy = malloc(2 * (size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            hx[i] = llm_fp32_to_fp16(frand() * 3);
+            hy[i] = llm_fp32_to_fp16(frand() * 3);
+        }
+        float a = s.dot_f16_8(n, hx, hy), b = v.dot_f16_8(n, hx, hy);
+        cr_assert(memcmp(&a, &b, sizeof(a)) == 0, "dot_f16_8 n=%lld: %a vs %a", (long long)n, (double)a,
+                  (double)b);
+        /* The other order computes the same sum up to rounding. */
+        double mag = 0;
+        for (int64_t i = 0; i < n; i++) mag += fabs((double)llm_fp16_to_fp32(hx[i]) * llm_fp16_to_fp32(hy[i]));
+        cr_assert(fabs((double)a - v.dot_f16(n, hx, hy)) <= 1e-5 * mag + 1e-7);
+        free(hx); free(hy);
+
+        /* Value sums through a scrambled block table, F16 and F32 caches. */
+        const int64_t hd = 8 * (1 + rnd() % 12) + (rep % 3 == 0 ? 5 : 0), bs = 4, len = 1 + rnd() % 90;
+        const int64_t nblk = (len + bs - 1) / bs;
+        int32_t table[32];
+        for (int64_t k = 0; k < nblk; k++) table[k] = (int32_t)((k * 5 + 1) % nblk);
+        size_t offs[128];
+        for (int64_t t = 0; t < nblk * bs; t++) offs[t] = (size_t)((table[t / bs] * bs + t % bs) * 2 * hd);
+        const int64_t cells = nblk * bs * 2 * hd;
+        uint16_t *vh = malloc(2 * (size_t)cells);
+        float *vf = malloc(4 * (size_t)cells);
+        for (int64_t i = 0; i < cells; i++) {
+            vf[i] = frand();
+            vh[i] = llm_fp32_to_fp16(vf[i]);
+        }
+        float *pr = malloc(4 * (size_t)len), *scr = malloc(4 * (size_t)(32 * hd));
+        float *r1 = malloc(4 * (size_t)hd), *r2 = malloc(4 * (size_t)hd), *r3 = malloc(4 * (size_t)hd);
+        for (int64_t t = 0; t < len; t++) pr[t] = (frand() + 1.0f) / (float)len;
+        for (int f16 = 0; f16 < 2; f16++) {
+            llm__kv_rows kr = {f16 ? (const void *)vh : (const void *)vf, offs, (size_t)hd, f16};
+            s.attn_wsum8(&kr, len, hd, pr, r1, scr);
+            v.attn_wsum8(&kr, len, hd, pr, r2, scr);
+            cr_assert_eq(memcmp(r1, r2, 4 * (size_t)hd), 0, "attn_wsum8 hd=%lld len=%lld f16=%d", (long long)hd,
+                         (long long)len, f16);
+            v.attn_wsum(&kr, len, (len + 31) / 32 * 32, hd, pr, r3, scr);
+            for (int64_t d = 0; d < hd; d++) cr_assert(fabsf(r1[d] - r3[d]) <= 1e-5f);
+        }
+        free(vh); free(vf); free(pr); free(scr); free(r1); free(r2); free(r3);
+    }
+}
