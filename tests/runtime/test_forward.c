@@ -52,7 +52,7 @@
 #define MAX_ABS_TOL 2.5
 #define RMSE_TOL 0.4
 #define POS0_TOL 1e-4
-#define KV_TOL 100.0
+#define KV_TOL 1.0 /* well under llama.cpp's own F16-vs-F32 KV change (max 2.43); measured 0 here */
 #define N_BLOCKS 64
 #define BLOCK 16
 
