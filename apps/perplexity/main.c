@@ -2,7 +2,7 @@
  * llm-perplexity -m MODEL -f TEXT_FILE [-c CTX] [-t THREADS] [--tokens IDS_FILE]
  *
  * Splits the tokenized text into non-overlapping windows of CTX tokens, runs
- * each window from an empty cache, and scores every position in the second
+ * each window from an empty context, and scores every position in the second
  * half of the window: the logits at position j (CTX/2 <= j < CTX-1) predict
  * token j+1. This is how llama.cpp's perplexity tool scores, so the figures
  * are comparable (scripts/golden/logits/llamacpp_perplexity.py computes
@@ -12,15 +12,19 @@
  *
  * --tokens FILE reads whitespace-separated token ids instead of tokenizing
  * (e.g. llama.cpp's own tokenization, to compare the forward alone).
+ *
+ * Uses only the engine API (llama/engine.h): llm_prefill_all_logits gives
+ * the logits of every position of a window.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "llama/arch.h"
 #include "llama/engine.h"
 
 static double now_s(void) {
@@ -29,81 +33,109 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Whole file into a malloc'd buffer; NULL (errno set) on failure. */
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0;
+    size_t cap = 1 << 16, n = 0, r;
     char *buf = malloc(cap);
-    size_t r;
     while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
         n += r;
         if (n == cap) {
             char *nb = realloc(buf, cap *= 2);
-            if (!nb) { free(buf); buf = NULL; }
+            if (!nb) free(buf);
             buf = nb;
         }
+    }
+    if (buf && ferror(f)) {
+        free(buf);
+        buf = NULL;
     }
     fclose(f);
     *len = n;
     return buf;
 }
 
-/* Tokens through the engine (the project's tokenizer for this model). */
-static int32_t *tokenize_text(const char *model, const char *path, int32_t *n_out, int32_t *bos) {
+/* The text's tokens through the model's tokenizer, with the special tokens
+ * (BOS) the model asks for. *bos = the BOS id if the tokenizer added one,
+ * else -1. NULL after printing an error. */
+static llm_token *tokenize_file(const llm_model *m, const char *path, int32_t *n_out, llm_token *bos) {
     size_t len;
     char *text = read_file(path, &len);
     if (!text) {
-        fprintf(stderr, "cannot read %s\n", path);
+        fprintf(stderr, "llm-perplexity: cannot read %s: %s\n", path, strerror(errno));
         return NULL;
     }
-    llm_model_params mp = llm_model_default_params();
-    mp.backend = "cpu";
-    mp.n_ctx = 64; /* only the tokenizer is used: keep the KV pool small */
-    llm_model *m = NULL;
-    if (llm_load_model(model, &mp, &m) != LLM_OK) {
-        fprintf(stderr, "engine: %s (use --tokens FILE with pre-tokenized ids)\n", llm_last_error());
+    if (len > (size_t)INT32_MAX - 16) {
+        fprintf(stderr, "llm-perplexity: %s is too large\n", path);
         free(text);
         return NULL;
     }
     int32_t cap = (int32_t)(len / 2 + 16), n = 0;
-    int32_t *ids = malloc(sizeof(int32_t) * (size_t)cap);
-    llm_status st = llm_tokenize(m, text, len, LLM_ENCODE_ADD_SPECIAL, ids, cap, &n);
+    llm_token *ids = malloc(sizeof *ids * (size_t)cap);
+    llm_status st = ids ? llm_tokenize(m, text, len, LLM_ENCODE_ADD_SPECIAL, ids, cap, &n) : LLM_ERR_NO_MEMORY;
     if (st == LLM_ERR_BUFFER_TOO_SMALL) {
         cap = -n;
-        ids = realloc(ids, sizeof(int32_t) * (size_t)cap);
-        st = llm_tokenize(m, text, len, LLM_ENCODE_ADD_SPECIAL, ids, cap, &n);
+        llm_token *bigger = realloc(ids, sizeof *ids * (size_t)cap);
+        if (bigger) ids = bigger;
+        st = bigger ? llm_tokenize(m, text, len, LLM_ENCODE_ADD_SPECIAL, ids, cap, &n) : LLM_ERR_NO_MEMORY;
+    }
+    free(text);
+    if (st != LLM_OK) {
+        fprintf(stderr, "llm-perplexity: tokenize %s: %s\n", path,
+                st == LLM_ERR_NO_MEMORY ? "out of memory" : llm_model_last_error(m));
+        free(ids);
+        return NULL;
     }
     llm_model_info info;
     llm_model_get_info(m, &info);
-    if (st != LLM_OK) {
-        fprintf(stderr, "tokenize: %s\n", llm_model_last_error(m));
-        free(ids);
-        ids = NULL;
-    }
-    /* BOS only if the tokenizer added one (the model asks for it). */
-    *bos = (ids && n > 0 && info.bos >= 0 && ids[0] == info.bos) ? info.bos : -1;
-    llm_model_free(m);
-    free(text);
+    *bos = (n > 0 && info.bos != LLM_TOKEN_NONE && ids[0] == info.bos) ? info.bos : -1;
     *n_out = n;
     return ids;
 }
 
-static int32_t *read_ids(const char *path, int32_t *n_out) {
+/* Whitespace-separated token ids. NULL after printing an error. */
+static llm_token *read_ids(const char *path, int32_t *n_out) {
     FILE *f = fopen(path, "r");
-    if (!f) return NULL;
-    int32_t cap = 1024, n = 0, v;
-    int32_t *ids = malloc(sizeof(int32_t) * (size_t)cap);
-    while (ids && fscanf(f, "%d", &v) == 1) {
-        if (n == cap) ids = realloc(ids, sizeof(int32_t) * (size_t)(cap *= 2));
-        if (ids) ids[n++] = v;
+    if (!f) {
+        fprintf(stderr, "llm-perplexity: cannot read %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    int32_t cap = 1024, n = 0;
+    long v;
+    llm_token *ids = malloc(sizeof *ids * (size_t)cap);
+    int r = 0;
+    while (ids && (r = fscanf(f, "%ld", &v)) == 1) {
+        if (v < 0 || v > INT32_MAX) {
+            fprintf(stderr, "llm-perplexity: %s: token id %ld out of range\n", path, v);
+            free(ids);
+            ids = NULL;
+            break;
+        }
+        if (n == cap) {
+            llm_token *bigger = n < INT32_MAX / 2 ? realloc(ids, sizeof *ids * (size_t)(cap *= 2)) : NULL;
+            if (!bigger) {
+                fprintf(stderr, "llm-perplexity: out of memory\n");
+                free(ids);
+                ids = NULL;
+                break;
+            }
+            ids = bigger;
+        }
+        ids[n++] = (llm_token)v;
+    }
+    if (ids && r != EOF) {
+        fprintf(stderr, "llm-perplexity: %s: not a list of token ids (after %d ids)\n", path, n);
+        free(ids);
+        ids = NULL;
     }
     fclose(f);
     *n_out = n;
     return ids;
 }
 
-/* -log softmax(logits)[tok], in double like llama.cpp. */
-static double nll(const float *logits, int32_t n_vocab, int32_t tok) {
+/* -log softmax(logits)[tok], accumulated in double like llama.cpp. */
+static double nll(const float *logits, int32_t n_vocab, llm_token tok) {
     float mx = logits[0];
     for (int32_t i = 1; i < n_vocab; i++) mx = logits[i] > mx ? logits[i] : mx;
     double sum = 0.0;
@@ -111,73 +143,125 @@ static double nll(const float *logits, int32_t n_vocab, int32_t tok) {
     return log(sum) - (double)(logits[tok] - mx);
 }
 
-static void usage(const char *argv0) {
-    fprintf(stderr, "usage: %s -m MODEL -f TEXT_FILE [-c CTX] [-t THREADS] [--tokens IDS_FILE]\n", argv0);
+static void usage(FILE *to) {
+    fprintf(to,
+            "usage: llm-perplexity -m MODEL -f TEXT_FILE [-c CTX] [-t THREADS]\n"
+            "       llm-perplexity -m MODEL --tokens IDS_FILE [-c CTX] [-t THREADS]\n"
+            "\n"
+            "Perplexity of MODEL over a text: the tokens are cut into non-overlapping\n"
+            "windows of CTX tokens, each run from an empty context, and the second half\n"
+            "of each window is scored, as llama.cpp's perplexity tool does.\n"
+            "\n"
+            "  -m MODEL          model (.gguf file or Hugging Face folder)\n"
+            "  -f TEXT_FILE      UTF-8 text to score\n"
+            "  --tokens IDS_FILE whitespace-separated token ids instead of -f\n"
+            "  -c CTX            window size in tokens, >= 4 (default 512)\n"
+            "  -t THREADS        CPU threads (default: all cores)\n"
+            "  -h, --help        this help\n"
+            "\n"
+            "Progress and tokens/s go to stderr; stdout ends with \"perplexity: <value>\".\n");
+}
+
+/* Parses a decimal int in [lo, hi]; false if it is not one. */
+static bool parse_int(const char *s, int lo, int hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return false;
+    *out = (int)v;
+    return true;
 }
 
 int main(int argc, char **argv) {
-    const char *model = NULL, *file = NULL, *tokfile = NULL;
+    const char *model_path = NULL, *file = NULL, *tokfile = NULL;
     int ctx = 512, threads = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
-        else if (!strcmp(argv[i], "-f") && i + 1 < argc) file = argv[++i];
-        else if (!strcmp(argv[i], "-c") && i + 1 < argc) ctx = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--tokens") && i + 1 < argc) tokfile = argv[++i];
-        else { usage(argv[0]); return 2; }
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "llm-perplexity: unknown option or missing value: %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+        const char *v = argv[++i];
+        if (!strcmp(a, "-m")) model_path = v;
+        else if (!strcmp(a, "-f")) file = v;
+        else if (!strcmp(a, "--tokens")) tokfile = v;
+        else if (!strcmp(a, "-c")) {
+            if (!parse_int(v, 4, 1 << 20, &ctx)) {
+                fprintf(stderr, "llm-perplexity: -c needs an integer >= 4, got '%s'\n", v);
+                return 2;
+            }
+        } else if (!strcmp(a, "-t")) {
+            if (!parse_int(v, 0, 4096, &threads)) {
+                fprintf(stderr, "llm-perplexity: -t needs an integer in [0, 4096], got '%s'\n", v);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
+            usage(stderr);
+            return 2;
+        }
     }
-    if (!model || (!file && !tokfile) || ctx < 4) { usage(argv[0]); return 2; }
+    if (!model_path || (!file == !tokfile)) {
+        fprintf(stderr, "llm-perplexity: need -m MODEL and exactly one of -f TEXT_FILE, --tokens IDS_FILE\n");
+        usage(stderr);
+        return 2;
+    }
 
-    int32_t n_tok = 0, bos = -1;
-    int32_t *toks = tokfile ? read_ids(tokfile, &n_tok) : tokenize_text(model, file, &n_tok, &bos);
-    if (!toks) { fprintf(stderr, "no tokens\n"); return 1; }
-    const int32_t n_win = n_tok / ctx;
+    llm_model_params mp = llm_model_default_params();
+    mp.n_threads = threads;
+    mp.n_ctx = ctx;
+    /* One window per forward pass where memory allows, as llama.cpp does. */
+    mp.n_batch = ctx < 512 ? ctx : 512;
+    llm_model *m = NULL;
+    if (llm_load_model(model_path, &mp, &m) != LLM_OK) {
+        fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
+        return 1;
+    }
+    llm_model_info info;
+    llm_model_get_info(m, &info);
+    int rc = 1;
+    llm_session *s = NULL;
+    float *logits = NULL;
+    llm_token *win = NULL;
+    int32_t n_tok = 0;
+    llm_token bos = -1;
+    llm_token *toks = tokfile ? read_ids(tokfile, &n_tok) : tokenize_file(m, file, &n_tok, &bos);
+    if (!toks) goto out;
+    const int32_t n_win = n_tok / ctx, V = info.n_vocab;
     fprintf(stderr, "%d tokens, %d windows of %d%s\n", n_tok, n_win, ctx, bos >= 0 ? " (BOS first)" : "");
-    if (n_win < 1) { fprintf(stderr, "need at least %d tokens\n", ctx); free(toks); return 1; }
-
-    llm_model_desc *desc = NULL;
-    llm_backend *be = NULL;
-    llm_net *net = NULL;
-    llm_net_kv *kv = NULL;
-    llm_backend_params bp = llm_backend_default_params();
-    bp.n_threads = threads;
-    llm_net_params np = llm_net_default_params();
-    np.max_batch = ctx;
-    const int32_t bs = 16, nblk = (ctx + bs - 1) / bs;
-    if (llm_model_desc_from_gguf(model, &desc) != LLM_OK) {
-        fprintf(stderr, "model: %s\n", llm_models_last_error());
-        return 1;
+    if (n_win < 1) {
+        fprintf(stderr, "llm-perplexity: need at least %d tokens (-c), the text has %d\n", ctx, n_tok);
+        goto out;
     }
-    if (llm_backend_create("cpu", &bp, &be) != LLM_OK || llm_net_create(desc, be, &np, &net) != LLM_OK ||
-        llm_net_kv_create(net, nblk, bs, &kv) != LLM_OK) {
-        fprintf(stderr, "setup: %s %s\n", llm_runtime_last_error(), llm_net_last_error());
-        return 1;
+    if (llm_session_new(m, NULL, &s) != LLM_OK) {
+        fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
+        goto out;
     }
-    const int32_t V = (int32_t)llm_net_hparams(net)->n_vocab;
-    float *logits = malloc(sizeof(float) * (size_t)ctx * (size_t)V);
-    int32_t *table = malloc(sizeof(int32_t) * (size_t)nblk), *pos = malloc(sizeof(int32_t) * (size_t)ctx);
-    int32_t *win = malloc(sizeof(int32_t) * (size_t)ctx);
-    for (int32_t i = 0; i < nblk; i++) table[i] = i;
-    for (int32_t i = 0; i < ctx; i++) pos[i] = i;
+    const size_t cap = (size_t)ctx * (size_t)V;
+    logits = malloc(sizeof *logits * cap);
+    win = malloc(sizeof *win * (size_t)ctx);
+    if (!logits || !win) {
+        fprintf(stderr, "llm-perplexity: out of memory (%zu MiB of logits)\n", sizeof *logits * cap >> 20);
+        goto out;
+    }
     double sum_nll = 0.0, t0 = now_s();
     long count = 0;
     const int32_t first = ctx / 2;
     for (int32_t w = 0; w < n_win; w++) {
-        memcpy(win, toks + (size_t)w * ctx, sizeof(int32_t) * (size_t)ctx);
+        memcpy(win, toks + (size_t)w * (size_t)ctx, sizeof *win * (size_t)ctx);
         if (bos >= 0) win[0] = bos;
-        for (int32_t i = 0; i < ctx; i++) {
-            if (win[i] < 0 || win[i] >= V) { fprintf(stderr, "token id %d out of range\n", win[i]); return 1; }
-        }
-        llm_net_seq seq = {ctx, table, nblk};
-        llm_net_batch b = llm_net_batch_default();
-        b.tokens = win; b.positions = pos; b.n_tokens = ctx; b.seqs = &seq; b.n_seqs = 1;
-        b.logits_mode = LLM_LOGITS_ALL; b.logits = logits;
-        if (llm_net_forward(net, kv, &b) != LLM_OK) {
-            fprintf(stderr, "forward: %s\n", llm_net_last_error());
-            return 1;
+        llm_session_reset(s); /* every window starts from an empty context */
+        if (llm_prefill_all_logits(s, win, ctx, logits, cap) != LLM_OK) {
+            fprintf(stderr, "llm-perplexity: window %d: %s\n", w + 1, llm_session_last_error(s));
+            goto out;
         }
         for (int32_t j = first; j < ctx - 1; j++) {
-            sum_nll += nll(logits + (size_t)j * V, V, win[j + 1]);
+            sum_nll += nll(logits + (size_t)j * (size_t)V, V, win[j + 1]);
             count++;
         }
         double el = now_s() - t0;
@@ -187,10 +271,12 @@ int main(int argc, char **argv) {
     double el = now_s() - t0;
     fprintf(stderr, "%d tokens evaluated in %.2f s: %.1f tokens/s\n", n_win * ctx, el, n_win * ctx / el);
     printf("perplexity: %.4f\n", exp(sum_nll / (double)count));
-    free(logits); free(table); free(pos); free(win); free(toks);
-    llm_net_kv_free(kv);
-    llm_net_free(net);
-    llm_backend_free(be);
-    llm_model_desc_free(desc);
-    return 0;
+    rc = 0;
+out:
+    free(logits);
+    free(win);
+    free(toks);
+    llm_session_free(s);
+    llm_model_free(m);
+    return rc;
 }

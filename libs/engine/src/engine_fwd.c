@@ -84,6 +84,9 @@ llm_status llm__fwd_run(llm__fwd *f, const int32_t *tokens, const int32_t *posit
     if (what == LLM__FWD_LOGITS_LAST) {
         b.logits_mode = LLM_LOGITS_LAST;
         b.logits = out;
+    } else if (what == LLM__FWD_LOGITS_ALL) {
+        b.logits_mode = LLM_LOGITS_ALL;
+        b.logits = out;
     } else {
         b.logits_mode = LLM_LOGITS_NONE;
         b.hidden = out;

@@ -40,7 +40,8 @@ void llm__fwd_free(llm__fwd *f);
 /* What to return from a run. */
 typedef enum llm__fwd_out {
     LLM__FWD_LOGITS_LAST = 0, /* out: [n_vocab] logits of the last token */
-    LLM__FWD_HIDDEN_ALL = 1   /* out: [n][n_embd] final-norm hidden states */
+    LLM__FWD_HIDDEN_ALL = 1,  /* out: [n][n_embd] final-norm hidden states */
+    LLM__FWD_LOGITS_ALL = 2   /* out: [n][n_vocab] logits of every token */
 } llm__fwd_out;
 
 /* Runs tokens[0..n) at positions[0..n) of one sequence whose K/V blocks are

@@ -262,16 +262,31 @@ static llm_status ctx_reserve(llm_session *s, int32_t n) {
 
 /* Computes tokens[0..n) after the current context, in batches; the model
  * lock is held by the caller. On success the logits of the last token are in
- * s->logits (when want_logits). On failure or cancel the context is left at
- * the last fully computed batch. */
-static llm_status compute_locked(llm_session *s, const llm_token *tokens, int32_t n) {
+ * s->logits. With `all` (llm_prefill_all_logits), the logits of every token
+ * from index `skip` on are also written to all ([n - skip][n_vocab]). The
+ * first `skip` tokens (a pending sampled token the caller gets no row for;
+ * skip <= 1) stay in the first batch, exactly as llm_prefill batches them,
+ * because the CPU attention sums a lone token in another order than a batch:
+ * that batch's rows go through a scratch and all but the skipped ones are
+ * copied out. On failure or cancel the context is left at the last fully
+ * computed batch (and `all` holds the rows of the batches computed before). */
+static llm_status compute_locked(llm_session *s, const llm_token *tokens, int32_t n, float *all,
+                                 int32_t skip) {
     llm_model *m = s->m;
     llm_status st = ensure_seq(s);
     if (st != LLM_OK) return st;
     int32_t *pos = s->pos; /* [n_batch], allocated once: no allocation per token */
+    const size_t nv = (size_t)m->info.n_vocab;
+    const float *last = m->logits; /* where the last batch left its last row */
+    float *first = NULL;           /* [first batch][n_vocab] when skipping rows */
+    if (all && skip > 0) {
+        first = malloc((size_t)(n < m->n_batch ? n : m->n_batch) * nv * sizeof *first);
+        if (!first) return SFAIL(s, LLM_ERR_NO_MEMORY, "out of memory for the first batch's logits");
+    }
     int32_t done = 0;
     while (done < n) {
         int32_t nb = n - done < m->n_batch ? n - done : m->n_batch;
+        float *rows = !all ? NULL : done == 0 && first ? first : all + (size_t)(done - skip) * nv;
         const llm_token *tk = tokens + done;
         llm_kv_cow cow;
         st = llm_kv_seq_append(m->pool, s->seq, tk, nb, &cow);
@@ -292,8 +307,8 @@ static llm_status compute_locked(llm_session *s, const llm_token *tokens, int32_
         int32_t n_tbl;
         llm_kv_seq_block_table(m->pool, s->seq, &tbl, &n_tbl);
         for (int32_t i = 0; i < nb; i++) pos[i] = s->n_past + i;
-        st = llm__fwd_run(m->fwd, tk, pos, nb, tbl, n_tbl, LLM__FWD_LOGITS_LAST, m->logits,
-                          &s->cancel, err, sizeof err);
+        st = llm__fwd_run(m->fwd, tk, pos, nb, tbl, n_tbl, rows ? LLM__FWD_LOGITS_ALL : LLM__FWD_LOGITS_LAST,
+                          rows ? rows : m->logits, &s->cancel, err, sizeof err);
         if (st != LLM_OK) {
             llm_kv_seq_truncate(m->pool, s->seq, s->n_past);
             if (st == LLM_CANCELLED) {
@@ -304,6 +319,9 @@ static llm_status compute_locked(llm_session *s, const llm_token *tokens, int32_
             }
             break;
         }
+        last = rows ? rows + (size_t)(nb - 1) * nv : m->logits;
+        if (rows && rows == first && nb > skip)
+            memcpy(all, first + (size_t)skip * nv, (size_t)(nb - skip) * nv * sizeof *all);
         memcpy(s->ctx + s->n_past, tk, (size_t)nb * sizeof *tk);
         s->n_past += nb;
         llm_kv_seq_commit(m->pool, s->seq, s->n_past);
@@ -314,9 +332,10 @@ static llm_status compute_locked(llm_session *s, const llm_token *tokens, int32_
         }
     }
     if (st == LLM_OK) {
-        memcpy(s->logits, m->logits, (size_t)m->info.n_vocab * sizeof *s->logits);
+        memcpy(s->logits, last, nv * sizeof *s->logits);
         s->logits_ready = true;
     }
+    free(first);
     return st;
 }
 
@@ -344,10 +363,12 @@ static llm_status check_tokens(llm_session *s, const llm_token *t, int32_t n) {
     return LLM_OK;
 }
 
-/* Shared tail of both prefill entry points: the context already holds
+/* Shared tail of the prefill entry points: the context already holds
  * tokens[0..keep); compute the rest (using the prefix cache when the
- * context is empty). */
-static llm_status prefill_from(llm_session *s, const llm_token *tokens, int32_t n, int32_t keep) {
+ * context is empty, except with `all`: every position's logits are wanted,
+ * so nothing may be skipped; see compute_locked for `all` and `skip`). */
+static llm_status prefill_from(llm_session *s, const llm_token *tokens, int32_t n, int32_t keep,
+                               float *all, int32_t skip) {
     llm_model *m = s->m;
     llm_status st = ctx_reserve(s, n);
     if (st != LLM_OK) return st;
@@ -355,7 +376,7 @@ static llm_status prefill_from(llm_session *s, const llm_token *tokens, int32_t 
     pthread_mutex_lock(&m->lock);
     truncate_locked(s, keep);
     int32_t reused = keep;
-    if (s->n_past == 0 && n > 1) {
+    if (s->n_past == 0 && n > 1 && !all) {
         /* Fresh context: take whole cached blocks of this prompt from the
          * prefix index, leaving at least one token to compute for logits. */
         st = ensure_seq(s);
@@ -378,15 +399,15 @@ static llm_status prefill_from(llm_session *s, const llm_token *tokens, int32_t 
                        "the rest; raise kv_tokens)", need, ks.n_free + ks.n_cached);
     }
     int32_t before = s->n_past;
-    if (st == LLM_OK) st = compute_locked(s, tokens + s->n_past, n - s->n_past);
+    if (st == LLM_OK) st = compute_locked(s, tokens + s->n_past, n - s->n_past, all, skip);
     pthread_mutex_unlock(&m->lock);
     end_prefill_telemetry(s, s->n_past - before, reused);
     start_generation(s);
     return st;
 }
 
-llm_status llm_prefill(llm_session *s, const llm_token *tokens, int32_t n) {
-    if (!s || n < 0 || (!tokens && n)) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_prefill: invalid argument");
+/* llm_prefill, and with `all` llm_prefill_all_logits (arguments checked). */
+static llm_status prefill_append(llm_session *s, const llm_token *tokens, int32_t n, float *all) {
     llm_status st = check_tokens(s, tokens, n);
     if (st != LLM_OK) return st;
     /* A pending non-EOG token was shown to the user: it belongs before the
@@ -415,7 +436,7 @@ llm_status llm_prefill(llm_session *s, const llm_token *tokens, int32_t n) {
         llm_token *copy = malloc((size_t)s->n_past * sizeof *copy);
         if (!copy) return SFAIL(s, LLM_ERR_NO_MEMORY, "out of memory");
         memcpy(copy, s->ctx, (size_t)s->n_past * sizeof *copy);
-        st = prefill_from(s, copy, s->n_past, keep);
+        st = prefill_from(s, copy, s->n_past, keep, NULL, 0);
         free(copy);
         return st;
     }
@@ -424,9 +445,29 @@ llm_status llm_prefill(llm_session *s, const llm_token *tokens, int32_t n) {
     llm_token *want = malloc((size_t)total * sizeof *want);
     if (!want) return SFAIL(s, LLM_ERR_NO_MEMORY, "out of memory");
     memcpy(want, s->ctx, (size_t)total * sizeof *want);
-    st = prefill_from(s, want, total, s->n_past);
+    st = prefill_from(s, want, total, s->n_past, all, extra);
     free(want);
     return st;
+}
+
+llm_status llm_prefill(llm_session *s, const llm_token *tokens, int32_t n) {
+    if (!s || n < 0 || (!tokens && n)) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_prefill: invalid argument");
+    return prefill_append(s, tokens, n, NULL);
+}
+
+llm_status llm_prefill_all_logits(llm_session *s, const llm_token *tokens, int32_t n, float *logits,
+                                  size_t cap) {
+    if (!s) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_prefill_all_logits: NULL session");
+    if (!tokens || n <= 0)
+        return SFAIL(s, LLM_ERR_INVALID_ARG, "llm_prefill_all_logits: need at least one token (n = %d%s)", n,
+                     tokens ? "" : ", tokens NULL");
+    if (!logits) return SFAIL(s, LLM_ERR_INVALID_ARG, "llm_prefill_all_logits: logits is NULL");
+    const size_t need = (size_t)n * (size_t)s->m->info.n_vocab;
+    if (cap < need)
+        return SFAIL(s, LLM_ERR_BUFFER_TOO_SMALL,
+                     "llm_prefill_all_logits: logits holds %zu floats, %d tokens x %d vocab need %zu", cap, n,
+                     s->m->info.n_vocab, need);
+    return prefill_append(s, tokens, n, logits);
 }
 
 llm_status llm_prefill_context(llm_session *s, const llm_token *tokens, int32_t n) {
@@ -442,7 +483,7 @@ llm_status llm_prefill_context(llm_session *s, const llm_token *tokens, int32_t 
     if (keep == n) keep = n - 1; /* recompute the last token for its logits */
     s->has_pending = false;
     s->logits_ready = false;
-    return prefill_from(s, tokens, n, keep);
+    return prefill_from(s, tokens, n, keep, NULL, 0);
 }
 
 llm_status llm_session_truncate(llm_session *s, int32_t n_keep) {
@@ -491,7 +532,7 @@ llm_status llm_session_next_token(llm_session *s, llm_token *tok_out, const char
         llm_status st = ctx_reserve(s, s->n_past + 1);
         if (st != LLM_OK) return st;
         pthread_mutex_lock(&m->lock);
-        st = compute_locked(s, &s->pending, 1);
+        st = compute_locked(s, &s->pending, 1, NULL, 0);
         pthread_mutex_unlock(&m->lock);
         if (st != LLM_OK) return st;
         s->has_pending = false;

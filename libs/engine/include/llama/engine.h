@@ -361,6 +361,44 @@ llm_status llm_prefill(llm_session *s, const llm_token *tokens, int32_t n);
  * logits ready. */
 llm_status llm_prefill_context(llm_session *s, const llm_token *tokens, int32_t n);
 
+/* Like llm_prefill(), and also returns the logits of EVERY token: row i of
+ * `logits` (row-major [n][n_vocab] floats, caller-owned host memory of `cap`
+ * floats, cap >= n * n_vocab) is the next-token distribution after
+ * tokens[i], i.e. what llm_session_logits() would show after prefilling
+ * tokens[0..i]. This is what perplexity and other scoring need; generation
+ * only needs llm_prefill(). Example, scoring a text from an empty context:
+ *
+ *     float *lg = malloc(sizeof(float) * (size_t)n * n_vocab);
+ *     llm_session_reset(s);
+ *     if (llm_prefill_all_logits(s, toks, n, lg, (size_t)n * n_vocab) == LLM_OK)
+ *         for (int32_t i = 0; i + 1 < n; i++)
+ *             nll -= log_softmax(lg + (size_t)i * n_vocab)[toks[i + 1]];
+ *
+ * Any n is accepted: tokens are computed in forward passes of at most the
+ * model's n_batch (llm_model_params), the same chunks llm_prefill() uses.
+ * All n tokens are computed even when the prefix cache holds some of them
+ * (their logits are needed); the full KV blocks written are still offered
+ * to the prefix cache, and afterwards the session is exactly as after
+ * llm_prefill() of the same tokens: context, KV blocks, the last row ready
+ * in llm_session_logits(), decoding can follow. If a sampled token is pending
+ * (llm_session_next_token() returned it and nothing computed it yet), it is
+ * computed first, in the same forward pass as the first tokens, as
+ * llm_prefill() does, and gets no row (this case allocates a scratch of one
+ * forward pass's logits for the duration of the call).
+ * Returns:
+ *   LLM_OK -- all n rows written;
+ *   LLM_ERR_INVALID_ARG -- NULL session, tokens or logits, n <= 0, or a
+ *       token id outside [0, n_vocab); nothing computed;
+ *   LLM_ERR_BUFFER_TOO_SMALL -- cap < n * n_vocab; nothing computed;
+ *   LLM_CONTEXT_FULL, LLM_ERR_EXHAUSTED -- as llm_prefill(): session
+ *       unchanged, nothing written to `logits`;
+ *   LLM_CANCELLED -- as llm_prefill(): the context holds a prefix of the
+ *       tokens (llm_session_n_past() says how far it got); rows of the tokens
+ *       that entered the context are valid, later rows unspecified;
+ *   LLM_ERR_BACKEND, LLM_ERR_NO_MEMORY. */
+llm_status llm_prefill_all_logits(llm_session *s, const llm_token *tokens, int32_t n, float *logits,
+                                  size_t cap);
+
 /* Called by llm_decode() for each piece of generated text. `text` (not
  * NUL-terminated, may be empty for tokens that complete no character) is
  * valid only during the call. Return true to continue, false to stop
