@@ -101,6 +101,38 @@ typedef enum llm_logits_mode {
     LLM_LOGITS_ALL = 2   /* one row per token */
 } llm_logits_mode;
 
+/* A debug tap: if a batch's `tap` is non-NULL, llm_net_forward calls it once
+ * after each named stage of every layer, in forward order, with the tensor
+ * that stage just computed, so that intermediate values can be compared with
+ * another implementation (llama.cpp's eval callback uses the same names) or
+ * another backend. It is for debugging and checking, not for production use.
+ *
+ * Per layer l (0-based), with n = the batch's n_tokens, all tensors F32 and
+ * contiguous, shapes outermost first:
+ *   "attn_norm"  [n][n_embd]            rms_norm(x) * attn_norm weight
+ *   "Qcur"       [n][n_head][head_dim]  query after RoPE
+ *   "Kcur"       [n][n_head_kv][head_dim] key after RoPE (before the cache's type)
+ *   "Vcur"       [n][n_head_kv][head_dim] value (before the cache's type)
+ *   "kqv_out"    [n][n_head*head_dim]   attention output, before Wo
+ *   "attn_out"   [n][n_embd]            after Wo
+ *   "ffn_inp"    [n][n_embd]            residual after the attention add
+ *   "ffn_norm"   [n][n_embd]            rms_norm(ffn_inp) * ffn_norm weight
+ *   "ffn_swiglu" [n][n_ff]              silu(gate) * up
+ *   "ffn_out"    [n][n_embd]            after the down projection
+ *   "l_out"      [n][n_embd]            residual after the FFN add
+ * then, with layer -1 and only when logits or hidden states are requested:
+ *   "result_norm" [rows][n_embd]        final norm; rows = n_tokens when
+ *                                        `hidden` is set or logits_mode is ALL,
+ *                                        else the last row of each sequence.
+ *
+ * The tensor (and what it points to) is valid only during the call: it views
+ * the net's activation arena, which the next stage overwrites. Read it with
+ * llm_buffer_read(t->buffer, t->offset, dst, llm_tensor_nbytes(t)); do not
+ * keep it, write to it, or call any op on the net's backend from the tap
+ * (reading buffers is allowed). name is a static string. The tap cannot fail
+ * or stop the forward (use `cancel` for that). */
+typedef void (*llm_net_tap_fn)(void *user, const char *name, int32_t layer, const llm_tensor *t);
+
 typedef struct llm_net_batch {
     const int32_t *tokens;    /* [n_tokens] token ids */
     const int32_t *positions; /* [n_tokens] position of each token in its sequence */
@@ -113,6 +145,9 @@ typedef struct llm_net_batch {
     /* Optional: polled before every op; non-zero stops the forward with LLM_CANCELLED. */
     int (*cancel)(void *user);
     void *cancel_user;
+    /* Optional debug tap (see llm_net_tap_fn); NULL costs nothing. */
+    llm_net_tap_fn tap;
+    void *tap_user;
 } llm_net_batch;
 
 /* A batch with everything zero/NULL and logits_mode LAST. */

@@ -154,6 +154,12 @@ llm_status llm__llama_load(llm_net *net) {
     return LLM_OK;
 }
 
+/* The debug tap (llama/arch.h): one branch per stage when unset. */
+#define TAP(name, layer, t)                                                                        \
+    do {                                                                                           \
+        if (b->tap) b->tap(b->tap_user, (name), (int32_t)(layer), &(t));                           \
+    } while (0)
+
 /* Contiguous F32 [n][ne1][ne0] view at an arena slot. */
 static llm_tensor act(const llm_net *net, size_t off, int64_t ne0, int64_t ne1, int64_t n) {
     return llm_tensor_4d(net->arena, off, LLM_DTYPE_F32, ne0, ne1, n, 1);
@@ -171,6 +177,7 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
     llm_tensor tmp = act(net, net->off_tmp, E, n, 1);  /* [n][E] block output */
     llm_tensor q = act(net, net->off_q, hd, nh, n);    /* [n][n_head][hd] */
     llm_tensor k = act(net, net->off_k, hd, nkv, n);   /* [n][n_head_kv][hd] */
+    llm_tensor v = act(net, net->off_v, hd, nkv, n);   /* [n][n_head_kv][hd] */
     llm_tensor gate = act(net, net->off_gate, F, n, 1); /* [n][F] */
     llm_tensor up = act(net, net->off_up, F, n, 1);     /* [n][F] */
     /* 2-D views of the per-head tensors for the projections. */
@@ -181,11 +188,15 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         const llm__layer_w *w = &net->layers[l];
         OP(llm_op_rms_norm(be, &xn, &x, &w->attn_norm, eps));
+        TAP("attn_norm", l, xn);
         OP(llm_op_matmul(be, &q2, &xn, &w->wq));
         OP(llm_op_matmul(be, &k2, &xn, &w->wk));
         OP(llm_op_matmul(be, &v2, &xn, &w->wv));
         OP(llm_op_rope(be, &q, b->positions, &net->rope));
         OP(llm_op_rope(be, &k, b->positions, &net->rope));
+        TAP("Qcur", l, q);
+        TAP("Kcur", l, k);
+        TAP("Vcur", l, v);
         llm_tensor kc, vc;
         TRY(llm_net_kv_layer(kv, (int32_t)l, &kc, &vc));
         int64_t t0 = 0;
@@ -202,20 +213,28 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
                                              sq->block_table, sq->n_table, kq_scale));
             t0 += ns;
         }
+        TAP("kqv_out", l, att2);
         OP(llm_op_matmul(be, &tmp, &att2, &w->wo));
+        TAP("attn_out", l, tmp);
         OP(llm_op_add(be, &x, &x, &tmp));
+        TAP("ffn_inp", l, x);
         OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
+        TAP("ffn_norm", l, xn);
         OP(llm_op_matmul(be, &gate, &xn, &w->wg));
         OP(llm_op_matmul(be, &up, &xn, &w->wu));
         OP(llm_op_swiglu(be, &gate, &gate, &up));
+        TAP("ffn_swiglu", l, gate);
         OP(llm_op_matmul(be, &tmp, &gate, &w->wd));
+        TAP("ffn_out", l, tmp);
         OP(llm_op_add(be, &x, &x, &tmp));
+        TAP("l_out", l, x);
     }
     /* Final norm: over every row when all rows are wanted, else only over the
      * last row of each sequence, gathered first into xn. */
     int64_t rows = n;
     if (b->hidden || b->logits_mode == LLM_LOGITS_ALL) {
         OP(llm_op_rms_norm(be, &xn, &x, &net->out_norm, eps));
+        TAP("result_norm", -1, xn);
         if (b->hidden) {
             OP(llm_buffer_read(net->arena, net->off_xn, b->hidden,
                                             (size_t)(n * E) * sizeof(float)));
@@ -238,6 +257,7 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         OP(llm_op_get_rows(be, &g, src, net->gather_ids, rows));
         if (!b->hidden) {
             OP(llm_op_rms_norm(be, &g, &g, &net->out_norm, eps));
+            TAP("result_norm", -1, g);
         }
         src_off = net->off_tmp;
     }
