@@ -18,7 +18,8 @@
  *    goes into one float with a fused multiply-add per block: ggml is built
  *    as GNU C, where gcc contracts `summs += a * b` into vfmadd (checked in
  *    llama-cpp-python's libggml-cpu.so); we build as ISO C (no contraction),
- *    so the fusion is written out;
+ *    so the fusion is written out (it matters for Q5_K, whose product is
+ *    inexact; Q5_1's m * s, two halves, is exact in float either way);
  *  - the result is the 8-lane horizontal sum ((hi + lo), then halves, then
  *    pairs) plus the offset term.
  * The scalar reference sums whole-block integers instead, so it differs from
@@ -166,51 +167,33 @@ static void dot4_q5_1_q8_1(int64_t n, const void *w, const void *a, size_t a_str
 
 /* ---------------------------------------------------------------- Q5_K -- */
 
-/* One Q5_K super-block decoded for reuse across activation rows. */
-typedef struct {
-    __m256i q[8];    /* [8 sub-blocks] 32 unsigned quants 0..31 each */
-    __m256i sc[8];   /* [8] the sub-block's 6-bit scale in every int16 */
-    int16_t mn[8];   /* 6-bit mins */
-    float dx, dmx;   /* fp16 d and dmin as floats */
-} q5k_dec;
-
-static inline void q5_k_decode(const llm_block_q5_k *x, q5k_dec *o) {
-    uint8_t sc[8], mn[8];
-    llm__q4k_scale_min(x->scales, sc, mn);
+/* Sub-blocks 2p (low nibbles) and 2p + 1 (high nibbles) of a Q5_K block
+ * share 32 bytes of qs; their fifth bits are bits 2p and 2p + 1 of the 32 qh
+ * bytes. Returns them as unsigned quants 0..31 in *q0, *q1. */
+static inline void q5_k_pair(const llm_block_q5_k *x, __m256i qh, int p, __m256i *q0, __m256i *q1) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), five = _mm256_set1_epi8(0x10);
-    const __m256i qh = _mm256_loadu_si256((const __m256i *)x->qh);
-    for (int p = 0; p < 4; p++) {
-        /* Sub-blocks 2p (low nibbles) and 2p + 1 (high nibbles) share 32 bytes;
-         * their fifth bits are bits 2p and 2p + 1 of the qh bytes. */
-        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
-        const __m256i b0 = _mm256_set1_epi8((char)(1 << (2 * p)));
-        const __m256i b1 = _mm256_set1_epi8((char)(1 << (2 * p + 1)));
-        const __m256i h0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), five);
-        const __m256i h1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), five);
-        o->q[2 * p] = _mm256_or_si256(_mm256_and_si256(q, m4), h0);
-        o->q[2 * p + 1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1);
-    }
-    for (int j = 0; j < 8; j++) {
-        o->sc[j] = _mm256_set1_epi16((short)sc[j]);
-        o->mn[j] = (int16_t)mn[j];
-    }
-    o->dx = h2f(x->d);
-    o->dmx = h2f(x->dmin);
+    const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
+    const __m256i b0 = _mm256_set1_epi8((char)(1 << (2 * p)));
+    const __m256i b1 = _mm256_set1_epi8((char)(1 << (2 * p + 1)));
+    const __m256i h0 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b0), b0), five);
+    const __m256i h1 = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(qh, b1), b1), five);
+    *q0 = _mm256_or_si256(_mm256_and_si256(q, m4), h0);
+    *q1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1);
 }
 
-/* Adds one super-block's terms for activation block y: the scaled integer
- * lanes into acc, the mins term into *summs. No int16 or int32 overflow:
- * |pair| <= 2 * 31 * 128, times a scale <= 63, summed over 16 pairs. */
-static inline void q5_k_block(const q5k_dec *d, const llm_block_q8_k *y, __m256 *acc, float *summs) {
+/* 32 quants times 32 activations, pairs scaled by sc, as 8 int32 lanes. No
+ * int16 or int32 overflow: |pair| <= 2 * 31 * 128, times a scale <= 63. */
+static inline __m256i q5_k_sub(__m256i q, const int8_t *yq, __m256i sc) {
+    const __m256i y = _mm256_loadu_si256((const __m256i *)yq);
+    return _mm256_madd_epi16(_mm256_maddubs_epi16(q, y), sc);
+}
+
+/* The mins term of one super-block: -(d_y * dmin) * sum_j mn[j] * (sum of
+ * sub-block j's activations), fused into *summs as ggml does. */
+static inline void q5_k_mins(const uint8_t mn[8], float dmin, const llm_block_q8_k *y, float *summs) {
     int32_t m = 0;
-    for (int j = 0; j < 8; j++) m += d->mn[j] * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
-    *summs = fma1((float)m, -y->d * d->dmx, *summs);
-    __m256i sumi = _mm256_setzero_si256();
-    for (int j = 0; j < 8; j++) {
-        const __m256i qy = _mm256_loadu_si256((const __m256i *)(y->qs + 32 * j));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(d->q[j], qy), d->sc[j]));
-    }
-    *acc = _mm256_fmadd_ps(_mm256_set1_ps(y->d * d->dx), _mm256_cvtepi32_ps(sumi), *acc);
+    for (int j = 0; j < 8; j++) m += mn[j] * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
+    *summs = fma1((float)m, -y->d * dmin, *summs);
 }
 
 static float dot_q5_k_q8_k(int64_t n, const void *w, const void *a) {
@@ -219,13 +202,26 @@ static float dot_q5_k_q8_k(int64_t n, const void *w, const void *a) {
     __m256 acc = _mm256_setzero_ps();
     float summs = 0.0f;
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        q5k_dec d;
-        q5_k_decode(&x[b], &d);
-        q5_k_block(&d, &y[b], &acc, &summs);
+        uint8_t sc[8], mn[8];
+        llm__q4k_scale_min(x[b].scales, sc, mn);
+        q5_k_mins(mn, h2f(x[b].dmin), &y[b], &summs);
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)x[b].qh);
+        __m256i sumi = _mm256_setzero_si256();
+        for (int p = 0; p < 4; p++) {
+            __m256i q0, q1;
+            q5_k_pair(&x[b], qh, p, &q0, &q1);
+            const __m256i s0 = q5_k_sub(q0, y[b].qs + 64 * p, _mm256_set1_epi16((short)sc[2 * p]));
+            const __m256i s1 = q5_k_sub(q1, y[b].qs + 64 * p + 32, _mm256_set1_epi16((short)sc[2 * p + 1]));
+            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(s0, s1));
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * h2f(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
     }
     return hsum8(acc) + summs;
 }
 
+/* As dot_q5_k_q8_k for four activation rows: each weight pair of sub-blocks
+ * is decoded once and used four times. The integer lanes are the same sums,
+ * so each row's result has the single dot's bits. */
 static void dot4_q5_k_q8_k(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
     const llm_block_q5_k *x = w;
     const llm_block_q8_k *y[4];
@@ -233,9 +229,26 @@ static void dot4_q5_k_q8_k(int64_t n, const void *w, const void *a, size_t a_str
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     float summs[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        q5k_dec d;
-        q5_k_decode(&x[b], &d);
-        for (int j = 0; j < 4; j++) q5_k_block(&d, &y[j][b], &acc[j], &summs[j]);
+        uint8_t sc[8], mn[8];
+        llm__q4k_scale_min(x[b].scales, sc, mn);
+        const float dmin = h2f(x[b].dmin), dx = h2f(x[b].d);
+        for (int j = 0; j < 4; j++) q5_k_mins(mn, dmin, &y[j][b], &summs[j]);
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)x[b].qh);
+        __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
+                           _mm256_setzero_si256()};
+        for (int p = 0; p < 4; p++) {
+            __m256i q0, q1;
+            q5_k_pair(&x[b], qh, p, &q0, &q1);
+            const __m256i sc0 = _mm256_set1_epi16((short)sc[2 * p]), sc1 = _mm256_set1_epi16((short)sc[2 * p + 1]);
+            for (int j = 0; j < 4; j++) {
+                const __m256i s0 = q5_k_sub(q0, y[j][b].qs + 64 * p, sc0);
+                const __m256i s1 = q5_k_sub(q1, y[j][b].qs + 64 * p + 32, sc1);
+                sumi[j] = _mm256_add_epi32(sumi[j], _mm256_add_epi32(s0, s1));
+            }
+        }
+        for (int j = 0; j < 4; j++) {
+            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(y[j][b].d * dx), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+        }
     }
     for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]) + summs[j];
 }
