@@ -116,6 +116,29 @@ Test(llama_order, tiled_attention_products_bit_identical) {
         cr_assert(fabs((double)a - v.dot_f16(n, hx, hy)) <= 1e-5 * mag + 1e-7);
         free(hx); free(hy);
 
+        /* Scores of one query against a cache, both orders, odd head sizes. */
+        {
+            const int64_t hd = rep % 4 == 0 ? 8 * (1 + rnd() % 40) : 32 * (1 + rnd() % 4), len = 1 + rnd() % 60;
+            uint16_t *kc = malloc(2 * (size_t)(len * 3 * hd)), *q = malloc(2 * (size_t)hd);
+            size_t offs[64];
+            for (int64_t t = 0; t < len; t++) offs[t] = (size_t)(((t * 7) % len) * 3 * hd);
+            for (int64_t i = 0; i < len * 3 * hd; i++) kc[i] = llm_fp32_to_fp16(frand() * 2);
+            for (int64_t i = 0; i < hd; i++) q[i] = llm_fp32_to_fp16(frand() * 2);
+            llm__kv_rows kr = {kc, offs, (size_t)hd, 1};
+            float *s1 = malloc(4 * (size_t)len), *s2 = malloc(4 * (size_t)len);
+            for (int tiled = 0; tiled < 2; tiled++) {
+                s.attn_scores_f16(&kr, len, hd, q, 0.125f, tiled, s1);
+                v.attn_scores_f16(&kr, len, hd, q, 0.125f, tiled, s2);
+                for (int64_t t = 0; t < len; t++) {
+                    const uint16_t *row = kc + offs[t] + hd;
+                    float want = (tiled ? v.dot_f16_8(hd, q, row) : v.dot_f16(hd, q, row)) * 0.125f;
+                    cr_assert(memcmp(&s2[t], &want, 4) == 0, "attn_scores hd=%lld tiled=%d t=%lld", (long long)hd,
+                              tiled, (long long)t);
+                    if (tiled) cr_assert(memcmp(&s1[t], &s2[t], 4) == 0, "attn_scores scalar vs avx2");
+                }
+            }
+            free(kc); free(q); free(s1); free(s2);
+        }
         /* Value sums through a scrambled block table, F16 and F32 caches. */
         const int64_t hd = 8 * (1 + rnd() % 12) + (rep % 3 == 0 ? 5 : 0), bs = 4, len = 1 + rnd() % 90;
         const int64_t nblk = (len + bs - 1) / bs;

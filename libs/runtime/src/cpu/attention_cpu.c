@@ -78,20 +78,16 @@ static void attn_task(void *p, int ith, int nth) {
             /* q is rounded to F16 like llama.cpp does before its F16 dot. */
             c->k->quantize[LLM_DTYPE_F16](qr, q16, c->hd);
         }
+        if (c->f16) {
+            c->k->attn_scores_f16(&kr, len, c->hd, q16, c->scale, c->tiled, scores);
+        } else {
+            for (int64_t t = 0; t < len; t++) {
+                scores[t] = c->k->dot_f32(c->hd, qr, llm__kv_row(&kr, t)) * c->scale;
+            }
+        }
         float mx = -INFINITY;
         for (int64_t t = 0; t < len; t++) {
-            const void *krow = llm__kv_row(&kr, t);
-            float s;
-            if (!c->f16) {
-                s = c->k->dot_f32(c->hd, qr, krow);
-            } else if (c->tiled) {
-                s = c->k->dot_f16_8(c->hd, q16, krow);
-            } else {
-                s = c->k->dot_f16(c->hd, q16, krow);
-            }
-            s *= c->scale;
-            scores[t] = s;
-            mx = s > mx ? s : mx;
+            mx = scores[t] > mx ? scores[t] : mx;
         }
         /* The exponentials go in groups of 8 over a row padded with masked
          * (-inf, so zero) cells, as llama.cpp's softmax over its padded

@@ -65,6 +65,10 @@ typedef struct llm__cpu_kernels {
      * (missing lanes are zero). Scratch of attn_wsum8: 8 * hd floats. Scalar
      * and SIMD variants are bit-identical. */
     float (*dot_f16_8)(int64_t n, const uint16_t *x, const uint16_t *y);
+    /* scores[t] = dot(q16, k_t) * scale for t < len over an F16 cache, the dot
+     * summed exactly as dot_f16_8 (tiled != 0) or dot_f16 (tiled == 0) sum it. */
+    void (*attn_scores_f16)(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, float scale,
+                            int tiled, float *scores);
     void (*attn_wsum8)(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
                        float *scratch);
     /* out[i] = x[i] / (1 + e^-x[i]) * g[i] over one row, e^ by llm__exp_poly

@@ -281,36 +281,60 @@ static float vdot_bf16(int64_t n, const void *w, const void *a) {
 static float vdot_f32(int64_t n, const void *w, const void *a) { return dot_f32_avx2(n, w, a); }
 static float vdot_f16(int64_t n, const void *w, const void *a) { return dot_f16_avx2(n, w, a); }
 
-/* out[d] = sum_t p[t] v_t[d], vectorised over d, with each d's sum taken in
- * the order of dot_f16_avx2 over n_all cells (llama.cpp's masked KQV dot):
- * cell t < np = n_all rounded down to 32 goes to partial slot t % 32
+/* P[s][d] = sum over t < nslot with t % S == s, ascending, of fma(v_t[d], p[t], .)
+ * into scratch [S][hd]. Slot-major: one slot's partial sums of up to 64
+ * values of d stay in registers while its rows stream by, so nothing is
+ * stored per row; each row is still read exactly once. */
+static void wsum_slots(const llm__kv_rows *v, int64_t nslot, int64_t S, int64_t hd, const float *p,
+                       float *scratch) {
+    const int64_t hd8 = hd & ~(int64_t)7;
+    memset(scratch, 0, sizeof(float) * (size_t)(S * hd));
+    for (int64_t sl = 0; sl < S && sl < nslot; sl++) {
+        float *P = scratch + sl * hd;
+        for (int64_t d0 = 0; d0 < hd8; d0 += 64) {
+            const int64_t nv = (hd8 - d0) / 8 < 8 ? (hd8 - d0) / 8 : 8;
+            __m256 acc[8];
+            for (int j = 0; j < 8; j++) acc[j] = _mm256_setzero_ps();
+            for (int64_t t = sl; t < nslot; t += S) {
+                const __m256 pt = _mm256_set1_ps(p[t]);
+                const void *row = llm__kv_row(v, t);
+                if (v->f16) {
+                    const uint16_t *r = (const uint16_t *)row + d0;
+                    if (nv == 8) {
+                        for (int j = 0; j < 8; j++) acc[j] = _mm256_fmadd_ps(load_h8(r + 8 * j), pt, acc[j]);
+                    } else {
+                        for (int64_t j = 0; j < nv; j++) acc[j] = _mm256_fmadd_ps(load_h8(r + 8 * j), pt, acc[j]);
+                    }
+                } else {
+                    const float *r = (const float *)row + d0;
+                    for (int64_t j = 0; j < nv; j++) {
+                        acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(r + 8 * j), pt, acc[j]);
+                    }
+                }
+            }
+            for (int64_t j = 0; j < nv; j++) _mm256_storeu_ps(P + d0 + 8 * j, acc[j]);
+        }
+        for (int64_t d = hd8; d < hd; d++) {
+            float a = 0.0f;
+            for (int64_t t = sl; t < nslot; t += S) {
+                const void *row = llm__kv_row(v, t);
+                a = fmaf(v->f16 ? h2f(((const uint16_t *)row)[d]) : ((const float *)row)[d], p[t], a);
+            }
+            P[d] = a;
+        }
+    }
+}
+
+/* out[d] = sum_t p[t] v_t[d], with each d's sum taken in the order of
+ * dot_f16_avx2 over n_all cells (llama.cpp's masked KQV dot): cell
+ * t < np = n_all rounded down to 32 goes to partial slot t % 32
  * (accumulator (t / 8) % 4, lane t % 8) by FMA; the 32 partials are folded as
  * reduce4 does; cells t >= np are added one by one in double. Partials live in
  * scratch [32][hd]. */
 static void attn_wsum_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd,
                            const float *p, float *out, float *scratch) {
-    const int64_t hd8 = hd & ~(int64_t)7;
     const int64_t np = n_all & ~(int64_t)31, nslot = len < np ? len : np;
-    memset(scratch, 0, sizeof(float) * (size_t)(32 * hd));
-    for (int64_t t = 0; t < nslot; t++) {
-        float *acc = scratch + (t % 32) * hd;
-        const __m256 pt = _mm256_set1_ps(p[t]);
-        const void *row = llm__kv_row(v, t);
-        int64_t d = 0;
-        if (v->f16) {
-            const uint16_t *r = row;
-            for (; d < hd8; d += 8) {
-                _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(load_h8(r + d), pt, _mm256_loadu_ps(acc + d)));
-            }
-            for (; d < hd; d++) acc[d] = fmaf(h2f(r[d]), p[t], acc[d]);
-        } else {
-            const float *r = row;
-            for (; d < hd8; d += 8) {
-                _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(_mm256_loadu_ps(r + d), pt, _mm256_loadu_ps(acc + d)));
-            }
-            for (; d < hd; d++) acc[d] = fmaf(r[d], p[t], acc[d]);
-        }
-    }
+    wsum_slots(v, nslot, 32, hd, p, scratch);
     /* Fold: X[l] = (P[l] + P[16+l]) + (P[8+l] + P[24+l]); T[l] = X[l] + X[l+4];
      * r = (T[0] + T[1]) + (T[2] + T[3]). Unused slots are zero, as llama.cpp's
      * masked (zero-probability) cache cells are. */
@@ -352,26 +376,7 @@ static float dot_f16_8_avx2(int64_t n, const uint16_t *x, const uint16_t *y) {
 static void attn_wsum8_avx2(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
                             float *scratch) {
     const int64_t hd8 = hd & ~(int64_t)7;
-    memset(scratch, 0, sizeof(float) * (size_t)(8 * hd));
-    for (int64_t t = 0; t < len; t++) {
-        float *acc = scratch + (t % 8) * hd;
-        const __m256 pt = _mm256_set1_ps(p[t]);
-        const void *row = llm__kv_row(v, t);
-        int64_t d = 0;
-        if (v->f16) {
-            const uint16_t *r = row;
-            for (; d < hd8; d += 8) {
-                _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(load_h8(r + d), pt, _mm256_loadu_ps(acc + d)));
-            }
-            for (; d < hd; d++) acc[d] = fmaf(h2f(r[d]), p[t], acc[d]);
-        } else {
-            const float *r = row;
-            for (; d < hd8; d += 8) {
-                _mm256_storeu_ps(acc + d, _mm256_fmadd_ps(_mm256_loadu_ps(r + d), pt, _mm256_loadu_ps(acc + d)));
-            }
-            for (; d < hd; d++) acc[d] = fmaf(r[d], p[t], acc[d]);
-        }
-    }
+    wsum_slots(v, len, 8, hd, p, scratch);
     /* Fold the 8 lanes per d as llm__hsum8 does, 8 values of d at a time. */
     const float *L = scratch;
     int64_t d = 0;
@@ -386,6 +391,64 @@ static void attn_wsum8_avx2(const llm__kv_rows *v, int64_t len, int64_t hd, cons
         float lane[8];
         for (int l = 0; l < 8; l++) lane[l] = L[l * hd + d];
         out[d] = llm__hsum8(lane);
+    }
+}
+
+/* Attention scores of one query against len keys, q converted once and kept
+ * in registers (hd <= 256); the per-key sums are those of dot_f16_8_avx2
+ * (tiled) or dot_f16_avx2 (4 accumulators; hd a multiple of 32), other
+ * shapes take those functions directly. */
+static void attn_scores_f16_avx2(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16,
+                                 float scale, int tiled, float *scores) {
+    if (hd > 256 || hd % (tiled ? 8 : 32) != 0) {
+        for (int64_t t = 0; t < len; t++) {
+            const uint16_t *row = llm__kv_row(k, t);
+            scores[t] = (tiled ? dot_f16_8_avx2(hd, q16, row) : dot_f16_avx2(hd, q16, row)) * scale;
+        }
+        return;
+    }
+    __m256 q[32];
+    const int64_t nc = hd / 8;
+    for (int64_t c = 0; c < nc; c++) q[c] = load_h8(q16 + 8 * c);
+    if (tiled) {
+        /* One accumulator per key is a chain of dependent FMAs; four keys
+         * at a time keep four chains in flight. */
+        int64_t t = 0;
+        for (; t + 4 <= len; t += 4) {
+            const uint16_t *r0 = llm__kv_row(k, t), *r1 = llm__kv_row(k, t + 1);
+            const uint16_t *r2 = llm__kv_row(k, t + 2), *r3 = llm__kv_row(k, t + 3);
+            __m256 c0 = _mm256_setzero_ps(), c1 = _mm256_setzero_ps();
+            __m256 c2 = _mm256_setzero_ps(), c3 = _mm256_setzero_ps();
+            for (int64_t c = 0; c < nc; c++) {
+                c0 = _mm256_fmadd_ps(q[c], load_h8(r0 + 8 * c), c0);
+                c1 = _mm256_fmadd_ps(q[c], load_h8(r1 + 8 * c), c1);
+                c2 = _mm256_fmadd_ps(q[c], load_h8(r2 + 8 * c), c2);
+                c3 = _mm256_fmadd_ps(q[c], load_h8(r3 + 8 * c), c3);
+            }
+            scores[t] = hsum_ps(c0) * scale;
+            scores[t + 1] = hsum_ps(c1) * scale;
+            scores[t + 2] = hsum_ps(c2) * scale;
+            scores[t + 3] = hsum_ps(c3) * scale;
+        }
+        for (; t < len; t++) {
+            const uint16_t *r = llm__kv_row(k, t);
+            __m256 acc = _mm256_setzero_ps();
+            for (int64_t c = 0; c < nc; c++) acc = _mm256_fmadd_ps(q[c], load_h8(r + 8 * c), acc);
+            scores[t] = hsum_ps(acc) * scale;
+        }
+        return;
+    }
+    for (int64_t t = 0; t < len; t++) {
+        const uint16_t *r = llm__kv_row(k, t);
+        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+        __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+        for (int64_t c = 0; c < nc; c += 4) {
+            a0 = _mm256_fmadd_ps(q[c], load_h8(r + 8 * c), a0);
+            a1 = _mm256_fmadd_ps(q[c + 1], load_h8(r + 8 * c + 8), a1);
+            a2 = _mm256_fmadd_ps(q[c + 2], load_h8(r + 8 * c + 16), a2);
+            a3 = _mm256_fmadd_ps(q[c + 3], load_h8(r + 8 * c + 24), a3);
+        }
+        scores[t] = (float)(double)reduce4(a0, a1, a2, a3) * scale;
     }
 }
 
@@ -576,6 +639,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->attn_wsum = attn_wsum_avx2;
     k->round_f16 = round_f16_avx2;
     k->dot_f16_8 = dot_f16_8_avx2;
+    k->attn_scores_f16 = attn_scores_f16_avx2;
     k->attn_wsum8 = attn_wsum8_avx2;
     k->swiglu_row = swiglu_row_avx2;
     k->exp_sum_row = exp_sum_row_avx2;

@@ -268,6 +268,14 @@ static float dot_f16_8(int64_t n, const uint16_t *x, const uint16_t *y) {
     return llm__hsum8(lane);
 }
 
+static void attn_scores_f16(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, float scale,
+                            int tiled, float *scores) {
+    for (int64_t t = 0; t < len; t++) {
+        const uint16_t *row = llm__kv_row(k, t);
+        scores[t] = (tiled ? dot_f16_8(hd, q16, row) : llm__dot_f16_scalar(hd, q16, row)) * scale;
+    }
+}
+
 static void attn_wsum8(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
                        float *scratch) {
     (void)scratch;
@@ -342,6 +350,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->attn_wsum = attn_wsum;
     k->round_f16 = round_f16;
     k->dot_f16_8 = dot_f16_8;
+    k->attn_scores_f16 = attn_scores_f16;
     k->attn_wsum8 = attn_wsum8;
     k->swiglu_row = swiglu_row;
     k->exp_sum_row = exp_sum_row;
