@@ -105,7 +105,7 @@ def main():
              len(oi["tokens"]), oi.get("decode_from")))
     print("%-5s %-5s %-12s %-14s %12s %9s  %s" % ("step", "layer", "name", "shape", "max|diff|",
                                                   "n_diff", "identical"))
-    first, since = None, 0
+    first, since, n_cmp = None, 0, 0
     run = []  # consecutive bit-identical keys not printed yet (collapsed unless --all)
 
     def flush():
@@ -123,6 +123,7 @@ def main():
         if a.shape != b.shape:
             print("%-5d %-5d %-12s shape mismatch: ours %s, llama.cpp %s" % (step, layer, name, a.shape, b.shape))
             continue
+        n_cmp += 1
         same = np.array_equal(a.view(np.uint32), b.view(np.uint32))
         nd = int(np.count_nonzero(a.view(np.uint32) != b.view(np.uint32)))
         md = float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) if a.size else 0.0
@@ -146,8 +147,10 @@ def main():
     flush()
     if missing:
         print("(in ours only: %d entries, e.g. %s)" % (len(missing), missing[:3]))
+    if n_cmp == 0:
+        sys.exit("no tensor in common: nothing compared")
     if first is None:
-        print("all compared tensors are bit-identical")
+        print("all %d compared tensors are bit-identical" % n_cmp)
     else:
         print("first non-identical tensor: step %d, layer %d, %s" % first)
 

@@ -111,7 +111,7 @@ def tensor_to_numpy(t):
 class Tap:
     def __init__(self, layers, attn_probs):
         self.layers = layers
-        self.want = set(STAGES if attn_probs else [s for s in STAGES if not s.startswith("kq")])
+        self.want = set(STAGES if attn_probs else [s for s in STAGES if s not in ("kq", "kq_soft_max")])
         self.got = {}    # (name, layer) -> array of this step (last in graph order wins)
         self.order = []  # first-seen order of (name, layer) in this step
         self.error = None
