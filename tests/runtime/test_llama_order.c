@@ -168,3 +168,48 @@ Test(llama_order, tiled_attention_products_bit_identical) {
         free(vh); free(vf); free(pr); free(scr); free(r1); free(r2); free(r3);
     }
 }
+
+/* The 2 x 4 matmul micro-kernels (unpacked activation scales) against the
+ * plain dot product they stand in for: same bits, or the forward would
+ * depend on how the matmul tiles its rows. */
+Test(llama_order, dot2x4_equals_dot) {
+    llm__cpu_kernels s, v;
+    kernel_sets(&s, &v);
+    static const llm_dtype types[] = {LLM_DTYPE_Q4_1, LLM_DTYPE_Q8_0};
+    for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        const llm_dtype wt = types[ti], at = v.act_type[wt];
+        if (!v.dot2x4[wt]) continue;
+        for (int rep = 0; rep < 40; rep++) {
+            const int64_t K = 32 * (1 + rnd() % 40), nb = K / 32;
+            size_t wr, ar;
+            cr_assert_eq(llm_dtype_row_size(wt, (uint64_t)K, &wr), LLM_OK);
+            cr_assert_eq(llm_dtype_row_size(at, (uint64_t)K, &ar), LLM_OK);
+            char *w = malloc(2 * wr), *a = malloc(4 * ar);
+            float *x = malloc(sizeof(float) * (size_t)K), *sc = malloc(sizeof(float) * (size_t)(8 * nb));
+            for (int r = 0; r < 2; r++) {
+                for (int64_t i = 0; i < K; i++) x[i] = frand() * (rep % 2 ? 3.0f : 0.01f);
+                cr_assert_eq(llm_dtype_quantize_row(wt, x, w + r * wr, (size_t)K), LLM_OK);
+            }
+            for (int j = 0; j < 4; j++) {
+                for (int64_t i = 0; i < K; i++) x[i] = frand() * 2.0f;
+                v.quantize[at](x, a + j * ar, K);
+                for (int64_t b = 0; b < nb; b++) {
+                    /* Q8_0 and Q8_1 both start with the half scale d; Q8_1 has s next. */
+                    const uint16_t *blk = (const uint16_t *)(a + j * ar + (size_t)b * (ar / (size_t)nb));
+                    sc[8 * b + j] = llm_fp16_to_fp32(blk[0]);
+                    sc[8 * b + 4 + j] = at == LLM_DTYPE_Q8_1 ? llm_fp16_to_fp32(blk[1]) : 0.0f;
+                }
+            }
+            float out[2][4];
+            v.dot2x4[wt](K, w, wr, a, ar, sc, out);
+            for (int r = 0; r < 2; r++) {
+                for (int j = 0; j < 4; j++) {
+                    float want = v.dot[wt](K, w + r * wr, a + j * ar);
+                    cr_assert(memcmp(&out[r][j], &want, sizeof want) == 0, "%s K=%lld row %d col %d: %a vs %a",
+                              llm_dtype_name(wt), (long long)K, r, j, (double)out[r][j], (double)want);
+                }
+            }
+            free(w); free(a); free(x); free(sc);
+        }
+    }
+}

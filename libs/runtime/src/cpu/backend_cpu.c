@@ -85,6 +85,7 @@ static void cpu_destroy(llm_backend *be) {
         }
         free(c->tscratch);
         free(c->act);
+        free(c->act_sc);
         free(c->kv_offs);
         free(c);
     }

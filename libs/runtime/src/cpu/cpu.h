@@ -14,6 +14,9 @@ typedef struct llm__cpu {
     /* Quantized activations of the current matmul; grown, never shrunk. */
     void *act;       /* [n][row bytes of the activation type] */
     size_t act_size;
+    /* Their block scales as floats, per group of 4 rows (kernels.h dot2x4). */
+    float *act_sc;   /* [n / 4][blocks per row][8] */
+    size_t act_sc_len;
     /* Per-thread scratch (attention scores and accumulators); grown, never shrunk. */
     float **tscratch;     /* [n_threads] -> [tscratch_len] */
     size_t tscratch_len;  /* floats per thread */

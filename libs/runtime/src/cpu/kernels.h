@@ -20,6 +20,15 @@ typedef float (*llm__vec_dot_fn)(int64_t n, const void *w, const void *a);
  * never changes a result. */
 typedef void (*llm__vec_dot4_fn)(int64_t n, const void *w, const void *a, size_t a_stride,
                                  float out[4]);
+/* Two weight rows (w and w + w_stride bytes) by four activation rows of an
+ * 8-bit block type (Q8_0 / Q8_1) whose block scales were unpacked to floats
+ * beforehand: sc[8 b + j] = d of block b of activation row j, sc[8 b + 4 + j]
+ * its s (Q8_1 only). out[r][j] must equal dot(n, w_r, a + j a_stride) bit for
+ * bit. Unpacking once per matmul instead of once per weight row, and sharing
+ * each activation block between two weight rows, halves the work per block
+ * outside the integer dot itself. */
+typedef void (*llm__vec_dot2x4_fn)(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride,
+                                   const float *sc, float out[2][4]);
 /* Converts n floats into the activation type (n a multiple of its block). */
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
 
@@ -44,6 +53,7 @@ typedef struct llm__cpu_kernels {
     llm_dtype act_type[LLM_DTYPE_END_];        /* weight type -> activation type */
     llm__vec_dot_fn dot[LLM_DTYPE_END_];       /* weight type -> dot (NULL: unsupported) */
     llm__vec_dot4_fn dot4[LLM_DTYPE_END_];     /* optional 1 x 4 variant (NULL: use dot) */
+    llm__vec_dot2x4_fn dot2x4[LLM_DTYPE_END_]; /* optional 2 x 4 variant (NULL: use dot4) */
     llm__quantize_fn quantize[LLM_DTYPE_END_]; /* activation type -> quantizer */
     /* out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1) */
     void (*rms_norm_row)(float *out, const float *x, const float *w, int64_t n, float eps);

@@ -91,6 +91,72 @@ static void dot4_q4_1_q8_1(int64_t n, const void *w, const void *a, size_t a_str
     for (int j = 0; j < 4; j++) out[j] = hsum_ps(acc[j]) + summ[j];
 }
 
+/* Lane j of a 4-float vector in all 8 lanes. */
+static inline __m256 lane8(__m128 v, int j) {
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(v), _mm256_set1_epi32(j));
+}
+
+/* dot4_q4_1_q8_1 for two weight rows at once with unpacked activation
+ * scales (kernels.h): per block, d_x * d_y for four rows in one multiply and
+ * m_x * s_y added for four rows in one multiply and one add, lane by lane
+ * the same operations as the scalar forms. */
+static void dot2x4_q4_1_q8_1(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride,
+                             const float *sc, float out[2][4]) {
+    const llm_block_q4_1 *x0 = w, *x1 = (const llm_block_q4_1 *)((const char *)w + w_stride);
+    const llm_block_q8_1 *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_1 *)((const char *)a + j * a_stride);
+    __m256 acc0[4], acc1[4];
+    for (int j = 0; j < 4; j++) acc0[j] = acc1[j] = _mm256_setzero_ps();
+    __m128 summ0 = _mm_setzero_ps(), summ1 = _mm_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m256i qx0 = unpack_nibbles(x0[b].qs), qx1 = unpack_nibbles(x1[b].qs);
+        const __m128 dy = _mm_loadu_ps(sc + 8 * b), sy = _mm_loadu_ps(sc + 8 * b + 4);
+        const __m128 dd0 = _mm_mul_ps(_mm_set1_ps(h2f(x0[b].d)), dy);
+        const __m128 dd1 = _mm_mul_ps(_mm_set1_ps(h2f(x1[b].d)), dy);
+        summ0 = _mm_add_ps(summ0, _mm_mul_ps(_mm_set1_ps(h2f(x0[b].m)), sy));
+        summ1 = _mm_add_ps(summ1, _mm_mul_ps(_mm_set1_ps(h2f(x1[b].m)), sy));
+        for (int j = 0; j < 4; j++) {
+            const __m256i qy = _mm256_loadu_si256((const __m256i *)y[j][b].qs);
+            acc0[j] = _mm256_fmadd_ps(lane8(dd0, j), _mm256_cvtepi32_ps(dot_us8(qx0, qy)), acc0[j]);
+            acc1[j] = _mm256_fmadd_ps(lane8(dd1, j), _mm256_cvtepi32_ps(dot_us8(qx1, qy)), acc1[j]);
+        }
+    }
+    float s0[4], s1[4];
+    _mm_storeu_ps(s0, summ0);
+    _mm_storeu_ps(s1, summ1);
+    for (int j = 0; j < 4; j++) {
+        out[0][j] = hsum_ps(acc0[j]) + s0[j];
+        out[1][j] = hsum_ps(acc1[j]) + s1[j];
+    }
+}
+
+/* dot4_q8_0_q8_0 for two weight rows with unpacked activation scales. */
+static void dot2x4_q8_0_q8_0(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride,
+                             const float *sc, float out[2][4]) {
+    const llm_block_q8_0 *x0 = w, *x1 = (const llm_block_q8_0 *)((const char *)w + w_stride);
+    const llm_block_q8_0 *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_0 *)((const char *)a + j * a_stride);
+    __m256 acc0[4], acc1[4];
+    for (int j = 0; j < 4; j++) acc0[j] = acc1[j] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m256i q0 = _mm256_loadu_si256((const __m256i *)x0[b].qs);
+        const __m256i q1 = _mm256_loadu_si256((const __m256i *)x1[b].qs);
+        const __m256i a0 = _mm256_sign_epi8(q0, q0), a1 = _mm256_sign_epi8(q1, q1);
+        const __m128 dy = _mm_loadu_ps(sc + 8 * b);
+        const __m128 dd0 = _mm_mul_ps(_mm_set1_ps(h2f(x0[b].d)), dy);
+        const __m128 dd1 = _mm_mul_ps(_mm_set1_ps(h2f(x1[b].d)), dy);
+        for (int j = 0; j < 4; j++) {
+            const __m256i qy = _mm256_loadu_si256((const __m256i *)y[j][b].qs);
+            acc0[j] = _mm256_fmadd_ps(lane8(dd0, j), _mm256_cvtepi32_ps(dot_us8(a0, _mm256_sign_epi8(qy, q0))), acc0[j]);
+            acc1[j] = _mm256_fmadd_ps(lane8(dd1, j), _mm256_cvtepi32_ps(dot_us8(a1, _mm256_sign_epi8(qy, q1))), acc1[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) {
+        out[0][j] = hsum_ps(acc0[j]);
+        out[1][j] = hsum_ps(acc1[j]);
+    }
+}
+
 static void dot4_q8_0_q8_0(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
     const llm_block_q8_0 *x = w;
     const llm_block_q8_0 *y[4];
@@ -629,6 +695,8 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->dot[LLM_DTYPE_Q4_K] = dot_q4_k_q8_k;
     k->dot[LLM_DTYPE_Q6_K] = dot_q6_k_q8_k;
     k->dot4[LLM_DTYPE_Q4_1] = dot4_q4_1_q8_1;
+    k->dot2x4[LLM_DTYPE_Q4_1] = dot2x4_q4_1_q8_1;
+    k->dot2x4[LLM_DTYPE_Q8_0] = dot2x4_q8_0_q8_0;
     k->dot4[LLM_DTYPE_Q8_0] = dot4_q8_0_q8_0;
     k->quantize[LLM_DTYPE_Q8_0] = quant_q8_0_avx2;
     k->quantize[LLM_DTYPE_Q8_1] = quant_q8_1_avx2;

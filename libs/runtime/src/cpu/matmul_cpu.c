@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "cpu/cpu.h"
+#include "dtype/blocks.h"
 
 #define TILE 16
 
@@ -22,6 +23,7 @@ typedef struct {
     const char *w;      /* [M][w_row bytes] */
     const char *act;    /* [n][a_row bytes] */
     char *act_w;        /* writable alias of act during phase 1 */
+    float *sc;          /* NULL, or [n / 4][K / 32][8] unpacked scales (kernels.h dot2x4) */
     int64_t n, K, M;
     size_t w_row, a_row;
     llm_dtype act_type;
@@ -31,8 +33,24 @@ static void quantize_task(void *p, int ith, int nth) {
     mm_ctx *c = p;
     int64_t b, e;
     llm__split_range(c->n, ith, nth, &b, &e);
+    const int64_t nb = c->K / 32, full = c->n & ~(int64_t)3;
     for (int64_t i = b; i < e; i++) {
-        c->k->quantize[c->act_type](c->x + i * c->K, c->act_w + (size_t)i * c->a_row, c->K);
+        char *row = c->act_w + (size_t)i * c->a_row;
+        c->k->quantize[c->act_type](c->x + i * c->K, row, c->K);
+        if (!c->sc || i >= full) {
+            continue;
+        }
+        float *sc = c->sc + (i / 4) * nb * 8 + i % 4;
+        if (c->act_type == LLM_DTYPE_Q8_1) {
+            const llm_block_q8_1 *y = (const llm_block_q8_1 *)row;
+            for (int64_t k = 0; k < nb; k++) {
+                sc[8 * k] = llm_fp16_to_fp32(y[k].d);
+                sc[8 * k + 4] = llm_fp16_to_fp32(y[k].s);
+            }
+        } else {
+            const llm_block_q8_0 *y = (const llm_block_q8_0 *)row;
+            for (int64_t k = 0; k < nb; k++) sc[8 * k] = llm_fp16_to_fp32(y[k].d);
+        }
     }
 }
 
@@ -40,7 +58,8 @@ static void quantize_task(void *p, int ith, int nth) {
 typedef struct {
     mm_ctx base;
     llm__vec_dot_fn dot;
-    llm__vec_dot4_fn dot4; /* may be NULL */
+    llm__vec_dot4_fn dot4;     /* may be NULL */
+    llm__vec_dot2x4_fn dot2x4; /* may be NULL (only used with dot4) */
 } mm_ctx2;
 
 static void dot_task2(void *p, int ith, int nth) {
@@ -57,7 +76,19 @@ static void dot_task2(void *p, int ith, int nth) {
             for (; i + 4 <= c->n; i += 4) {
                 const char *a = c->act + (size_t)i * c->a_row;
                 float *o = c->out + i * c->M;
-                for (int64_t m = m0; m < m1; m++) {
+                int64_t m = m0;
+                if (c->sc) {
+                    const float *sc = c->sc + (i / 4) * (c->K / 32) * 8;
+                    for (; m + 2 <= m1; m += 2) {
+                        float r2[2][4];
+                        c2->dot2x4(c->K, c->w + (size_t)m * c->w_row, c->w_row, a, c->a_row, sc, r2);
+                        for (int j = 0; j < 4; j++) {
+                            o[j * c->M + m] = r2[0][j];
+                            o[j * c->M + m + 1] = r2[1][j];
+                        }
+                    }
+                }
+                for (; m < m1; m++) {
                     float r[4];
                     c2->dot4(c->K, c->w + (size_t)m * c->w_row, a, c->a_row, r);
                     o[m] = r[0];
@@ -98,7 +129,9 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
     c->act_type = cpu->k.act_type[wt];
     c2.dot = cpu->k.dot[wt];
     c2.dot4 = cpu->k.dot4[wt];
+    c2.dot2x4 = cpu->k.dot2x4[wt];
     int nt = be->n_threads;
+    c->sc = NULL;
     if (c->act_type == LLM_DTYPE_F32) {
         c->act = (const char *)c->x;
         c->a_row = (size_t)c->K * sizeof(float);
@@ -121,6 +154,20 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
         c->act_w = cpu->act;
         c->act = cpu->act;
         c->a_row = row;
+        if (c2.dot2x4 && c2.dot4 && c->n >= 4 &&
+            (c->act_type == LLM_DTYPE_Q8_0 || c->act_type == LLM_DTYPE_Q8_1)) {
+            size_t len = (size_t)(c->n / 4) * (size_t)(c->K / 32) * 8;
+            if (len > cpu->act_sc_len) {
+                float *p = malloc(len * sizeof(float));
+                if (!p) {
+                    return llm__err(LLM_ERR_NO_MEMORY, "matmul: no memory for activation scales");
+                }
+                free(cpu->act_sc);
+                cpu->act_sc = p;
+                cpu->act_sc_len = len;
+            }
+            c->sc = cpu->act_sc;
+        }
         llm__threadpool_run(cpu->tp, quantize_task, c, c->n < nt ? (int)c->n : nt);
     }
     /* Small matrices are not worth waking the workers. */
