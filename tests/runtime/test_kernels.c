@@ -527,3 +527,308 @@ Test(kernels, q5_simd_extreme_blocks_match_scalar) {
         }
     }
 }
+
+/* ------------------------------------------ Q4_K, Q6_K dots; Q8_K quantizer -- */
+
+/* Results of llama.cpp's own AVX2 kernels (ggml_vec_dot_q4_K_q8_K and
+ * ggml_vec_dot_q6_K_q8_K in llama-cpp-python 0.3.36's libggml-cpu.so) on the
+ * bytes kqg_row() builds; made by scripts/golden/kernels/kquant_llamacpp.py.
+ * Our AVX2 kernels sum in ggml's order (fused multiply-adds included), so they
+ * must give these bits; the scalar reference sums whole blocks first and must
+ * be within 1e-5 of the magnitude. */
+static const struct {
+    llm_dtype t;
+    int n;
+    uint32_t bits;
+} g_kq_golden[] = {
+    {LLM_DTYPE_Q4_K, 256, 0xC1369AC8u}, /* -11.4127884 */
+    {LLM_DTYPE_Q4_K, 512, 0x42C7D585u}, /* 99.9170303 */
+    {LLM_DTYPE_Q4_K, 768, 0xC589B129u}, /* -4406.14502 */
+    {LLM_DTYPE_Q4_K, 1024, 0xC48654A8u}, /* -1074.64551 */
+    {LLM_DTYPE_Q4_K, 1536, 0xC4359CCCu}, /* -726.449951 */
+    {LLM_DTYPE_Q4_K, 2048, 0x4345D4B5u}, /* 197.830887 */
+    {LLM_DTYPE_Q4_K, 2816, 0xC4958E63u}, /* -1196.44958 */
+    {LLM_DTYPE_Q4_K, 3072, 0xC5E8E21Bu}, /* -7452.26318 */
+    {LLM_DTYPE_Q4_K, 4096, 0x4543D8B1u}, /* 3133.54321 */
+    {LLM_DTYPE_Q4_K, 5632, 0xC6186DC4u}, /* -9755.44141 */
+    {LLM_DTYPE_Q4_K, 6144, 0xC50AA269u}, /* -2218.15063 */
+    {LLM_DTYPE_Q4_K, 8192, 0xC5DA10ADu}, /* -6978.08447 */
+    {LLM_DTYPE_Q6_K, 256, 0xC392C6F8u}, /* -293.554443 */
+    {LLM_DTYPE_Q6_K, 512, 0xC497CAAAu}, /* -1214.33325 */
+    {LLM_DTYPE_Q6_K, 768, 0x470E911Cu}, /* 36497.1094 */
+    {LLM_DTYPE_Q6_K, 1024, 0xC607AE4Cu}, /* -8683.57422 */
+    {LLM_DTYPE_Q6_K, 1536, 0x4634581Bu}, /* 11542.0264 */
+    {LLM_DTYPE_Q6_K, 2048, 0xC580E520u}, /* -4124.64062 */
+    {LLM_DTYPE_Q6_K, 2816, 0x460DB18Au}, /* 9068.38477 */
+    {LLM_DTYPE_Q6_K, 3072, 0xC64B5162u}, /* -13012.3457 */
+    {LLM_DTYPE_Q6_K, 4096, 0x4797EE0Eu}, /* 77788.1094 */
+    {LLM_DTYPE_Q6_K, 5632, 0xC50DD640u}, /* -2269.39062 */
+    {LLM_DTYPE_Q6_K, 6144, 0xC76B8255u}, /* -60290.332 */
+    {LLM_DTYPE_Q6_K, 8192, 0xC77736DCu}, /* -63286.8594 */
+};
+
+/* Case i's seed in the script: seed(1000 + i) for dots, seed(2000 + i) for
+ * the quantizer. */
+static uint32_t kqg_seed(int i) {
+    uint32_t s = 0x9E3779B9u ^ (uint32_t)((uint32_t)i * 0x85EBCA6Bu);
+    return s ? s : 1;
+}
+
+/* A float 2^-10 .. 2^-5 with random mantissa (Gen.f32 in the script). */
+static float kqg_f32(uint32_t *s) {
+    uint32_t r = q5g_next(s), fb = ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF);
+    float f;
+    memcpy(&f, &fb, 4);
+    return f;
+}
+
+/* Weight row (w) and Q8_K activation row (a) of dot case i. */
+static void kqg_row(int i, llm_dtype t, int n, uint8_t *w, uint8_t *a) {
+    uint32_t s = kqg_seed(1000 + i);
+    for (int b = 0; b < n / 256; b++) {
+        if (t == LLM_DTYPE_Q4_K) {
+            llm_block_q4_k *x = (llm_block_q4_k *)w + b;
+            x->d = q5g_half(&s, 0);
+            x->dmin = q5g_half(&s, 0);
+            uint8_t *rest = x->scales; /* scales then qs: 140 bytes */
+            for (int j = 0; j < 140; j++) rest[j] = q5g_byte(&s);
+        } else {
+            llm_block_q6_k *x = (llm_block_q6_k *)w + b;
+            uint8_t *p = x->ql; /* ql, qh, scales: 208 bytes */
+            for (int j = 0; j < 208; j++) p[j] = q5g_byte(&s);
+            x->d = q5g_half(&s, 1);
+        }
+    }
+    for (int b = 0; b < n / 256; b++) {
+        llm_block_q8_k *y = (llm_block_q8_k *)a + b;
+        y->d = kqg_f32(&s);
+        for (int j = 0; j < 256; j++) y->qs[j] = (int8_t)q5g_byte(&s);
+        for (int j = 0; j < 16; j++) {
+            int sum = 0;
+            for (int e = 0; e < 16; e++) sum += y->qs[16 * j + e];
+            y->bsums[j] = (int16_t)sum;
+        }
+    }
+}
+
+/* Another valid Q8_K row derived from src: quants rotated by k, d scaled. */
+static void kqg_variant(const uint8_t *src, uint8_t *dst, int n, int k) {
+    for (int b = 0; b < n / 256; b++) {
+        const llm_block_q8_k *x = (const llm_block_q8_k *)src + b;
+        llm_block_q8_k *y = (llm_block_q8_k *)dst + b;
+        y->d = x->d * (1.0f + 0.37f * (float)k);
+        for (int j = 0; j < 256; j++) y->qs[j] = x->qs[(j + 13 * k) % 256];
+        for (int j = 0; j < 16; j++) {
+            int sum = 0;
+            for (int e = 0; e < 16; e++) sum += y->qs[16 * j + e];
+            y->bsums[j] = (int16_t)sum;
+        }
+    }
+}
+
+Test(kernels, kquant_dots_match_llamacpp) {
+    llm__cpu_kernels s, v;
+    llm__cpu_kernels_scalar(&s);
+    llm__cpu_kernels_scalar(&v);
+    const int simd = llm__cpu_has_avx2();
+    if (simd) {
+        llm__cpu_kernels_avx2(&v);
+    } else {
+        cr_log_warn("CPU lacks AVX2/FMA/F16C: only the scalar Q4_K/Q6_K dots are checked against llama.cpp");
+    }
+    for (int i = 0; i < (int)(sizeof(g_kq_golden) / sizeof(g_kq_golden[0])); i++) {
+        const llm_dtype t = g_kq_golden[i].t;
+        const int n = g_kq_golden[i].n;
+        cr_assert_eq(s.act_type[t], LLM_DTYPE_Q8_K);
+        size_t wb, ab;
+        llm_dtype_row_size(t, (uint64_t)n, &wb);
+        llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
+        uint8_t *w = malloc(wb), *a4 = malloc(4 * ab);
+        float *wf = malloc(sizeof(float) * (size_t)n), *af = malloc(sizeof(float) * (size_t)n);
+        uint8_t *a = a4 + 2 * ab; /* the golden row in slot 2 of 4 */
+        kqg_row(i, t, n, w, a);
+        float want;
+        memcpy(&want, &g_kq_golden[i].bits, 4);
+        llm_dtype_dequantize_row(t, w, wf, (size_t)n);
+        llm_dtype_dequantize_row(LLM_DTYPE_Q8_K, a, af, (size_t)n);
+        double mag = 0;
+        for (int e = 0; e < n; e++) mag += fabs((double)wf[e] * af[e]);
+        const float rs = s.dot[t](n, w, a);
+        cr_assert(fabs((double)rs - want) <= 1e-5 * mag, "%s n=%d: scalar %.9g, llama.cpp %.9g (mag %g)",
+                  llm_dtype_name(t), n, (double)rs, (double)want, mag);
+        if (simd) {
+            cr_assert_neq(v.dot[t], s.dot[t], "%s has no AVX2 dot", llm_dtype_name(t));
+            cr_assert_not_null(v.dot4[t], "%s has no AVX2 dot4", llm_dtype_name(t));
+            const float rv = v.dot[t](n, w, a);
+            cr_assert_eq(memcmp(&rv, &want, 4), 0, "%s n=%d: avx2 %.9g, llama.cpp %.9g (bits differ)",
+                         llm_dtype_name(t), n, (double)rv, (double)want);
+            /* dot4 over four different rows: each equals the single dot. */
+            kqg_variant(a, a4, n, 1);
+            kqg_variant(a, a4 + ab, n, 2);
+            kqg_variant(a, a4 + 3 * ab, n, 3);
+            float r4[4];
+            v.dot4[t](n, w, a4, ab, r4);
+            for (int j = 0; j < 4; j++) {
+                const float r1 = v.dot[t](n, w, a4 + (size_t)j * ab);
+                cr_assert_eq(memcmp(&r4[j], &r1, 4), 0, "%s n=%d dot4 row %d: %.9g vs dot %.9g",
+                             llm_dtype_name(t), n, j, (double)r4[j], (double)r1);
+            }
+            cr_assert_eq(memcmp(&r4[2], &want, 4), 0);
+        }
+        free(w); free(a4); free(wf); free(af);
+    }
+}
+
+/* Extreme Q4_K / Q6_K blocks: all quants at their maximum (or alternating
+ * bytes), 6-bit scales and mins at 63 / Q6_K scales at -128 or 127,
+ * activations at +-127 and -128: int16 saturation or a lost bit in the AVX2
+ * kernels shows up against the scalar reference. */
+Test(kernels, kquant_simd_extreme_blocks_match_scalar) {
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: SIMD kernels not selectable");
+    }
+    llm__cpu_kernels s, v;
+    llm__cpu_kernels_scalar(&s);
+    llm__cpu_kernels_scalar(&v);
+    llm__cpu_kernels_avx2(&v);
+    const llm_dtype types[] = {LLM_DTYPE_Q4_K, LLM_DTYPE_Q6_K};
+    for (int ti = 0; ti < 2; ti++) {
+        const llm_dtype t = types[ti];
+        for (int pat = 0; pat < 6; pat++) {
+            const int n = 256 * (1 + pat % 3 * 5); /* 1, 6, 11 blocks */
+            size_t wb, ab;
+            llm_dtype_row_size(t, (uint64_t)n, &wb);
+            llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
+            uint8_t *w = malloc(wb), *a = malloc(ab);
+            memset(w, pat < 3 ? 0xFF : (pat == 3 ? 0x80 : 0xA5), wb); /* 0x80: Q6_K scales -128 */
+            const size_t bb = llm_dtype_block_bytes(t);
+            const uint16_t d = llm_fp32_to_fp16(0.0625f), dm = llm_fp32_to_fp16(0.5f);
+            for (size_t off = 0; off < wb; off += bb) {
+                if (t == LLM_DTYPE_Q4_K) {
+                    memcpy(w + off, &d, 2);
+                    memcpy(w + off + 2, &dm, 2);
+                } else {
+                    memcpy(w + off + 208, &d, 2);
+                }
+            }
+            for (size_t off = 0; off < ab; off += sizeof(llm_block_q8_k)) {
+                llm_block_q8_k *y = (llm_block_q8_k *)(a + off);
+                y->d = 0.03125f;
+                for (int j = 0; j < 256; j++) y->qs[j] = (int8_t)(pat % 2 ? -128 : ((j & 1) ? 127 : -128));
+                for (int j = 0; j < 16; j++) {
+                    int sum = 0;
+                    for (int e = 0; e < 16; e++) sum += y->qs[16 * j + e];
+                    y->bsums[j] = (int16_t)sum;
+                }
+            }
+            const float rs = s.dot[t](n, w, a), rv = v.dot[t](n, w, a);
+            double mag = 0;
+            float *wf = malloc(sizeof(float) * (size_t)n), *af = malloc(sizeof(float) * (size_t)n);
+            llm_dtype_dequantize_row(t, w, wf, (size_t)n);
+            llm_dtype_dequantize_row(LLM_DTYPE_Q8_K, a, af, (size_t)n);
+            for (int e = 0; e < n; e++) mag += fabs((double)wf[e] * af[e]);
+            cr_assert(fabs((double)rs - rv) <= 1e-5 * mag + 1e-6, "%s pattern %d n=%d: scalar %.9g avx2 %.9g",
+                      llm_dtype_name(t), pat, n, (double)rs, (double)rv);
+            free(w); free(a); free(wf); free(af);
+        }
+    }
+}
+
+/* llama.cpp's quantize_row_q8_K (libggml-cpu.so's export, the portable
+ * reference on x86) on the rows kqg_floats() builds: FNV-1a 64 of the output
+ * bytes (d, quants, bsums of every block) and the first block's d. Made by
+ * scripts/golden/kernels/kquant_llamacpp.py; kinds as quant_row() there. */
+static const struct {
+    int kind, n;
+    uint64_t hash;
+    uint32_t d0;
+} g_q8k_golden[] = {
+    {0, 256, 0xD855AA13F60355BFULL, 0x39807AF3u},
+    {0, 512, 0xF718AAB81903F90DULL, 0xB7FF9408u},
+    {0, 2048, 0x08A197053B0B3257ULL, 0x3B00B55Bu},
+    {1, 256, 0x07142B4ACCA87167ULL, 0x3D000000u},
+    {1, 1024, 0x3F4417158B3FEBEDULL, 0x3E000000u},
+    {2, 768, 0xDB461527C717AC04ULL, 0x3D41AE73u},
+    {3, 768, 0x4A670478430026DEULL, 0xBA808533u},
+    {4, 1024, 0x99FF9F5F1EF93EC5ULL, 0x38800BE3u},
+};
+
+static float kqg_bits(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Float row of quantizer case i (quant_row() in the script, step for step). */
+static void kqg_floats(int i, int kind, int n, float *x) {
+    uint32_t s = kqg_seed(2000 + i);
+    for (int b = 0; b < n / 256; b++) {
+        float *blk = x + 256 * b;
+        const int e = 20 + (int)(q5g_next(&s) % 12);
+        for (int j = 0; j < 256; j++) {
+            const int32_t m = (int32_t)(q5g_next(&s) >> 8) - (1 << 23);
+            blk[j] = (float)m * ldexpf(1.0f, -e); /* exact: 24-bit integer times 2^-e */
+        }
+        const int sh = (int)(q5g_next(&s) % 8);
+        if (kind == 1) {
+            for (int j = 0; j < 256; j++) {
+                const int k = (int)(q5g_next(&s) % 201) - 100;
+                blk[j] = ((float)k + 0.5f) * ldexpf(1.0f, -sh);
+            }
+            blk[0] = ((q5g_next(&s) & 1) ? 127.0f : -127.0f) * ldexpf(1.0f, -sh);
+        } else if (kind == 2) {
+            const float A = fabsf(blk[0]) * 4.0f;
+            blk[5] = -A;
+            blk[100] = A;
+        } else if (kind == 3 && b == 1) {
+            for (int j = 0; j < 256; j++) blk[j] = (j & 1) ? -0.0f : 0.0f;
+        } else if (kind == 4) {
+            if (b == 0) {
+                blk[7] = kqg_bits(0x7FC00000u);
+                blk[200] = kqg_bits(0xFFC01234u);
+            } else if (b == 1) {
+                blk[33] = INFINITY;
+            } else if (b == 2) {
+                for (int j = 0; j < 256; j++) blk[j] = kqg_bits(0x7FC00000u);
+            }
+        }
+    }
+}
+
+static uint64_t kqg_fnv(const uint8_t *p, size_t len) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+
+Test(kernels, q8k_quantizer_matches_llamacpp) {
+    llm__cpu_kernels s, v;
+    llm__cpu_kernels_scalar(&s);
+    llm__cpu_kernels_scalar(&v);
+    const int simd = llm__cpu_has_avx2();
+    if (simd) {
+        llm__cpu_kernels_avx2(&v);
+        cr_assert_neq(v.quantize[LLM_DTYPE_Q8_K], s.quantize[LLM_DTYPE_Q8_K], "Q8_K has no AVX2 quantizer");
+    }
+    for (int i = 0; i < (int)(sizeof(g_q8k_golden) / sizeof(g_q8k_golden[0])); i++) {
+        const int n = g_q8k_golden[i].n;
+        const size_t bytes = sizeof(llm_block_q8_k) * (size_t)(n / 256);
+        float *x = malloc(sizeof(float) * (size_t)n);
+        uint8_t *q = malloc(bytes);
+        kqg_floats(i, g_q8k_golden[i].kind, n, x);
+        for (int which = 0; which < (simd ? 2 : 1); which++) {
+            memset(q, 0x5A, bytes); /* a quantizer must write every byte */
+            (which ? v : s).quantize[LLM_DTYPE_Q8_K](x, q, n);
+            uint32_t d0;
+            memcpy(&d0, q, 4);
+            cr_assert_eq(d0, g_q8k_golden[i].d0, "case %d (%s): d %08x, llama.cpp %08x", i,
+                         which ? "avx2" : "scalar", d0, g_q8k_golden[i].d0);
+            cr_assert_eq(kqg_fnv(q, bytes), g_q8k_golden[i].hash, "case %d (%s): bytes differ from llama.cpp's", i,
+                         which ? "avx2" : "scalar");
+        }
+        free(x); free(q);
+    }
+}

@@ -96,6 +96,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k);
 /* Overrides entries with AVX2+FMA+F16C variants. Call only when the CPU has them. */
 void llm__cpu_kernels_avx2(llm__cpu_kernels *k);
 void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_kernels_avx2 */
+void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
 /* Non-zero if the running CPU supports AVX2, FMA and F16C and the variants were built. */
 int llm__cpu_has_avx2(void);
 

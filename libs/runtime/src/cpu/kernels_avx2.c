@@ -201,73 +201,6 @@ static float dot_q8_0_q8_0(int64_t n, const void *w, const void *a) {
     return hsum_ps(acc);
 }
 
-/* ---------------------------------------------------------- K-quant dots -- */
-
-/* Q4_K: per 64-element pair of sub-blocks, 32 bytes of nibbles (low nibbles:
- * first sub-block, high: second); sub-block scales applied to int16 pair sums
- * with vpmaddwd; the mins go through the activation's per-16 sums. */
-static float dot_q4_k_q8_k(int64_t n, const void *w, const void *a) {
-    const llm_block_q4_k *x = w;
-    const llm_block_q8_k *y = a;
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
-    __m256 acc = _mm256_setzero_ps();
-    float summ_f = 0.0f;
-    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        uint8_t sc[8], mn[8];
-        llm__q4k_scale_min(x[b].scales, sc, mn);
-        int32_t summ = 0;
-        for (int j = 0; j < 8; j++) summ += mn[j] * (y[b].bsums[2 * j] + y[b].bsums[2 * j + 1]);
-        __m256i sumi = _mm256_setzero_si256();
-        for (int jj = 0; jj < 4; jj++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32 * jj));
-            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(y[b].qs + 64 * jj));
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(y[b].qs + 64 * jj + 32));
-            __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sc[2 * jj]));
-            __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(sc[2 * jj + 1]));
-            sumi = _mm256_add_epi32(sumi, _mm256_add_epi32(p0, p1));
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(y[b].d * h2f(x[b].d)), _mm256_cvtepi32_ps(sumi), acc);
-        summ_f += y[b].d * h2f(x[b].dmin) * (float)summ;
-    }
-    return hsum_ps(acc) - summ_f;
-}
-
-/* Q6_K: q = low | high << 4 in 0..63 (unsigned, for vpmaddubsw); the -32
- * offset is taken out afterwards with the activation's per-16 sums. */
-static float dot_q6_k_q8_k(int64_t n, const void *w, const void *a) {
-    const llm_block_q6_k *x = w;
-    const llm_block_q8_k *y = a;
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        int32_t off = 0;
-        for (int j = 0; j < 16; j++) off += x[b].scales[j] * y[b].bsums[j];
-        __m256i sumi = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64 * h));
-            const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64 * h + 32));
-            const __m256i qh = _mm256_loadu_si256((const __m256i *)(x[b].qh + 32 * h));
-            for (int g = 0; g < 4; g++) {
-                /* element r = 32 g + i of this half: low nibble of ql0/ql1 for
-                 * g = 0/1, high nibble for g = 2/3; high bits 2g..2g+1 of qh. */
-                __m256i lo = (g & 1) ? ql1 : ql0;
-                lo = g < 2 ? _mm256_and_si256(lo, m4) : _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
-                __m256i hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * g)), m3);
-                __m256i q = _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
-                const int e = 128 * h + 32 * g, j = e / 16;
-                const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[b].qs + e));
-                const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(x[b].scales[j + 1]),
-                                                     _mm_set1_epi16(x[b].scales[j]));
-                sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(_mm256_maddubs_epi16(q, yv), scv));
-            }
-        }
-        const int32_t sumq = hsum_epi32(sumi) - 32 * off;
-        acc = _mm256_add_ps(acc, _mm256_set_ps(0, 0, 0, 0, 0, 0, 0, y[b].d * h2f(x[b].d) * (float)sumq));
-    }
-    return hsum_ps(acc);
-}
-
 /* ------------------------------------------------------------ float dots -- */
 
 /* Float dots are summed in the order llama.cpp's AVX2 build uses (four
@@ -692,8 +625,6 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->dot[LLM_DTYPE_Q4_0] = dot_q4_0_q8_0;
     k->dot[LLM_DTYPE_Q4_1] = dot_q4_1_q8_1;
     k->dot[LLM_DTYPE_Q8_0] = dot_q8_0_q8_0;
-    k->dot[LLM_DTYPE_Q4_K] = dot_q4_k_q8_k;
-    k->dot[LLM_DTYPE_Q6_K] = dot_q6_k_q8_k;
     k->dot4[LLM_DTYPE_Q4_1] = dot4_q4_1_q8_1;
     k->dot2x4[LLM_DTYPE_Q4_1] = dot2x4_q4_1_q8_1;
     k->dot2x4[LLM_DTYPE_Q8_0] = dot2x4_q8_0_q8_0;
@@ -712,6 +643,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->swiglu_row = swiglu_row_avx2;
     k->exp_sum_row = exp_sum_row_avx2;
     llm__cpu_kernels_avx2_q5(k); /* Q5_0, Q5_1, Q5_K: kernels_avx2_q5.c */
+    llm__cpu_kernels_avx2_kq(k); /* Q4_K, Q6_K dots, Q8_K quantizer: kernels_avx2_kq.c */
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

@@ -228,8 +228,40 @@ static void quant_q8_0(const float *x, void *y, int64_t n) {
 static void quant_q8_1(const float *x, void *y, int64_t n) {
     (void)llm_dtype_quantize_row(LLM_DTYPE_Q8_1, x, y, (size_t)n);
 }
-static void quant_q8_k(const float *x, void *y, int64_t n) {
-    (void)llm_dtype_quantize_row(LLM_DTYPE_Q8_K, x, y, (size_t)n);
+/* Exactly ggml's quantize_row_q8_K (kernels_avx2_kq.c describes the method;
+ * its AVX2 variant gives the same bytes for every input, NaN and inf too). */
+static void quant_q8_k(const float *x, void *vy, int64_t n) {
+    llm_block_q8_k *y = vy;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++, x += LLM_QK_K) {
+        float amax = 0.0f, max = 0.0f;
+        for (int i = 0; i < LLM_QK_K; i++) {
+            if (fabsf(x[i]) > amax) { /* strict: the first of equals wins, NaNs never */
+                amax = fabsf(x[i]);
+                max = x[i];
+            }
+        }
+        if (amax == 0.0f) {
+            memset(&y[b], 0, sizeof y[b]);
+            continue;
+        }
+        const float iscale = -127.0f / max;
+        for (int i = 0; i < LLM_QK_K; i++) {
+            /* Adding 1.5 * 2^23 rounds to an integer (half to even) in the
+             * low mantissa bits; no fma: ggml rounds the product first. */
+            const float p = iscale * x[i];
+            const float t = p + 12582912.0f; /* separate statements: never contracted */
+            uint32_t u;
+            memcpy(&u, &t, 4);
+            const int32_t v = (int32_t)(u & 0x007FFFFFu) - 0x00400000;
+            y[b].qs[i] = (int8_t)(uint8_t)(v > 127 ? 127 : v); /* low byte */
+        }
+        for (int j = 0; j < LLM_QK_K / 16; j++) {
+            int sum = 0;
+            for (int i = 0; i < 16; i++) sum += y[b].qs[16 * j + i];
+            y[b].bsums[j] = (int16_t)sum;
+        }
+        y[b].d = 1.0f / iscale;
+    }
 }
 
 /* ------------------------------------------------------------ row kernels -- */

@@ -1,0 +1,312 @@
+/*
+ * cpu/kernels_avx2_kq.c -- AVX2 + FMA + F16C kernels for the K-quants most
+ * models ship in (Q4_K_M = Q4_K + Q6_K): the Q4_K x Q8_K and Q6_K x Q8_K dot
+ * products (each with a 1 x 4 variant) and the Q8_K activation quantizer.
+ *
+ * Compiled with -mavx2 -mfma -mf16c (sources.cmake) and installed by
+ * llm__cpu_kernels_avx2(), which only runs once the CPU has been checked.
+ *
+ * Summation order. The project compares logits with llama.cpp, so the dots
+ * sum in the order of ggml's AVX2 ggml_vec_dot_q4_K_q8_K / _q6_K_q8_K:
+ *  - integer products go into 8 int32 lanes, lane k holding bytes 4k..4k+3 of
+ *    every 32-byte group; integer sums are exact, so only which integers end
+ *    up in which lane matters, not the instruction sequence;
+ *  - Q6_K stores q + 32 (0..63); the -32 offset is taken out of the lanes
+ *    before any float work, lane k losing 32 * (bsums[2k] sc[2k] +
+ *    bsums[2k+1] sc[2k+1]) (16 sub-block sums spread over the 8 lanes);
+ *  - per super-block, acc = fma(d_y * d_x, float(lane), acc) on 8 lanes;
+ *  - Q4_K's mins go through 4 float lanes of their own: lane l gets
+ *    mn[2l] * B(2l) + mn[2l+1] * B(2l+1) (B(j): sum of sub-block j's 32
+ *    activations) by fma with -(d_y * dmin), per super-block; at the end the
+ *    4 lanes fold as (m0 + m2) + (m1 + m3);
+ *  - the result is the 8-lane horizontal sum ((hi + lo), then halves, then
+ *    pairs), plus the folded mins for Q4_K.
+ * The dot4 variants decode each weight block once and run the same per-row
+ * arithmetic for four activation rows, so out[j] equals the single dot bit for
+ * bit. The scalar references in kernels_scalar.c sum whole blocks first and
+ * agree to float rounding; tests/runtime/test_kernels.c checks these against
+ * llama.cpp's own kernels on golden rows.
+ *
+ * Q8_K quantizer: exactly ggml's quantize_row_q8_K (which on x86 is its
+ * portable reference): d = 1 / (-127 / x_m), x_m the first element of largest
+ * magnitude (NaNs never win); q = round-half-even of (-127 / x_m) * x by the
+ * 1.5 * 2^23 trick (keeping its low 23 bits minus 2^22, so NaNs and
+ * infinities map as ggml maps them), capped at 127, stored as its low byte;
+ * bsums from the stored bytes; an all-zero (or all-NaN) block gives d = 0.
+ */
+#include "cpu/kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "dtype/blocks.h"
+
+static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+/* hi + lo, then the two 64-bit halves, then the last pair. */
+static inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* (m0 + m2) + (m1 + m3). */
+static inline float hsum4(__m128 m) {
+    m = _mm_add_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_add_ss(m, _mm_movehdup_ps(m));
+    return _mm_cvtss_f32(m);
+}
+
+/* ---------------------------------------------------------------- Q4_K -- */
+
+/* The 12-byte scale field as 16 int16: sc[0..7] then mn[0..7] (the layout in
+ * dtype/blocks.h, decoded four bytes at a time). */
+static inline __m256i q4_k_scales_mins(const uint8_t scales[12]) {
+    uint32_t w[3];
+    memcpy(w, scales, 12);
+    const uint32_t m6 = 0x3F3F3F3Fu, m4 = 0x0F0F0F0Fu, m2 = 0x03030303u;
+    const uint32_t sc_lo = w[0] & m6, mn_lo = w[1] & m6;
+    const uint32_t sc_hi = (w[2] & m4) | ((w[0] >> 6) & m2) << 4;
+    const uint32_t mn_hi = ((w[2] >> 4) & m4) | ((w[1] >> 6) & m2) << 4;
+    return _mm256_cvtepu8_epi16(_mm_set_epi32((int)mn_hi, (int)mn_lo, (int)sc_hi, (int)sc_lo));
+}
+
+/* Scale j (0..7) of q4_k_scales_mins() broadcast to 16 int16 (the two
+ * 128-bit halves of s must both hold the scales, as from broadcastsi128). */
+static inline __m256i q4_k_scale(__m256i s, int j) {
+    return _mm256_shuffle_epi8(s, _mm256_set1_epi16((short)(((2 * j + 1) << 8) | (2 * j))));
+}
+
+/* Four int32 lanes of the mins term, lane l = mn[2l] B(2l) + mn[2l+1] B(2l+1). */
+static inline __m128i q4_k_mins(__m256i sm, const int16_t bsums[16]) {
+    const __m256i b = _mm256_loadu_si256((const __m256i *)bsums);
+    const __m128i B = _mm_hadd_epi16(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+    return _mm_madd_epi16(_mm256_extracti128_si256(sm, 1), B);
+}
+
+/* Sub-blocks 2p (low nibbles, scale s0) and 2p + 1 (high nibbles, s1) times
+ * 64 activations, as 8 int32 lanes. |pair| <= 2 * 15 * 128 fits int16. */
+static inline __m256i q4_k_pair(__m256i lo, __m256i hi, const int8_t *yq, __m256i s0, __m256i s1) {
+    const __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)yq));
+    const __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(yq + 32)));
+    return _mm256_add_epi32(_mm256_madd_epi16(s0, p0), _mm256_madd_epi16(s1, p1));
+}
+
+static float dot_q4_k_q8_k(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_k *x = w;
+    const llm_block_q8_k *y = a;
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256 acc = _mm256_setzero_ps();
+    __m128 accm = _mm_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const float d = y[b].d * h2f(x[b].d), dmin = -y[b].d * h2f(x[b].dmin);
+        const __m256i sm = q4_k_scales_mins(x[b].scales);
+        accm = _mm_fmadd_ps(_mm_set1_ps(dmin), _mm_cvtepi32_ps(q4_k_mins(sm, y[b].bsums)), accm);
+        const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
+        __m256i sumi = _mm256_setzero_si256();
+        for (int p = 0; p < 4; p++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32 * p));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            sumi = _mm256_add_epi32(sumi, q4_k_pair(lo, hi, y[b].qs + 64 * p, q4_k_scale(s, 2 * p),
+                                                    q4_k_scale(s, 2 * p + 1)));
+        }
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return hsum8(acc) + hsum4(accm);
+}
+
+static void dot4_q4_k_q8_k(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q4_k *x = w;
+    const llm_block_q8_k *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256 acc[4];
+    __m128 accm[4];
+    for (int j = 0; j < 4; j++) {
+        acc[j] = _mm256_setzero_ps();
+        accm[j] = _mm_setzero_ps();
+    }
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const float dx = h2f(x[b].d), mx = h2f(x[b].dmin);
+        const __m256i sm = q4_k_scales_mins(x[b].scales); /* decoded once for four rows */
+        const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
+        __m256i sumi[4];
+        for (int j = 0; j < 4; j++) {
+            accm[j] = _mm_fmadd_ps(_mm_set1_ps(-y[j][b].d * mx), _mm_cvtepi32_ps(q4_k_mins(sm, y[j][b].bsums)),
+                                   accm[j]);
+            sumi[j] = _mm256_setzero_si256();
+        }
+        for (int p = 0; p < 4; p++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32 * p));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i s0 = q4_k_scale(s, 2 * p), s1 = q4_k_scale(s, 2 * p + 1);
+            for (int j = 0; j < 4; j++) {
+                sumi[j] = _mm256_add_epi32(sumi[j], q4_k_pair(lo, hi, y[j][b].qs + 64 * p, s0, s1));
+            }
+        }
+        for (int j = 0; j < 4; j++) {
+            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(y[j][b].d * dx), _mm256_cvtepi32_ps(sumi[j]), acc[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]) + hsum4(accm[j]);
+}
+
+/* ---------------------------------------------------------------- Q6_K -- */
+
+/* Group g (0..3) of half h of a Q6_K block: elements 128h + 32g .. +31 as
+ * q + 32 in 0..63. Low nibbles: ql bytes 64h + 32(g & 1) .., the high nibble
+ * for g >= 2; two high bits: bits 2g, 2g+1 of qh bytes 32h ... */
+static inline __m256i q6_k_group(__m256i ql0, __m256i ql1, __m256i qh, int g) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03);
+    __m256i lo = (g & 1) ? ql1 : ql0;
+    lo = g < 2 ? _mm256_and_si256(lo, m4) : _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), m3);
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
+}
+
+/* Scales of sub-blocks 2G and 2G + 1 (G = 4h + g, the group's index in the
+ * block) as int16, one per 128-bit half: the group's first 16 elements use
+ * the first, the rest the second. */
+static inline __m256i q6_k_scale(__m128i sc8, int G) {
+    const __m128i pick = _mm_set_epi64x(0x0101010101010101LL * (2 * G + 1), 0x0101010101010101LL * (2 * G));
+    return _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pick));
+}
+
+/* The offset lanes: lane k = 32 (bsums[2k] sc[2k] + bsums[2k+1] sc[2k+1]). */
+static inline __m256i q6_k_offset(__m128i sc8, const int16_t bsums[16]) {
+    const __m256i b = _mm256_loadu_si256((const __m256i *)bsums);
+    return _mm256_slli_epi32(_mm256_madd_epi16(b, _mm256_cvtepi8_epi16(sc8)), 5);
+}
+
+/* 32 quants (0..63) times 32 activations, pairs scaled: 8 int32 lanes.
+ * |pair| <= 2 * 63 * 128 fits int16. */
+static inline __m256i q6_k_sub(__m256i q, const int8_t *yq, __m256i sc) {
+    return _mm256_madd_epi16(sc, _mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)yq)));
+}
+
+static float dot_q6_k_q8_k(int64_t n, const void *w, const void *a) {
+    const llm_block_q6_k *x = w;
+    const llm_block_q8_k *y = a;
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const float d = y[b].d * h2f(x[b].d);
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[b].scales);
+        __m256i sumi = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64 * h));
+            const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(x[b].qh + 32 * h));
+            for (int g = 0; g < 4; g++) {
+                const __m256i q = q6_k_group(ql0, ql1, qh, g);
+                sumi = _mm256_add_epi32(sumi, q6_k_sub(q, y[b].qs + 128 * h + 32 * g, q6_k_scale(sc8, 4 * h + g)));
+            }
+        }
+        sumi = _mm256_sub_epi32(sumi, q6_k_offset(sc8, y[b].bsums));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(sumi), acc);
+    }
+    return hsum8(acc);
+}
+
+static void dot4_q6_k_q8_k(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q6_k *x = w;
+    const llm_block_q8_k *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const float dx = h2f(x[b].d);
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[b].scales);
+        __m256i sumi[4];
+        for (int j = 0; j < 4; j++) sumi[j] = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64 * h));
+            const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(x[b].qh + 32 * h));
+            for (int g = 0; g < 4; g++) {
+                const __m256i q = q6_k_group(ql0, ql1, qh, g); /* decoded once for four rows */
+                const __m256i sc = q6_k_scale(sc8, 4 * h + g);
+                for (int j = 0; j < 4; j++) {
+                    sumi[j] = _mm256_add_epi32(sumi[j], q6_k_sub(q, y[j][b].qs + 128 * h + 32 * g, sc));
+                }
+            }
+        }
+        for (int j = 0; j < 4; j++) {
+            const __m256i s = _mm256_sub_epi32(sumi[j], q6_k_offset(sc8, y[j][b].bsums));
+            acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(y[j][b].d * dx), _mm256_cvtepi32_ps(s), acc[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]);
+}
+
+/* ------------------------------------------------------- Q8_K quantizer -- */
+
+static void quant_q8_k_avx2(const float *x, void *vy, int64_t n) {
+    llm_block_q8_k *y = vy;
+    const __m256 nosign = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFFFFFF));
+    for (int64_t b = 0; b < n / LLM_QK_K; b++, x += LLM_QK_K) {
+        /* Largest magnitude: max(|x|, m) keeps m when |x| is NaN. */
+        __m256 m = _mm256_setzero_ps();
+        for (int i = 0; i < LLM_QK_K; i += 8) m = _mm256_max_ps(_mm256_and_ps(_mm256_loadu_ps(x + i), nosign), m);
+        __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+        m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
+        m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
+        const float amax = _mm_cvtss_f32(m4);
+        if (amax == 0.0f) {
+            memset(&y[b], 0, sizeof y[b]);
+            continue;
+        }
+        /* Its first occurrence gives the sign, as ggml's strict '>' scan. */
+        const __m256 va = _mm256_set1_ps(amax);
+        int first = 0;
+        for (int i = 0; i < LLM_QK_K; i += 8) {
+            const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_and_ps(_mm256_loadu_ps(x + i), nosign), va, _CMP_EQ_OQ));
+            if (hit) {
+                first = i + __builtin_ctz((unsigned)hit);
+                break;
+            }
+        }
+        const float iscale = -127.0f / x[first];
+        const __m256 vs = _mm256_set1_ps(iscale), magic = _mm256_set1_ps(12582912.0f);
+        const __m256i low23 = _mm256_set1_epi32(0x007FFFFF), bias = _mm256_set1_epi32(0x00400000);
+        const __m256i cap = _mm256_set1_epi32(127), byte = _mm256_set1_epi32(0xFF);
+        for (int i = 0; i < LLM_QK_K; i += 32) {
+            __m256i q[4];
+            for (int k = 0; k < 4; k++) {
+                const __m256 t = _mm256_add_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i + 8 * k), vs), magic);
+                const __m256i v = _mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(t), low23), bias);
+                q[k] = _mm256_and_si256(_mm256_min_epi32(v, cap), byte); /* low byte, as the C cast */
+            }
+            /* 0..255 survive both unsigned packs; packs work per 128-bit lane,
+             * the permute restores element order. */
+            __m256i p = _mm256_packus_epi16(_mm256_packus_epi32(q[0], q[1]), _mm256_packus_epi32(q[2], q[3]));
+            p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256((__m256i *)(y[b].qs + i), p);
+        }
+        for (int j = 0; j < LLM_QK_K / 16; j++) {
+            const __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(y[b].qs + 16 * j)));
+            const __m128i s = _mm_add_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            const __m128i s2 = _mm_add_epi16(s, _mm_unpackhi_epi64(s, s));
+            const __m128i s3 = _mm_add_epi16(s2, _mm_srli_epi64(s2, 32));
+            const __m128i s4 = _mm_add_epi16(s3, _mm_srli_epi32(s3, 16));
+            y[b].bsums[j] = (int16_t)_mm_extract_epi16(s4, 0);
+        }
+        y[b].d = 1.0f / iscale;
+    }
+}
+
+void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k) {
+    /* Activation types stay as the scalar registry set them (Q8_K). */
+    k->dot[LLM_DTYPE_Q4_K] = dot_q4_k_q8_k;
+    k->dot[LLM_DTYPE_Q6_K] = dot_q6_k_q8_k;
+    k->dot4[LLM_DTYPE_Q4_K] = dot4_q4_k_q8_k;
+    k->dot4[LLM_DTYPE_Q6_K] = dot4_q6_k_q8_k;
+    k->quantize[LLM_DTYPE_Q8_K] = quant_q8_k_avx2;
+}
+
+#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
+
+void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k) { (void)k; }
+
+#endif

@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""Golden Q4_K / Q6_K dot products and Q8_K quantizations from llama.cpp's own
+CPU kernels.
+
+Dots: builds deterministic Q4_K / Q6_K weight rows and Q8_K activation rows
+from a xorshift32 stream (the same generator as q5_dots_llamacpp.py;
+tests/runtime/test_kernels.c rebuilds the same bytes, see kqg_* there), calls
+ggml_vec_dot_q4_K_q8_K and ggml_vec_dot_q6_K_q8_K from the libggml-cpu.so that
+llama-cpp-python 0.3.36 ships (AVX2 build) and prints each result as a float
+bit pattern for the C table g_kq_golden.
+
+Quantizer: builds float rows (random magnitudes, exact half-way ties,
+opposite-sign maxima, zero / NaN / inf blocks), runs quantize_row_q8_K (the
+symbol libggml-cpu.so exports for Q8_K's from_float; on x86 it jumps to
+libggml-base.so's quantize_row_q8_K_ref) into a zero-filled buffer and prints
+the FNV-1a 64 hash of the output bytes and the first block's d for the C
+table g_q8k_golden.
+
+    /root/.cache/llm/venv/bin/python scripts/golden/kernels/kquant_llamacpp.py
+"""
+import ctypes
+import math
+import os
+import struct
+
+import llama_cpp
+
+LIB = os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
+
+
+class Gen:
+    """xorshift32; the C test uses the same steps and seed."""
+
+    def __init__(self, seed):
+        self.x = seed
+
+    def next(self):
+        x = self.x
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        self.x = x
+        return x
+
+    def byte(self):
+        return self.next() >> 24
+
+    def half(self, signed):
+        # exponent 8..14 (2^-7 .. 2^-1), random mantissa, random sign if signed
+        r = self.next()
+        h = ((8 + r % 7) << 10) | ((r >> 8) & 0x3FF)
+        if signed and (r >> 20) & 1:
+            h |= 0x8000
+        return h
+
+    def f32(self):
+        # 2^-10 .. 2^-5, random mantissa
+        r = self.next()
+        return struct.unpack("<f", struct.pack("<I", ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF)))[0]
+
+
+def weights(t, n, g):
+    out = bytearray()
+    for _ in range(n // 256):
+        if t == "q4_K":  # d, dmin, 12 scale bytes, 128 qs
+            out += struct.pack("<HH", g.half(False), g.half(False)) + bytes(g.byte() for _ in range(140))
+        else:  # q6_K: 128 ql, 64 qh, 16 signed scales, then d (signed)
+            out += bytes(g.byte() for _ in range(208)) + struct.pack("<H", g.half(True))
+    return bytes(out)
+
+
+def acts(n, g):
+    """Q8_K: float d, 256 quants (-128 allowed), 16 consistent bsums."""
+    out = bytearray()
+    for _ in range(n // 256):
+        d = g.f32()
+        q = [g.byte() for _ in range(256)]
+        q = [v - 256 if v >= 128 else v for v in q]
+        bs = [sum(q[16 * j:16 * j + 16]) for j in range(16)]
+        out += struct.pack("<f", d) + struct.pack("<256b", *q) + struct.pack("<16h", *bs)
+    return bytes(out)
+
+
+DOT_CASES = [("q4_K", n) for n in (256, 512, 768, 1024, 1536, 2048, 2816, 3072, 4096, 5632, 6144, 8192)] + \
+            [("q6_K", n) for n in (256, 512, 768, 1024, 1536, 2048, 2816, 3072, 4096, 5632, 6144, 8192)]
+
+
+def f32_from_bits(u):
+    return struct.unpack("<f", struct.pack("<I", u & 0xFFFFFFFF))[0]
+
+
+def quant_row(kind, n, g):
+    """Float row of quantizer case `kind` (the C test's kqg_floats mirrors this).
+
+    0: random values, per-block magnitude 2^-20 .. 2^-9 times a 24-bit integer;
+    1: ties: element 0 is +-127 * 2^s, the rest (k + 1/2) * 2^s, so the scaled
+       values are exact half-way cases (round half to even);
+    2: opposite-sign maxima: -A at 5 and +A at 100 (the first one sets the sign);
+    3: a zero block (+0 and -0) between random blocks;
+    4: NaNs (default and with a payload) and an infinity in different blocks.
+    """
+    x = []
+    for b in range(n // 256):
+        e = 20 + g.next() % 12
+        blk = []
+        for _ in range(256):
+            r = g.next()
+            blk.append(float((r >> 8) - (1 << 23)) * 2.0 ** -e)
+        s = g.next() % 8
+        if kind == 1:
+            for i in range(256):
+                k = g.next() % 201 - 100
+                blk[i] = (k + 0.5) * 2.0 ** -s
+            blk[0] = (127.0 if g.next() & 1 else -127.0) * 2.0 ** -s
+        elif kind == 2:
+            a = abs(blk[0]) * 4.0
+            blk[5], blk[100] = -a, a
+        elif kind == 3 and b == 1:
+            blk = [(-0.0 if i & 1 else 0.0) for i in range(256)]
+        elif kind == 4:
+            if b == 0:
+                blk[7] = f32_from_bits(0x7FC00000)
+                blk[200] = f32_from_bits(0xFFC01234)
+            elif b == 1:
+                blk[33] = math.inf
+            elif b == 2:
+                blk = [f32_from_bits(0x7FC00000)] * 256
+        x += blk
+    return x
+
+
+Q8K_CASES = [(0, 256), (0, 512), (0, 2048), (1, 256), (1, 1024), (2, 768), (3, 768), (4, 1024)]
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for c in data:
+        h ^= c
+        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def seed(i):
+    """Seed of case i (never 0, which xorshift would keep)."""
+    s = 0x9E3779B9 ^ ((i * 0x85EBCA6B) & 0xFFFFFFFF)
+    return s or 1
+
+
+def main():
+    ctypes.CDLL(os.path.join(LIB, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
+    cpu = ctypes.CDLL(os.path.join(LIB, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
+    cpu.ggml_cpu_init()  # fills the fp16 -> fp32 table the kernels read
+    fns = {"q4_K": cpu.ggml_vec_dot_q4_K_q8_K, "q6_K": cpu.ggml_vec_dot_q6_K_q8_K}
+    for f in fns.values():
+        f.restype = None
+        f.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_char_p,
+                      ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+    print("/* g_kq_golden */")
+    for i, (t, n) in enumerate(DOT_CASES):
+        g = Gen(seed(1000 + i))
+        w = weights(t, n, g)
+        a = acts(n, g)
+        s = ctypes.c_float(0)
+        fns[t](n, ctypes.byref(s), 0, w, 0, a, 0, 1)
+        bits = struct.unpack("<I", struct.pack("<f", s.value))[0]
+        print("    {LLM_DTYPE_%s, %d, 0x%08Xu}, /* %.9g */" % (t.upper(), n, bits, s.value))
+
+    q = cpu.quantize_row_q8_K
+    q.restype = None
+    q.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64]
+    print("/* g_q8k_golden */")
+    for i, (kind, n) in enumerate(Q8K_CASES):
+        g = Gen(seed(2000 + i))
+        x = quant_row(kind, n, g)
+        src = b"".join(struct.pack("<f", v) for v in x)
+        dst = ctypes.create_string_buffer(292 * (n // 256))  # zero-filled
+        q(src, dst, n)
+        out = dst.raw
+        d0 = struct.unpack("<I", out[:4])[0]
+        print("    {%d, %d, 0x%016XULL, 0x%08Xu}," % (kind, n, fnv1a64(out), d0))
+
+
+if __name__ == "__main__":
+    main()
