@@ -169,10 +169,10 @@ Test(llama_order, tiled_attention_products_bit_identical) {
     }
 }
 
-/* The 2 x 4 matmul micro-kernels (unpacked activation scales) against the
- * plain dot product they stand in for: same bits, or the forward would
+/* The 2 x 4 and 4 x 1 matmul micro-kernels (unpacked activation scales)
+ * against the plain dot product they stand in for: same bits, or the forward would
  * depend on how the matmul tiles its rows. */
-Test(llama_order, dot2x4_equals_dot) {
+Test(llama_order, micro_kernels_equal_dot) {
     llm__cpu_kernels s, v;
     kernel_sets(&s, &v);
     static const llm_dtype types[] = {LLM_DTYPE_Q4_1, LLM_DTYPE_Q8_0};
@@ -199,6 +199,23 @@ Test(llama_order, dot2x4_equals_dot) {
                     sc[8 * b + j] = llm_fp16_to_fp32(blk[0]);
                     sc[8 * b + 4 + j] = at == LLM_DTYPE_Q8_1 ? llm_fp16_to_fp32(blk[1]) : 0.0f;
                 }
+            }
+            /* dot4x1: four weight rows (the two above, repeated) by activation row 2. */
+            if (v.dot4x1[wt]) {
+                char *w4 = malloc(4 * wr);
+                float sc1[2 * 64], o4[4];
+                for (int r = 0; r < 4; r++) memcpy(w4 + r * wr, w + (r % 2) * wr, wr);
+                for (int64_t b = 0; b < nb; b++) {
+                    sc1[2 * b] = sc[8 * b + 2];
+                    sc1[2 * b + 1] = sc[8 * b + 4 + 2];
+                }
+                v.dot4x1[wt](K, w4, wr, a + 2 * ar, sc1, o4);
+                for (int r = 0; r < 4; r++) {
+                    float want = v.dot[wt](K, w4 + r * wr, a + 2 * ar);
+                    cr_assert(memcmp(&o4[r], &want, sizeof want) == 0, "dot4x1 %s K=%lld row %d: %a vs %a",
+                              llm_dtype_name(wt), (long long)K, r, (double)o4[r], (double)want);
+                }
+                free(w4);
             }
             float out[2][4];
             v.dot2x4[wt](K, w, wr, a, ar, sc, out);

@@ -29,6 +29,13 @@ typedef void (*llm__vec_dot4_fn)(int64_t n, const void *w, const void *a, size_t
  * outside the integer dot itself. */
 typedef void (*llm__vec_dot2x4_fn)(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride,
                                    const float *sc, float out[2][4]);
+/* Four weight rows (w + r w_stride bytes) by one activation row of an 8-bit
+ * block type whose block scales were unpacked: sc[2 b] = d of block b,
+ * sc[2 b + 1] its s (Q8_1 only). out[r] must equal dot(n, w_r, a) bit for
+ * bit. Four independent accumulator chains instead of one: a single dot is
+ * bound by its FMA latency, not by the CPU's throughput. */
+typedef void (*llm__vec_dot4x1_fn)(int64_t n, const void *w, size_t w_stride, const void *a, const float *sc,
+                                   float out[4]);
 /* Converts n floats into the activation type (n a multiple of its block). */
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
 
@@ -54,6 +61,7 @@ typedef struct llm__cpu_kernels {
     llm__vec_dot_fn dot[LLM_DTYPE_END_];       /* weight type -> dot (NULL: unsupported) */
     llm__vec_dot4_fn dot4[LLM_DTYPE_END_];     /* optional 1 x 4 variant (NULL: use dot) */
     llm__vec_dot2x4_fn dot2x4[LLM_DTYPE_END_]; /* optional 2 x 4 variant (NULL: use dot4) */
+    llm__vec_dot4x1_fn dot4x1[LLM_DTYPE_END_]; /* optional 4 x 1 variant (NULL: use dot) */
     llm__quantize_fn quantize[LLM_DTYPE_END_]; /* activation type -> quantizer */
     /* out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1) */
     void (*rms_norm_row)(float *out, const float *x, const float *w, int64_t n, float eps);

@@ -24,6 +24,8 @@ typedef struct {
     const char *act;    /* [n][a_row bytes] */
     char *act_w;        /* writable alias of act during phase 1 */
     float *sc;          /* NULL, or [n / 4][K / 32][8] unpacked scales (kernels.h dot2x4) */
+    float *sc_rem;      /* NULL, or [n - full][K / 32][2] for the rows after the groups (dot4x1) */
+    int64_t full;       /* rows done in groups of 4 (dot4 / dot2x4): n & ~3 with dot4, else 0 */
     int64_t n, K, M;
     size_t w_row, a_row;
     llm_dtype act_type;
@@ -33,23 +35,30 @@ static void quantize_task(void *p, int ith, int nth) {
     mm_ctx *c = p;
     int64_t b, e;
     llm__split_range(c->n, ith, nth, &b, &e);
-    const int64_t nb = c->K / 32, full = c->n & ~(int64_t)3;
+    const int64_t nb = c->K / 32, full = c->full;
     for (int64_t i = b; i < e; i++) {
         char *row = c->act_w + (size_t)i * c->a_row;
         c->k->quantize[c->act_type](c->x + i * c->K, row, c->K);
-        if (!c->sc || i >= full) {
+        /* Where this row's d and s go: lane i % 4 of its group's [8] (d at
+         * +0, s at +4), or [2] per block after the groups. */
+        float *sc;
+        int64_t step, s_off;
+        if (i < full && c->sc) {
+            sc = c->sc + (i / 4) * nb * 8 + i % 4, step = 8, s_off = 4;
+        } else if (i >= full && c->sc_rem) {
+            sc = c->sc_rem + (i - full) * nb * 2, step = 2, s_off = 1;
+        } else {
             continue;
         }
-        float *sc = c->sc + (i / 4) * nb * 8 + i % 4;
         if (c->act_type == LLM_DTYPE_Q8_1) {
             const llm_block_q8_1 *y = (const llm_block_q8_1 *)row;
             for (int64_t k = 0; k < nb; k++) {
-                sc[8 * k] = llm_fp16_to_fp32(y[k].d);
-                sc[8 * k + 4] = llm_fp16_to_fp32(y[k].s);
+                sc[step * k] = llm_fp16_to_fp32(y[k].d);
+                sc[step * k + s_off] = llm_fp16_to_fp32(y[k].s);
             }
         } else {
             const llm_block_q8_0 *y = (const llm_block_q8_0 *)row;
-            for (int64_t k = 0; k < nb; k++) sc[8 * k] = llm_fp16_to_fp32(y[k].d);
+            for (int64_t k = 0; k < nb; k++) sc[step * k] = llm_fp16_to_fp32(y[k].d);
         }
     }
 }
@@ -60,6 +69,7 @@ typedef struct {
     llm__vec_dot_fn dot;
     llm__vec_dot4_fn dot4;     /* may be NULL */
     llm__vec_dot2x4_fn dot2x4; /* may be NULL (only used with dot4) */
+    llm__vec_dot4x1_fn dot4x1; /* may be NULL */
 } mm_ctx2;
 
 static void dot_task2(void *p, int ith, int nth) {
@@ -70,10 +80,10 @@ static void dot_task2(void *p, int ith, int nth) {
     for (int64_t m0 = b; m0 < e; m0 += TILE) {
         int64_t m1 = m0 + TILE < e ? m0 + TILE : e;
         int64_t i = 0;
-        if (c2->dot4) {
+        if (c->full > 0) {
             /* Four activation rows per weight row: the weight blocks are
              * decoded once for four outputs (same bits as four dots). */
-            for (; i + 4 <= c->n; i += 4) {
+            for (; i < c->full; i += 4) {
                 const char *a = c->act + (size_t)i * c->a_row;
                 float *o = c->out + i * c->M;
                 int64_t m = m0;
@@ -98,10 +108,19 @@ static void dot_task2(void *p, int ith, int nth) {
                 }
             }
         }
+        const int64_t full = c->full;
         for (; i < c->n; i++) {
             const char *a = c->act + (size_t)i * c->a_row;
             float *o = c->out + i * c->M;
-            for (int64_t m = m0; m < m1; m++) {
+            int64_t m = m0;
+            if (c->sc_rem) {
+                /* Four weight rows per call: four independent FMA chains. */
+                const float *sc = c->sc_rem + (i - full) * (c->K / 32) * 2;
+                for (; m + 4 <= m1; m += 4) {
+                    c2->dot4x1(c->K, c->w + (size_t)m * c->w_row, c->w_row, a, sc, o + m);
+                }
+            }
+            for (; m < m1; m++) {
                 o[m] = c2->dot(c->K, c->w + (size_t)m * c->w_row, a);
             }
         }
@@ -130,8 +149,10 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
     c2.dot = cpu->k.dot[wt];
     c2.dot4 = cpu->k.dot4[wt];
     c2.dot2x4 = cpu->k.dot2x4[wt];
+    c2.dot4x1 = cpu->k.dot4x1[wt];
     int nt = be->n_threads;
-    c->sc = NULL;
+    c->sc = c->sc_rem = NULL;
+    c->full = c2.dot4 ? c->n & ~(int64_t)3 : 0;
     if (c->act_type == LLM_DTYPE_F32) {
         c->act = (const char *)c->x;
         c->a_row = (size_t)c->K * sizeof(float);
@@ -154,19 +175,23 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
         c->act_w = cpu->act;
         c->act = cpu->act;
         c->a_row = row;
-        if (c2.dot2x4 && c2.dot4 && c->n >= 4 &&
-            (c->act_type == LLM_DTYPE_Q8_0 || c->act_type == LLM_DTYPE_Q8_1)) {
-            size_t len = (size_t)(c->n / 4) * (size_t)(c->K / 32) * 8;
-            if (len > cpu->act_sc_len) {
-                float *p = malloc(len * sizeof(float));
+        const int byte_act = c->act_type == LLM_DTYPE_Q8_0 || c->act_type == LLM_DTYPE_Q8_1;
+        const int groups = byte_act && c2.dot2x4 && c->full > 0;
+        const int rest = byte_act && c2.dot4x1;
+        const size_t nb = (size_t)(c->K / 32), full = (size_t)c->full;
+        const size_t len_g = groups ? full * nb * 2 : 0, len_r = rest ? ((size_t)c->n - full) * nb * 2 : 0;
+        if (len_g + len_r > 0) {
+            if (len_g + len_r > cpu->act_sc_len) {
+                float *p = malloc((len_g + len_r) * sizeof(float));
                 if (!p) {
                     return llm__err(LLM_ERR_NO_MEMORY, "matmul: no memory for activation scales");
                 }
                 free(cpu->act_sc);
                 cpu->act_sc = p;
-                cpu->act_sc_len = len;
+                cpu->act_sc_len = len_g + len_r;
             }
-            c->sc = cpu->act_sc;
+            c->sc = len_g ? cpu->act_sc : NULL;
+            c->sc_rem = len_r ? cpu->act_sc + len_g : NULL;
         }
         llm__threadpool_run(cpu->tp, quantize_task, c, c->n < nt ? (int)c->n : nt);
     }
