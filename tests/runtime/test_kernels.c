@@ -759,9 +759,10 @@ static float kqg_bits(uint32_t u) {
     return f;
 }
 
-/* Float row of quantizer case i (quant_row() in the script, step for step). */
-static void kqg_floats(int i, int kind, int n, float *x) {
-    uint32_t s = kqg_seed(2000 + i);
+/* Float row of quantizer kind `kind` from generator state *st (quant_row()
+ * in the script, step for step). */
+static void kqg_floats_from(uint32_t *st, int kind, int n, float *x) {
+    uint32_t s = *st;
     for (int b = 0; b < n / 256; b++) {
         float *blk = x + 256 * b;
         const int e = 20 + (int)(q5g_next(&s) % 12);
@@ -793,6 +794,12 @@ static void kqg_floats(int i, int kind, int n, float *x) {
             }
         }
     }
+    *st = s;
+}
+
+static void kqg_floats(int i, int kind, int n, float *x) {
+    uint32_t s = kqg_seed(2000 + i);
+    kqg_floats_from(&s, kind, n, x);
 }
 
 static uint64_t kqg_fnv(const uint8_t *p, size_t len) {
@@ -830,5 +837,71 @@ Test(kernels, q8k_quantizer_matches_llamacpp) {
                          which ? "avx2" : "scalar");
         }
         free(x); free(q);
+    }
+}
+
+/* llama.cpp's repacked Q4_K kernels (what it runs for Q4_K weights with a
+ * multiple of 8 rows on AVX2, see kernels.h): ggml_gemv_q4_K_8x8_q8_K on each
+ * of 4 activation rows and ggml_gemm_q4_K_8x8_q8_K on the 4 rows at once, 8
+ * weight rows repacked by llama.cpp itself; FNV-1a 64 of the 32 outputs'
+ * float bits in [activation row][weight row] order and the first output.
+ * Made by scripts/golden/kernels/kquant_llamacpp.py (repack_golden). */
+static const struct {
+    int n, gemm;
+    uint64_t hash;
+    uint32_t first;
+} g_q4k_repack_golden[] = {
+    {256, 0, 0xD5932CDD95BF085BULL, 0x41815049u}, /* gemv, first 16.1642017 */
+    {256, 1, 0x45090EFE5D0D60A3ULL, 0x41815049u}, /* gemm, first 16.1642017 */
+    {1536, 0, 0x0A1117ECC9CF5BB9ULL, 0x44FF9A70u}, /* gemv, first 2044.82617 */
+    {1536, 1, 0x4F1A772945BD230AULL, 0x44FF9A70u}, /* gemm, first 2044.82617 */
+    {4096, 0, 0x6705CCF70BC3F539ULL, 0xC655597Bu}, /* gemv, first -13654.3701 */
+    {4096, 1, 0xF309BB4F1FB98289ULL, 0xC655597Bu}, /* gemm, first -13654.3701 */
+};
+
+Test(kernels, q4k_repacked_orders_match_llamacpp) {
+    llm__cpu_kernels s;
+    llm__cpu_kernels_scalar(&s); /* its Q8_K quantizer is llama.cpp's bit for bit */
+#if defined(__x86_64__) /* kernels_avx2_kq.c is an AVX2 build there */
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: the repacked-order dots are not callable");
+    }
+#endif
+    for (int c = 0; c < (int)(sizeof(g_q4k_repack_golden) / sizeof(g_q4k_repack_golden[0])); c += 2) {
+        const int n = g_q4k_repack_golden[c].n;
+        size_t wb, ab;
+        llm_dtype_row_size(LLM_DTYPE_Q4_K, (uint64_t)n, &wb);
+        llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
+        uint8_t *w = malloc(8 * wb), *a = malloc(4 * ab);
+        float *x = malloc(sizeof(float) * 4 * (size_t)n);
+        /* The script's weights("q4_K", 8 n) then quant_row(0, 4 n) from seed(3000 + case). */
+        uint32_t st = kqg_seed(3000 + c / 2);
+        for (int b = 0; b < 8 * n / 256; b++) {
+            llm_block_q4_k *blk = (llm_block_q4_k *)w + b;
+            blk->d = q5g_half(&st, 0);
+            blk->dmin = q5g_half(&st, 0);
+            uint8_t *rest = blk->scales;
+            for (int j = 0; j < 140; j++) rest[j] = q5g_byte(&st);
+        }
+        kqg_floats_from(&st, 0, 4 * n, x);
+        for (int r = 0; r < 4; r++) s.quantize[LLM_DTYPE_Q8_K](x + (size_t)r * (size_t)n, a + (size_t)r * ab, n);
+        float gv[4][8], gm[4][8];
+        for (int col = 0; col < 8; col++) {
+            const uint8_t *wr = w + (size_t)col * wb;
+            for (int r = 0; r < 4; r++) gv[r][col] = llm__q4_k_dot_repack_gemv(n, wr, a + (size_t)r * ab);
+            float o[4];
+            llm__q4_k_dot4_repack_gemm(n, wr, a, ab, o);
+            for (int r = 0; r < 4; r++) gm[r][col] = o[r];
+        }
+        for (int k = 0; k < 2; k++) {
+            const float *o = k ? &gm[0][0] : &gv[0][0];
+            uint32_t first;
+            memcpy(&first, o, 4);
+            cr_assert_eq(first, g_q4k_repack_golden[c + k].first, "n=%d %s: first %08x, llama.cpp %08x", n,
+                         k ? "gemm" : "gemv", first, g_q4k_repack_golden[c + k].first);
+            cr_assert_eq(kqg_fnv((const uint8_t *)o, 32 * sizeof(float)), g_q4k_repack_golden[c + k].hash,
+                         "n=%d %s: outputs differ from llama.cpp's", n, k ? "gemm" : "gemv");
+        }
+        free(w); free(a); free(x);
     }
 }

@@ -179,6 +179,79 @@ def main():
         d0 = struct.unpack("<I", out[:4])[0]
         print("    {%d, %d, 0x%016XULL, 0x%08Xu}," % (kind, n, fnv1a64(out), d0))
 
+    repack_golden(cpu)
+
+
+# Q4_K weight types llama.cpp repacks on AVX2 (CPU_REPACK buffer, q4_K_8x8):
+# each case is 8 weight rows x 4 float activation rows of n elements.
+REPACK_CASES = [256, 1536, 4096]
+
+
+class InitParams(ctypes.Structure):
+    _fields_ = [("mem_size", ctypes.c_size_t), ("mem_buffer", ctypes.c_void_p), ("no_alloc", ctypes.c_bool)]
+
+
+def repack_golden(cpu):
+    """Results of llama.cpp's repacked Q4_K kernels, the ones a llama model
+    loaded with default parameters uses for Q4_K matmuls on an AVX2 CPU:
+    ggml_gemv_q4_K_8x8_q8_K (a lone activation row, quantized by
+    quantize_row_q8_K) and ggml_gemm_q4_K_8x8_q8_K (four rows, quantized
+    together by ggml_quantize_mat_q8_K_4x8). The weights are interleaved by
+    llama.cpp's own repack<block_q4_K, 8, 8>. Prints, per case, the FNV-1a 64
+    hash of the 32 gemv outputs (gemv run once per activation row) and of the
+    32 gemm outputs, as float bits in [activation row][weight row] order, and
+    the first of each, for the C table g_q4k_repack_golden."""
+    base = ctypes.CDLL(os.path.join(LIB, "libggml-base.so"))
+    base.ggml_init.restype = ctypes.c_void_p
+    base.ggml_init.argtypes = [InitParams]
+    base.ggml_new_tensor_2d.restype = ctypes.c_void_p
+    base.ggml_new_tensor_2d.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    base.ggml_get_data.restype = ctypes.c_void_p
+    base.ggml_get_data.argtypes = [ctypes.c_void_p]
+    base.ggml_free.argtypes = [ctypes.c_void_p]
+    repack = getattr(cpu, "_ZN4ggml3cpu6repack6repackI10block_q4_KLl8ELl8EEEiP11ggml_tensorPKvm")
+    repack.restype = ctypes.c_int
+    repack.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    kern = {}
+    for name in ("ggml_gemv_q4_K_8x8_q8_K", "ggml_gemm_q4_K_8x8_q8_K"):
+        f = getattr(cpu, name)
+        f.restype = None
+        f.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_void_p,
+                      ctypes.c_char_p, ctypes.c_int, ctypes.c_int]
+        kern[name] = f
+    qrow = cpu.quantize_row_q8_K
+    qmat = cpu.ggml_quantize_mat_q8_K_4x8
+    qmat.restype = None
+    qmat.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64]
+    print("/* g_q4k_repack_golden */")
+    for i, n in enumerate(REPACK_CASES):
+        g = Gen(seed(3000 + i))
+        w = weights("q4_K", 8 * n, g)  # 8 rows of n, one after the other
+        x = quant_row(0, 4 * n, g)     # 4 activation rows of n
+        ctx = base.ggml_init(InitParams(len(w) + 4096, None, False))
+        t = base.ggml_new_tensor_2d(ctx, 12, n, 8)  # GGML_TYPE_Q4_K, ne = [n, 8]
+        assert repack(t, w, len(w)) == 0
+        vx = base.ggml_get_data(t)
+        out = {}
+        gv = []
+        for r in range(4):
+            a = ctypes.create_string_buffer(292 * (n // 256))
+            qrow(b"".join(struct.pack("<f", v) for v in x[r * n:(r + 1) * n]), a, n)
+            s = (ctypes.c_float * 8)()
+            kern["ggml_gemv_q4_K_8x8_q8_K"](n, s, 8, vx, a.raw, 1, 8)
+            gv += list(s)
+        out["gemv"] = gv
+        a4 = ctypes.create_string_buffer((16 + 1024 + 128) * (n // 256))
+        qmat(b"".join(struct.pack("<f", v) for v in x), a4, n)
+        s = (ctypes.c_float * 32)()
+        kern["ggml_gemm_q4_K_8x8_q8_K"](n, s, 8, vx, a4.raw, 4, 8)
+        out["gemm"] = list(s)
+        base.ggml_free(ctx)
+        for k in ("gemv", "gemm"):
+            raw = b"".join(struct.pack("<f", v) for v in out[k])
+            print("    {%d, %d, 0x%016XULL, 0x%08Xu}, /* %s, first %.9g */" % (
+                n, k == "gemm", fnv1a64(raw), struct.unpack("<I", raw[:4])[0], k, out[k][0]))
+
 
 if __name__ == "__main__":
     main()

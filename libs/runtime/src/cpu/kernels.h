@@ -105,6 +105,15 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k);
 void llm__cpu_kernels_avx2(llm__cpu_kernels *k);
 void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_kernels_avx2 */
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
+/* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels
+ * sum, which it uses instead of its vec_dot for Q4_K weights with a multiple
+ * of 8 rows on AVX2 CPUs: _gemv as ggml_gemv_q4_K_8x8_q8_K (lone activation
+ * rows), _gemm as ggml_gemm_q4_K_8x8_q8_K (four rows at once; a batch sends
+ * its first n - n % 4 rows there). Not in the registry (the two orders differ,
+ * so dot4 != dot); kernels_avx2_kq.c describes the orders. In AVX2 builds
+ * call only when llm__cpu_has_avx2(). */
+float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a);
+void llm__q4_k_dot4_repack_gemm(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
 /* Non-zero if the running CPU supports AVX2, FMA and F16C and the variants were built. */
 int llm__cpu_has_avx2(void);
 

@@ -154,6 +154,87 @@ static void dot4_q4_k_q8_k(int64_t n, const void *w, const void *a, size_t a_str
     for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]) + hsum4(accm[j]);
 }
 
+/* Q4_K in the order of llama.cpp's repacked kernels. On an AVX2 CPU,
+ * llama.cpp (0.3.36, default model parameters) moves every Q4_K matmul
+ * weight with a multiple of 8 rows into its CPU_REPACK buffer (8 rows
+ * interleaved, q4_K_8x8) and multiplies with ggml_gemv_q4_K_8x8_q8_K (one
+ * activation row) or ggml_gemm_q4_K_8x8_q8_K (four rows at a time); a batch
+ * of n rows takes the first n - n % 4 through gemm, the rest through gemv.
+ * Both keep, per output, two float accumulators fed by fused multiply-adds of
+ * exact integer sums, and return acc - accm:
+ *  - gemv, per super-block: acc = fma(float(sum of sc_j * dot_j over the 8
+ *    sub-blocks), d_x * d_y, acc); accm = fma(float(sum of mn_j * B_j),
+ *    dmin_x * d_y, accm);
+ *  - gemm, the same per pair p of sub-blocks (2p, 2p + 1), four pairs per
+ *    super-block in order. */
+static inline int32_t hsum_i32x8(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x55));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* c + a * b rounded once. */
+static inline float fma1(float a, float b, float c) {
+    return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_k *x = w;
+    const llm_block_q8_k *y = a;
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    float acc = 0.0f, accm = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const __m256i sm = q4_k_scales_mins(x[b].scales);
+        const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
+        __m256i sumi = _mm256_setzero_si256();
+        for (int p = 0; p < 4; p++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32 * p));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            sumi = _mm256_add_epi32(sumi, q4_k_pair(lo, hi, y[b].qs + 64 * p, q4_k_scale(s, 2 * p),
+                                                    q4_k_scale(s, 2 * p + 1)));
+        }
+        const __m128i mins = q4_k_mins(sm, y[b].bsums);
+        const __m128i m2 = _mm_add_epi32(mins, _mm_unpackhi_epi64(mins, mins));
+        const int32_t summ = _mm_cvtsi128_si32(_mm_add_epi32(m2, _mm_shuffle_epi32(m2, 0x55)));
+        acc = fma1((float)hsum_i32x8(sumi), h2f(x[b].d) * y[b].d, acc);
+        accm = fma1((float)summ, h2f(x[b].dmin) * y[b].d, accm);
+    }
+    return acc - accm;
+}
+
+void llm__q4_k_dot4_repack_gemm(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q4_k *x = w;
+    const llm_block_q8_k *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m128 acc = _mm_setzero_ps(), accm = _mm_setzero_ps(); /* lane j: activation row j */
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const __m256i sm = q4_k_scales_mins(x[b].scales);
+        const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
+        const __m128 dy = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);
+        const __m128 dd = _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), dy);
+        const __m128 dm = _mm_mul_ps(_mm_set1_ps(h2f(x[b].dmin)), dy);
+        /* mins[j] lane p: the mins term of pair p for row j */
+        __m128i mins[4];
+        for (int j = 0; j < 4; j++) mins[j] = q4_k_mins(sm, y[j][b].bsums);
+        for (int p = 0; p < 4; p++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32 * p));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i s0 = q4_k_scale(s, 2 * p), s1 = q4_k_scale(s, 2 * p + 1);
+            int32_t sq[4], mq[4];
+            for (int j = 0; j < 4; j++) {
+                sq[j] = hsum_i32x8(q4_k_pair(lo, hi, y[j][b].qs + 64 * p, s0, s1));
+                mq[j] = _mm_extract_epi32(mins[j], 0); /* lane p, after the shifts below */
+                mins[j] = _mm_srli_si128(mins[j], 4);
+            }
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)sq)), dd, acc);
+            accm = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)mq)), dm, accm);
+        }
+    }
+    _mm_storeu_ps(out, _mm_sub_ps(acc, accm));
+}
+
 /* ---------------------------------------------------------------- Q6_K -- */
 
 /* Group g (0..3) of half h of a Q6_K block: elements 128h + 32g .. +31 as
@@ -307,6 +388,58 @@ void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k) {
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
+#include <math.h>
+
+#include "dtype/blocks.h"
+
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k) { (void)k; }
+
+/* Portable versions of the repacked-order Q4_K dots (same bits: the integer
+ * sums are exact and fmaf rounds once). sq[p]: pair p's scaled sum. */
+static void q4_k_block_sums(const llm_block_q4_k *x, const llm_block_q8_k *y, int32_t sq[4], int32_t mq[4]) {
+    uint8_t sc[8], mn[8];
+    llm__q4k_scale_min(x->scales, sc, mn);
+    for (int p = 0; p < 4; p++) {
+        sq[p] = 0;
+        mq[p] = 0;
+        for (int h = 0; h < 2; h++) {
+            const int j = 2 * p + h;
+            int32_t s = 0;
+            for (int i = 0; i < 32; i++) s += ((x->qs[32 * p + i] >> (4 * h)) & 15) * y->qs[32 * j + i];
+            sq[p] += sc[j] * s;
+            mq[p] += mn[j] * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
+        }
+    }
+}
+
+float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_k *x = w;
+    const llm_block_q8_k *y = a;
+    float acc = 0.0f, accm = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        int32_t sq[4], mq[4];
+        q4_k_block_sums(&x[b], &y[b], sq, mq);
+        acc = fmaf((float)(sq[0] + sq[1] + sq[2] + sq[3]), llm_fp16_to_fp32(x[b].d) * y[b].d, acc);
+        accm = fmaf((float)(mq[0] + mq[1] + mq[2] + mq[3]), llm_fp16_to_fp32(x[b].dmin) * y[b].d, accm);
+    }
+    return acc - accm;
+}
+
+void llm__q4_k_dot4_repack_gemm(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q4_k *x = w;
+    for (int j = 0; j < 4; j++) {
+        const llm_block_q8_k *y = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+        float acc = 0.0f, accm = 0.0f;
+        for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+            int32_t sq[4], mq[4];
+            q4_k_block_sums(&x[b], &y[b], sq, mq);
+            for (int p = 0; p < 4; p++) {
+                acc = fmaf((float)sq[p], llm_fp16_to_fp32(x[b].d) * y[b].d, acc);
+                accm = fmaf((float)mq[p], llm_fp16_to_fp32(x[b].dmin) * y[b].d, accm);
+            }
+        }
+        out[j] = acc - accm;
+    }
+}
 
 #endif
