@@ -174,16 +174,11 @@ static inline int32_t hsum_i32x8(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
-/* c + a * b rounded once. */
-static inline float fma1(float a, float b, float c) {
-    return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
-}
-
 float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a) {
     const llm_block_q4_k *x = w;
     const llm_block_q8_k *y = a;
     const __m256i m4 = _mm256_set1_epi8(0x0F);
-    float acc = 0.0f, accm = 0.0f;
+    __m128 acc = _mm_setzero_ps(); /* lane 0: the scales sum, lane 1: the mins sum */
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
         const __m256i sm = q4_k_scales_mins(x[b].scales);
         const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
@@ -194,13 +189,22 @@ float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a) {
             sumi = _mm256_add_epi32(sumi, q4_k_pair(lo, hi, y[b].qs + 64 * p, q4_k_scale(s, 2 * p),
                                                     q4_k_scale(s, 2 * p + 1)));
         }
-        const __m128i mins = q4_k_mins(sm, y[b].bsums);
-        const __m128i m2 = _mm_add_epi32(mins, _mm_unpackhi_epi64(mins, mins));
-        const int32_t summ = _mm_cvtsi128_si32(_mm_add_epi32(m2, _mm_shuffle_epi32(m2, 0x55)));
-        acc = fma1((float)hsum_i32x8(sumi), h2f(x[b].d) * y[b].d, acc);
-        accm = fma1((float)summ, h2f(x[b].dmin) * y[b].d, accm);
+        /* [sum of sumi, sum of the mins lanes] (exact), then both fmas at once. */
+        const __m128i t4 = _mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1));
+        const __m128i u = _mm_hadd_epi32(t4, q4_k_mins(sm, y[b].bsums));
+        const __m128i tot = _mm_hadd_epi32(u, u);
+        uint32_t dd; /* d and dmin, adjacent halves */
+        memcpy(&dd, &x[b].d, 4);
+        const __m128 sc = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128((int)dd)), _mm_set1_ps(y[b].d));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(tot), sc, acc);
     }
-    return acc - accm;
+    return _mm_cvtss_f32(_mm_sub_ss(acc, _mm_movehdup_ps(acc)));
+}
+
+/* The totals of four 8-lane integer vectors, as one vector (exact). */
+static inline __m128i hsum4_i32x8(__m256i v0, __m256i v1, __m256i v2, __m256i v3) {
+    const __m256i t = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
+    return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
 }
 
 void llm__q4_k_dot4_repack_gemm(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
@@ -215,21 +219,24 @@ void llm__q4_k_dot4_repack_gemm(int64_t n, const void *w, const void *a, size_t 
         const __m128 dy = _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d);
         const __m128 dd = _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), dy);
         const __m128 dm = _mm_mul_ps(_mm_set1_ps(h2f(x[b].dmin)), dy);
-        /* mins[j] lane p: the mins term of pair p for row j */
-        __m128i mins[4];
-        for (int j = 0; j < 4; j++) mins[j] = q4_k_mins(sm, y[j][b].bsums);
+        /* Mins terms, row j's pair p at mins[j] lane p; transposed so that
+         * mp[p] holds pair p of the four rows. */
+        const __m128i r0 = q4_k_mins(sm, y[0][b].bsums), r1 = q4_k_mins(sm, y[1][b].bsums);
+        const __m128i r2 = q4_k_mins(sm, y[2][b].bsums), r3 = q4_k_mins(sm, y[3][b].bsums);
+        const __m128i t01l = _mm_unpacklo_epi32(r0, r1), t23l = _mm_unpacklo_epi32(r2, r3);
+        const __m128i t01h = _mm_unpackhi_epi32(r0, r1), t23h = _mm_unpackhi_epi32(r2, r3);
+        const __m128i mp[4] = {_mm_unpacklo_epi64(t01l, t23l), _mm_unpackhi_epi64(t01l, t23l),
+                               _mm_unpacklo_epi64(t01h, t23h), _mm_unpackhi_epi64(t01h, t23h)};
         for (int p = 0; p < 4; p++) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32 * p));
             const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
             const __m256i s0 = q4_k_scale(s, 2 * p), s1 = q4_k_scale(s, 2 * p + 1);
-            int32_t sq[4], mq[4];
-            for (int j = 0; j < 4; j++) {
-                sq[j] = hsum_i32x8(q4_k_pair(lo, hi, y[j][b].qs + 64 * p, s0, s1));
-                mq[j] = _mm_extract_epi32(mins[j], 0); /* lane p, after the shifts below */
-                mins[j] = _mm_srli_si128(mins[j], 4);
-            }
-            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)sq)), dd, acc);
-            accm = _mm_fmadd_ps(_mm_cvtepi32_ps(_mm_loadu_si128((const __m128i *)mq)), dm, accm);
+            const __m128i sq = hsum4_i32x8(q4_k_pair(lo, hi, y[0][b].qs + 64 * p, s0, s1),
+                                           q4_k_pair(lo, hi, y[1][b].qs + 64 * p, s0, s1),
+                                           q4_k_pair(lo, hi, y[2][b].qs + 64 * p, s0, s1),
+                                           q4_k_pair(lo, hi, y[3][b].qs + 64 * p, s0, s1));
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(sq), dd, acc);
+            accm = _mm_fmadd_ps(_mm_cvtepi32_ps(mp[p]), dm, accm);
         }
     }
     _mm_storeu_ps(out, _mm_sub_ps(acc, accm));
