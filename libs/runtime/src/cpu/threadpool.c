@@ -14,7 +14,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -23,10 +25,38 @@
 #define LLM_CPU_RELAX() ((void)0)
 #endif
 
-/* Roughly 20-50 us of spinning before a worker parks (or the caller starts
- * yielding): long enough to bridge the gap between two ops of a decode step,
- * short enough not to starve a worker on an oversubscribed machine. */
-#define SPIN_ITERS 2000
+/* How long a worker spins for the next job before it parks, and the caller
+ * for the workers before it starts yielding. Measured in time, not in pause
+ * instructions (a pause takes 10 to 140 cycles depending on the CPU): 2000
+ * pauses were ~40 us here, shorter than some gaps between the ops of one
+ * decode step, so a worker parked and woke (a futex round trip) hundreds of
+ * times per token and 2-thread decode ran at half speed about one run in two.
+ * 300 us bridges every such gap; an idle engine still parks within 0.3 ms. */
+#define SPIN_NS 300000
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* Spin-wait bookkeeping: reads the clock once every 64 pauses. */
+typedef struct {
+    uint64_t t0;
+    unsigned n;
+} spin_clock;
+
+static int spin_expired(spin_clock *c) {
+    if ((++c->n & 63) != 0) {
+        return 0;
+    }
+    uint64_t t = now_ns();
+    if (c->t0 == 0) {
+        c->t0 = t;
+        return 0;
+    }
+    return t - c->t0 > SPIN_NS;
+}
 
 struct llm__threadpool {
     int n_threads;
@@ -55,10 +85,9 @@ static void *worker_main(void *p) {
     unsigned seen = 0;
     for (;;) {
         unsigned gen = atomic_load(&tp->generation);
-        int spins = 0;
-        while (gen == seen && !atomic_load(&tp->quit) && spins < SPIN_ITERS) {
+        spin_clock sc = {0, 0};
+        while (gen == seen && !atomic_load(&tp->quit) && !spin_expired(&sc)) {
             LLM_CPU_RELAX();
-            spins++;
             gen = atomic_load(&tp->generation);
         }
         if (gen == seen && !atomic_load(&tp->quit)) {
@@ -160,12 +189,13 @@ void llm__threadpool_run(llm__threadpool *tp, llm__task_fn fn, void *ctx, int nt
         pthread_mutex_unlock(&tp->mu);
     }
     fn(ctx, 0, nth);
-    int spins = 0;
+    spin_clock sc = {0, 0};
+    int yielding = 0;
     while (atomic_load(&tp->n_pending) > 0) {
-        if (++spins < SPIN_ITERS) {
-            LLM_CPU_RELAX();
-        } else {
+        if (yielding || (yielding = spin_expired(&sc))) {
             sched_yield(); /* the machine may be oversubscribed: let the worker run */
+        } else {
+            LLM_CPU_RELAX();
         }
     }
 }
