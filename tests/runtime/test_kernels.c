@@ -905,3 +905,95 @@ Test(kernels, q4k_repacked_orders_match_llamacpp) {
         free(w); free(a); free(x);
     }
 }
+
+/* llama.cpp's own ggml_mul_mat of 8 K-quant weight rows (plain CPU memory,
+ * never repacked) by 8 activation rows, which runs its tiled K-quant kernel,
+ * and by the first 4 rows, which runs its vec_dot: FNV-1a 64 of the outputs'
+ * float bits in [activation row][weight row] order and the first output.
+ * Made by scripts/golden/kernels/kquant_llamacpp.py (tiled_golden). */
+static const struct {
+    llm_dtype t;
+    int n, rows;
+    uint64_t hash;
+    uint32_t first;
+} g_kq_tiled_golden[] = {
+    {LLM_DTYPE_Q6_K, 256, 8, 0xDC980390C96FD989ULL, 0x43039927u}, /* tiled, first 131.598251 */
+    {LLM_DTYPE_Q6_K, 256, 4, 0x54357CC849E9442CULL, 0x43039926u}, /* vec_dot, first 131.598236 */
+    {LLM_DTYPE_Q6_K, 1536, 8, 0x2D16EC79008471B9ULL, 0xC650C8B9u}, /* tiled, first -13362.1807 */
+    {LLM_DTYPE_Q6_K, 1536, 4, 0x5491CCFEF4BBDFCDULL, 0xC650C8B8u}, /* vec_dot, first -13362.1797 */
+    {LLM_DTYPE_Q6_K, 4096, 8, 0x1549569B27D5C575ULL, 0xC60EAAFBu}, /* tiled, first -9130.74512 */
+    {LLM_DTYPE_Q6_K, 4096, 4, 0xD97ABB5AB0373F92ULL, 0xC60EAAF7u}, /* vec_dot, first -9130.74121 */
+    {LLM_DTYPE_Q4_K, 256, 8, 0xFEDCD4A475FBC106ULL, 0x43B2B6B8u}, /* tiled, first 357.42749 */
+    {LLM_DTYPE_Q4_K, 256, 4, 0xB1928C78F3EE760CULL, 0x43B2B6B9u}, /* vec_dot, first 357.427521 */
+    {LLM_DTYPE_Q4_K, 1536, 8, 0x10599FCB8AE65038ULL, 0x4462D5C2u}, /* tiled, first 907.339966 */
+    {LLM_DTYPE_Q4_K, 1536, 4, 0x53D336A12E9EF6BBULL, 0x4462D5C3u}, /* vec_dot, first 907.340027 */
+    {LLM_DTYPE_Q4_K, 4096, 8, 0x08FFAB460BF4EE4EULL, 0x4515FE34u}, /* tiled, first 2399.8877 */
+    {LLM_DTYPE_Q4_K, 4096, 4, 0xDCEEBB901618C359ULL, 0x4515FE33u}, /* vec_dot, first 2399.88745 */
+};
+
+Test(kernels, kquant_tiled_order_matches_llamacpp) {
+    llm__cpu_kernels s, v;
+    llm__cpu_kernels_scalar(&s);
+    llm__cpu_kernels_scalar(&v);
+    const int simd = llm__cpu_has_avx2();
+#if defined(__x86_64__) /* kernels_avx2_kq.c is an AVX2 build there */
+    if (!simd) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: the tiled-order dots are not callable");
+    }
+#endif
+    if (simd) llm__cpu_kernels_avx2(&v);
+    for (int c = 0; c < (int)(sizeof(g_kq_tiled_golden) / sizeof(g_kq_tiled_golden[0])); c += 2) {
+        const llm_dtype t = g_kq_tiled_golden[c].t;
+        const int n = g_kq_tiled_golden[c].n, q6 = t == LLM_DTYPE_Q6_K;
+        size_t wb, ab;
+        llm_dtype_row_size(t, (uint64_t)n, &wb);
+        llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
+        uint8_t *w = malloc(8 * wb), *a = malloc(8 * ab);
+        float *x = malloc(sizeof(float) * 8 * (size_t)n);
+        /* The script's weights(t, 8 n) then quant_row(0, 8 n) from seed(4000 + case). */
+        uint32_t st = kqg_seed(4000 + c / 2);
+        for (int b = 0; b < 8 * n / 256; b++) {
+            if (q6) {
+                llm_block_q6_k *blk = (llm_block_q6_k *)w + b;
+                uint8_t *p = blk->ql;
+                for (int j = 0; j < 208; j++) p[j] = q5g_byte(&st);
+                blk->d = q5g_half(&st, 1);
+            } else {
+                llm_block_q4_k *blk = (llm_block_q4_k *)w + b;
+                blk->d = q5g_half(&st, 0);
+                blk->dmin = q5g_half(&st, 0);
+                uint8_t *rest = blk->scales;
+                for (int j = 0; j < 140; j++) rest[j] = q5g_byte(&st);
+            }
+        }
+        kqg_floats_from(&st, 0, 8 * n, x);
+        for (int r = 0; r < 8; r++) s.quantize[LLM_DTYPE_Q8_K](x + (size_t)r * (size_t)n, a + (size_t)r * ab, n);
+        float tiled[8][8], tiled4[8][8], vec[4][8];
+        for (int col = 0; col < 8; col++) {
+            const uint8_t *wr = w + (size_t)col * wb;
+            for (int r = 0; r < 8; r++) {
+                tiled[r][col] = (q6 ? llm__q6_k_dot_tiled : llm__q4_k_dot_tiled)(n, wr, a + (size_t)r * ab);
+            }
+            for (int r = 0; r < 8; r += 4) {
+                float o[4];
+                (q6 ? llm__q6_k_dot4_tiled : llm__q4_k_dot4_tiled)(n, wr, a + (size_t)r * ab, ab, o);
+                for (int j = 0; j < 4; j++) tiled4[r + j][col] = o[j];
+            }
+            /* Fewer than 8 rows: llama.cpp's vec_dot, our registered dot. */
+            for (int r = 0; r < 4; r++) vec[r][col] = (simd ? v : s).dot[t](n, wr, a + (size_t)r * ab);
+        }
+        cr_assert_eq(memcmp(tiled, tiled4, sizeof tiled), 0, "%s n=%d: tiled dot4 != tiled dot", llm_dtype_name(t), n);
+        for (int k = 0; k < 2; k++) {
+            const float *o = k ? &vec[0][0] : &tiled[0][0];
+            const size_t cnt = k ? 32 : 64;
+            if (k && !simd) break; /* the scalar dot sums in its own order */
+            uint32_t first;
+            memcpy(&first, o, 4);
+            cr_assert_eq(first, g_kq_tiled_golden[c + k].first, "%s n=%d %s: first %08x, llama.cpp %08x",
+                         llm_dtype_name(t), n, k ? "vec_dot" : "tiled", first, g_kq_tiled_golden[c + k].first);
+            cr_assert_eq(kqg_fnv((const uint8_t *)o, cnt * sizeof(float)), g_kq_tiled_golden[c + k].hash,
+                         "%s n=%d %s: outputs differ from llama.cpp's", llm_dtype_name(t), n, k ? "vec_dot" : "tiled");
+        }
+        free(w); free(a); free(x);
+    }
+}

@@ -180,6 +180,7 @@ def main():
         print("    {%d, %d, 0x%016XULL, 0x%08Xu}," % (kind, n, fnv1a64(out), d0))
 
     repack_golden(cpu)
+    tiled_golden(cpu)
 
 
 # Q4_K weight types llama.cpp repacks on AVX2 (CPU_REPACK buffer, q4_K_8x8):
@@ -251,6 +252,60 @@ def repack_golden(cpu):
             raw = b"".join(struct.pack("<f", v) for v in out[k])
             print("    {%d, %d, 0x%016XULL, 0x%08Xu}, /* %s, first %.9g */" % (
                 n, k == "gemm", fnv1a64(raw), struct.unpack("<I", raw[:4])[0], k, out[k][0]))
+
+
+# (type, ggml type id, n): weights not repacked, as llama.cpp holds Q6_K on x86.
+TILED_CASES = [("q6_K", 14, 256), ("q6_K", 14, 1536), ("q6_K", 14, 4096),
+               ("q4_K", 12, 256), ("q4_K", 12, 1536), ("q4_K", 12, 4096)]
+
+
+def tiled_golden(cpu):
+    """Results of llama.cpp's own ggml_mul_mat (a one-node graph computed by
+    ggml_graph_compute_with_ctx, 1 thread) of 8 weight rows in a plain CPU
+    context (never repacked) by 8 float activation rows, which takes
+    ggml-cpu's tiled K-quant path (8 or more rows), and by the first 4
+    activation rows alone, which takes the stock vec_dot path. Prints, per
+    case, the FNV-1a 64 hash of each result's float bits in [activation
+    row][weight row] order and its first value, for the C table
+    g_kq_tiled_golden."""
+    base = ctypes.CDLL(os.path.join(LIB, "libggml-base.so"))
+    base.ggml_init.restype = ctypes.c_void_p
+    base.ggml_init.argtypes = [InitParams]
+    base.ggml_new_tensor_2d.restype = ctypes.c_void_p
+    base.ggml_new_tensor_2d.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    base.ggml_get_data.restype = ctypes.c_void_p
+    base.ggml_get_data.argtypes = [ctypes.c_void_p]
+    base.ggml_mul_mat.restype = ctypes.c_void_p
+    base.ggml_mul_mat.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    base.ggml_new_graph.restype = ctypes.c_void_p
+    base.ggml_new_graph.argtypes = [ctypes.c_void_p]
+    base.ggml_build_forward_expand.restype = None
+    base.ggml_build_forward_expand.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    base.ggml_free.argtypes = [ctypes.c_void_p]
+    cpu.ggml_graph_compute_with_ctx.restype = ctypes.c_int
+    cpu.ggml_graph_compute_with_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+    assert os.environ.get("GGML_CPU_TILED_MM") is None  # the default: tiled path on
+    print("/* g_kq_tiled_golden */")
+    for i, (t, gt, n) in enumerate(TILED_CASES):
+        g = Gen(seed(4000 + i))
+        w = weights(t, 8 * n, g)        # 8 weight rows of n
+        x = quant_row(0, 8 * n, g)      # 8 activation rows of n
+        for rows in (8, 4):
+            ctx = base.ggml_init(InitParams(64 << 20, None, False))
+            tw = base.ggml_new_tensor_2d(ctx, gt, n, 8)
+            ctypes.memmove(base.ggml_get_data(tw), w, len(w))
+            tx = base.ggml_new_tensor_2d(ctx, 0, n, rows)  # GGML_TYPE_F32
+            src = b"".join(struct.pack("<f", v) for v in x[:rows * n])
+            ctypes.memmove(base.ggml_get_data(tx), src, len(src))
+            ty = base.ggml_mul_mat(ctx, tw, tx)
+            gr = base.ggml_new_graph(ctx)
+            base.ggml_build_forward_expand(gr, ty)
+            assert cpu.ggml_graph_compute_with_ctx(ctx, gr, 1) == 0
+            raw = ctypes.string_at(base.ggml_get_data(ty), 4 * 8 * rows)
+            base.ggml_free(ctx)
+            print("    {LLM_DTYPE_%s, %d, %d, 0x%016XULL, 0x%08Xu}, /* %s, first %.9g */" % (
+                t.upper(), n, rows, fnv1a64(raw), struct.unpack("<I", raw[:4])[0],
+                "tiled" if rows >= 8 else "vec_dot", struct.unpack("<f", raw[:4])[0]))
 
 
 if __name__ == "__main__":

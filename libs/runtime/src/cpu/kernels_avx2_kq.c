@@ -328,6 +328,134 @@ static void dot4_q6_k_q8_k(int64_t n, const void *w, const void *a, size_t a_str
     for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]);
 }
 
+/* ------------------------------------------------- llama.cpp's tiled order -- */
+
+/* What llama.cpp 0.3.36 runs for a K-quant matmul of 8 or more activation
+ * rows whose weight is not repacked (ggml-cpu/tiled, on by default; Q6_K
+ * always on x86, Q4_K when its row count is not a multiple of 8). Per output,
+ * per super-block, from exact integer totals S1 = sum_j sc_j dot_j (Q6_K:
+ * with q - 32) and S2 = sum_j mn_j B_j:
+ *   r = d_x * float(S1); Q4_K: r = fma(-dmin_x, float(S2), r);
+ *   acc = fma(r, d_y, acc);
+ * in super-block order from acc = 0. One row at a time or four (lanes). */
+
+/* Q6_K: the 8 lanes of sum_j sc_j sum_i (q_i - 32) y_i of one block. */
+static inline __m256i q6_k_block_lanes(const llm_block_q6_k *x, const llm_block_q8_k *y, __m128i sc8) {
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 2; h++) {
+        const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h));
+        const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(x->ql + 64 * h + 32));
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)(x->qh + 32 * h));
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = q6_k_group(ql0, ql1, qh, g);
+            sumi = _mm256_add_epi32(sumi, q6_k_sub(q, y->qs + 128 * h + 32 * g, q6_k_scale(sc8, 4 * h + g)));
+        }
+    }
+    return _mm256_sub_epi32(sumi, q6_k_offset(sc8, y->bsums));
+}
+
+float llm__q6_k_dot_tiled(int64_t n, const void *w, const void *a) {
+    const llm_block_q6_k *x = w;
+    const llm_block_q8_k *y = a;
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[b].scales);
+        const __m128 s1 = _mm_cvtepi32_ps(_mm_cvtsi32_si128(hsum_i32x8(q6_k_block_lanes(&x[b], &y[b], sc8))));
+        const __m128 r = _mm_mul_ss(_mm_set_ss(h2f(x[b].d)), s1);
+        acc = _mm_fmadd_ss(r, _mm_set_ss(y[b].d), acc);
+    }
+    return _mm_cvtss_f32(acc);
+}
+
+void llm__q6_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q6_k *x = w;
+    const llm_block_q8_k *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    __m128 acc = _mm_setzero_ps(); /* lane j: activation row j */
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[b].scales);
+        __m256i sumi[4];
+        for (int j = 0; j < 4; j++) sumi[j] = _mm256_setzero_si256();
+        for (int h = 0; h < 2; h++) {
+            const __m256i ql0 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64 * h));
+            const __m256i ql1 = _mm256_loadu_si256((const __m256i *)(x[b].ql + 64 * h + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(x[b].qh + 32 * h));
+            for (int g = 0; g < 4; g++) {
+                const __m256i q = q6_k_group(ql0, ql1, qh, g); /* decoded once for four rows */
+                const __m256i sc = q6_k_scale(sc8, 4 * h + g);
+                for (int j = 0; j < 4; j++) {
+                    sumi[j] = _mm256_add_epi32(sumi[j], q6_k_sub(q, y[j][b].qs + 128 * h + 32 * g, sc));
+                }
+            }
+        }
+        for (int j = 0; j < 4; j++) sumi[j] = _mm256_sub_epi32(sumi[j], q6_k_offset(sc8, y[j][b].bsums));
+        const __m128 s1 = _mm_cvtepi32_ps(hsum4_i32x8(sumi[0], sumi[1], sumi[2], sumi[3]));
+        const __m128 r = _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), s1);
+        acc = _mm_fmadd_ps(r, _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d), acc);
+    }
+    _mm_storeu_ps(out, acc);
+}
+
+/* Q4_K: the 8 lanes of sum_j sc_j dot_j of one block (s: broadcast scales). */
+static inline __m256i q4_k_block_lanes(const llm_block_q4_k *x, const llm_block_q8_k *y, __m256i s) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int p = 0; p < 4; p++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
+        const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        sumi = _mm256_add_epi32(sumi, q4_k_pair(lo, hi, y->qs + 64 * p, q4_k_scale(s, 2 * p), q4_k_scale(s, 2 * p + 1)));
+    }
+    return sumi;
+}
+
+float llm__q4_k_dot_tiled(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_k *x = w;
+    const llm_block_q8_k *y = a;
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const __m256i sm = q4_k_scales_mins(x[b].scales);
+        const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
+        const __m256i sumi = q4_k_block_lanes(&x[b], &y[b], s);
+        const __m128i mins = q4_k_mins(sm, y[b].bsums);
+        /* lane 0: S1, lane 1: S2 (exact) */
+        const __m128i u = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1)), mins);
+        const __m128 s12 = _mm_cvtepi32_ps(_mm_hadd_epi32(u, u));
+        __m128 r = _mm_mul_ss(_mm_set_ss(h2f(x[b].d)), s12);
+        r = _mm_fnmadd_ss(_mm_set_ss(h2f(x[b].dmin)), _mm_movehdup_ps(s12), r);
+        acc = _mm_fmadd_ss(r, _mm_set_ss(y[b].d), acc);
+    }
+    return _mm_cvtss_f32(acc);
+}
+
+void llm__q4_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q4_k *x = w;
+    const llm_block_q8_k *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    __m128 acc = _mm_setzero_ps(); /* lane j: activation row j */
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const __m256i sm = q4_k_scales_mins(x[b].scales);
+        const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
+        __m256i sumi[4];
+        for (int j = 0; j < 4; j++) sumi[j] = _mm256_setzero_si256();
+        for (int p = 0; p < 4; p++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(x[b].qs + 32 * p));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i s0 = q4_k_scale(s, 2 * p), s1 = q4_k_scale(s, 2 * p + 1);
+            for (int j = 0; j < 4; j++) {
+                sumi[j] = _mm256_add_epi32(sumi[j], q4_k_pair(lo, hi, y[j][b].qs + 64 * p, s0, s1));
+            }
+        }
+        const __m128i S1 = hsum4_i32x8(sumi[0], sumi[1], sumi[2], sumi[3]);
+        const __m128i S2 = _mm_hadd_epi32(_mm_hadd_epi32(q4_k_mins(sm, y[0][b].bsums), q4_k_mins(sm, y[1][b].bsums)),
+                                          _mm_hadd_epi32(q4_k_mins(sm, y[2][b].bsums), q4_k_mins(sm, y[3][b].bsums)));
+        __m128 r = _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), _mm_cvtepi32_ps(S1));
+        r = _mm_fnmadd_ps(_mm_set1_ps(h2f(x[b].dmin)), _mm_cvtepi32_ps(S2), r);
+        acc = _mm_fmadd_ps(r, _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d), acc);
+    }
+    _mm_storeu_ps(out, acc);
+}
+
 /* ------------------------------------------------------- Q8_K quantizer -- */
 
 static void quant_q8_k_avx2(const float *x, void *vy, int64_t n) {
@@ -430,6 +558,49 @@ float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a) {
         accm = fmaf((float)(mq[0] + mq[1] + mq[2] + mq[3]), llm_fp16_to_fp32(x[b].dmin) * y[b].d, accm);
     }
     return acc - accm;
+}
+
+static float q4_k_tiled_row(int64_t n, const llm_block_q4_k *x, const llm_block_q8_k *y) {
+    float acc = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        int32_t sq[4], mq[4];
+        q4_k_block_sums(&x[b], &y[b], sq, mq);
+        float r = llm_fp16_to_fp32(x[b].d) * (float)(sq[0] + sq[1] + sq[2] + sq[3]);
+        r = fmaf(-llm_fp16_to_fp32(x[b].dmin), (float)(mq[0] + mq[1] + mq[2] + mq[3]), r);
+        acc = fmaf(r, y[b].d, acc);
+    }
+    return acc;
+}
+
+float llm__q4_k_dot_tiled(int64_t n, const void *w, const void *a) { return q4_k_tiled_row(n, w, a); }
+
+void llm__q4_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    for (int j = 0; j < 4; j++) out[j] = q4_k_tiled_row(n, w, (const void *)((const char *)a + (size_t)j * a_stride));
+}
+
+static float q6_k_tiled_row(int64_t n, const llm_block_q6_k *x, const llm_block_q8_k *y) {
+    float acc = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        int32_t s1 = 0;
+        for (int j = 0; j < 16; j++) {
+            int32_t s = 0;
+            for (int i = 0; i < 16; i++) {
+                const int e = 16 * j + i, h = e / 128, r = e % 128;
+                const int lo = (x[b].ql[64 * h + r % 64] >> (4 * (r / 64))) & 15;
+                const int hi = (x[b].qh[32 * h + r % 32] >> (2 * (r / 32))) & 3;
+                s += ((lo | hi << 4) - 32) * y[b].qs[e];
+            }
+            s1 += x[b].scales[j] * s;
+        }
+        acc = fmaf(llm_fp16_to_fp32(x[b].d) * (float)s1, y[b].d, acc);
+    }
+    return acc;
+}
+
+float llm__q6_k_dot_tiled(int64_t n, const void *w, const void *a) { return q6_k_tiled_row(n, w, a); }
+
+void llm__q6_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    for (int j = 0; j < 4; j++) out[j] = q6_k_tiled_row(n, w, (const void *)((const char *)a + (size_t)j * a_stride));
 }
 
 void llm__q4_k_dot4_repack_gemm(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
