@@ -929,6 +929,12 @@ static const struct {
     {LLM_DTYPE_Q4_K, 1536, 4, 0x53D336A12E9EF6BBULL, 0x4462D5C3u}, /* vec_dot, first 907.340027 */
     {LLM_DTYPE_Q4_K, 4096, 8, 0x08FFAB460BF4EE4EULL, 0x4515FE34u}, /* tiled, first 2399.8877 */
     {LLM_DTYPE_Q4_K, 4096, 4, 0xDCEEBB901618C359ULL, 0x4515FE33u}, /* vec_dot, first 2399.88745 */
+    {LLM_DTYPE_Q5_K, 256, 8, 0xAE637D5888E1859EULL, 0xC2799F23u}, /* tiled, first -62.405407 */
+    {LLM_DTYPE_Q5_K, 256, 4, 0x26C4D329B437562DULL, 0xC2799F22u}, /* vec_dot, first -62.4054031 */
+    {LLM_DTYPE_Q5_K, 1536, 8, 0xAA311F5623E37B0DULL, 0xC56033AAu}, /* tiled, first -3587.229 */
+    {LLM_DTYPE_Q5_K, 1536, 4, 0xAE99ABEE63FFA13DULL, 0xC56033AEu}, /* vec_dot, first -3587.22998 */
+    {LLM_DTYPE_Q5_K, 4096, 8, 0x3BC3CDCDEB70811AULL, 0xC6398A90u}, /* tiled, first -11874.6406 */
+    {LLM_DTYPE_Q5_K, 4096, 4, 0xF4B618A74C315694ULL, 0xC6398A91u}, /* vec_dot, first -11874.6416 */
 };
 
 Test(kernels, kquant_tiled_order_matches_llamacpp) {
@@ -944,7 +950,7 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
     if (simd) llm__cpu_kernels_avx2(&v);
     for (int c = 0; c < (int)(sizeof(g_kq_tiled_golden) / sizeof(g_kq_tiled_golden[0])); c += 2) {
         const llm_dtype t = g_kq_tiled_golden[c].t;
-        const int n = g_kq_tiled_golden[c].n, q6 = t == LLM_DTYPE_Q6_K;
+        const int n = g_kq_tiled_golden[c].n, q6 = t == LLM_DTYPE_Q6_K, q5 = t == LLM_DTYPE_Q5_K;
         size_t wb, ab;
         llm_dtype_row_size(t, (uint64_t)n, &wb);
         llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
@@ -958,6 +964,12 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
                 uint8_t *p = blk->ql;
                 for (int j = 0; j < 208; j++) p[j] = q5g_byte(&st);
                 blk->d = q5g_half(&st, 1);
+            } else if (q5) {
+                llm_block_q5_k *blk = (llm_block_q5_k *)w + b;
+                blk->d = q5g_half(&st, 0);
+                blk->dmin = q5g_half(&st, 0);
+                uint8_t *rest = blk->scales; /* scales, qh, qs: 172 bytes */
+                for (int j = 0; j < 172; j++) rest[j] = q5g_byte(&st);
             } else {
                 llm_block_q4_k *blk = (llm_block_q4_k *)w + b;
                 blk->d = q5g_half(&st, 0);
@@ -972,11 +984,13 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
         for (int col = 0; col < 8; col++) {
             const uint8_t *wr = w + (size_t)col * wb;
             for (int r = 0; r < 8; r++) {
-                tiled[r][col] = (q6 ? llm__q6_k_dot_tiled : llm__q4_k_dot_tiled)(n, wr, a + (size_t)r * ab);
+                tiled[r][col] = (q6 ? llm__q6_k_dot_tiled : q5 ? llm__q5_k_dot_tiled : llm__q4_k_dot_tiled)(
+                    n, wr, a + (size_t)r * ab);
             }
             for (int r = 0; r < 8; r += 4) {
                 float o[4];
-                (q6 ? llm__q6_k_dot4_tiled : llm__q4_k_dot4_tiled)(n, wr, a + (size_t)r * ab, ab, o);
+                (q6 ? llm__q6_k_dot4_tiled : q5 ? llm__q5_k_dot4_tiled : llm__q4_k_dot4_tiled)(
+                    n, wr, a + (size_t)r * ab, ab, o);
                 for (int j = 0; j < 4; j++) tiled4[r + j][col] = o[j];
             }
             /* Fewer than 8 rows: llama.cpp's vec_dot, our registered dot. */

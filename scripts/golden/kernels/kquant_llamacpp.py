@@ -64,6 +64,8 @@ def weights(t, n, g):
     for _ in range(n // 256):
         if t == "q4_K":  # d, dmin, 12 scale bytes, 128 qs
             out += struct.pack("<HH", g.half(False), g.half(False)) + bytes(g.byte() for _ in range(140))
+        elif t == "q5_K":  # d, dmin, 12 scale bytes, 32 qh, 128 qs
+            out += struct.pack("<HH", g.half(False), g.half(False)) + bytes(g.byte() for _ in range(172))
         else:  # q6_K: 128 ql, 64 qh, 16 signed scales, then d (signed)
             out += bytes(g.byte() for _ in range(208)) + struct.pack("<H", g.half(True))
     return bytes(out)
@@ -256,7 +258,8 @@ def repack_golden(cpu):
 
 # (type, ggml type id, n): weights not repacked, as llama.cpp holds Q6_K on x86.
 TILED_CASES = [("q6_K", 14, 256), ("q6_K", 14, 1536), ("q6_K", 14, 4096),
-               ("q4_K", 12, 256), ("q4_K", 12, 1536), ("q4_K", 12, 4096)]
+               ("q4_K", 12, 256), ("q4_K", 12, 1536), ("q4_K", 12, 4096),
+               ("q5_K", 13, 256), ("q5_K", 13, 1536), ("q5_K", 13, 4096)]
 
 
 def tiled_golden(cpu):

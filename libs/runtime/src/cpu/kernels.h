@@ -114,15 +114,18 @@ void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quan
  * call only when llm__cpu_has_avx2(). */
 float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a);
 void llm__q4_k_dot4_repack_gemm(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
-/* Q4_K / Q6_K x Q8_K summed as llama.cpp's tiled K-quant matmul sums
+/* Q4_K / Q5_K / Q6_K x Q8_K summed as llama.cpp's tiled K-quant matmul sums
  * (ggml-cpu/tiled, on by default), which it uses instead of its vec_dot when
  * a matmul has 8 or more activation rows and the weight is not repacked (Q6_K
- * always on AVX2, Q4_K when its row count is not a multiple of 8). dot4:
- * four activation rows, out[j] equal to dot of row j. Same conditions as above. */
+ * and Q5_K always on AVX2, Q4_K when its row count is not a multiple of 8).
+ * dot4: four activation rows, out[j] equal to dot of row j. Same conditions
+ * as above. */
 float llm__q4_k_dot_tiled(int64_t n, const void *w, const void *a);
 void llm__q4_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
 float llm__q6_k_dot_tiled(int64_t n, const void *w, const void *a);
 void llm__q6_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
+float llm__q5_k_dot_tiled(int64_t n, const void *w, const void *a);
+void llm__q5_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
 /* Non-zero if the running CPU supports AVX2, FMA and F16C and the variants were built. */
 int llm__cpu_has_avx2(void);
 

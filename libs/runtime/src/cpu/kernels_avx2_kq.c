@@ -331,11 +331,11 @@ static void dot4_q6_k_q8_k(int64_t n, const void *w, const void *a, size_t a_str
 /* ------------------------------------------------- llama.cpp's tiled order -- */
 
 /* What llama.cpp 0.3.36 runs for a K-quant matmul of 8 or more activation
- * rows whose weight is not repacked (ggml-cpu/tiled, on by default; Q6_K
- * always on x86, Q4_K when its row count is not a multiple of 8). Per output,
- * per super-block, from exact integer totals S1 = sum_j sc_j dot_j (Q6_K:
- * with q - 32) and S2 = sum_j mn_j B_j:
- *   r = d_x * float(S1); Q4_K: r = fma(-dmin_x, float(S2), r);
+ * rows whose weight is not repacked (ggml-cpu/tiled, on by default; Q6_K and
+ * Q5_K always on x86, Q4_K when its row count is not a multiple of 8). Per
+ * output, per super-block, from exact integer totals S1 = sum_j sc_j dot_j
+ * (Q6_K: with q - 32) and S2 = sum_j mn_j B_j:
+ *   r = d_x * float(S1); Q4_K, Q5_K: r = fma(-dmin_x, float(S2), r);
  *   acc = fma(r, d_y, acc);
  * in super-block order from acc = 0. One row at a time or four (lanes). */
 
@@ -447,6 +447,61 @@ void llm__q4_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stri
             }
         }
         const __m128i S1 = hsum4_i32x8(sumi[0], sumi[1], sumi[2], sumi[3]);
+        const __m128i S2 = _mm_hadd_epi32(_mm_hadd_epi32(q4_k_mins(sm, y[0][b].bsums), q4_k_mins(sm, y[1][b].bsums)),
+                                          _mm_hadd_epi32(q4_k_mins(sm, y[2][b].bsums), q4_k_mins(sm, y[3][b].bsums)));
+        __m128 r = _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), _mm_cvtepi32_ps(S1));
+        r = _mm_fnmadd_ps(_mm_set1_ps(h2f(x[b].dmin)), _mm_cvtepi32_ps(S2), r);
+        acc = _mm_fmadd_ps(r, _mm_setr_ps(y[0][b].d, y[1][b].d, y[2][b].d, y[3][b].d), acc);
+    }
+    _mm_storeu_ps(out, acc);
+}
+
+/* Q5_K in the tiled order (same formula as Q4_K, quants 0..31): the fifth bit
+ * of sub-block 2p / 2p + 1 is bit 2p / 2p + 1 of the 32 qh bytes. */
+static inline __m256i q5_k_block_lanes(const llm_block_q5_k *x, const llm_block_q8_k *y, __m256i s) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(0x01);
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)x->qh);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int p = 0; p < 4; p++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
+        const __m256i h0 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * p), one), 4);
+        const __m256i h1 = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * p + 1), one), 4);
+        const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), h0);
+        const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), h1);
+        sumi = _mm256_add_epi32(sumi, q4_k_pair(lo, hi, y->qs + 64 * p, q4_k_scale(s, 2 * p), q4_k_scale(s, 2 * p + 1)));
+    }
+    return sumi;
+}
+
+float llm__q5_k_dot_tiled(int64_t n, const void *w, const void *a) {
+    const llm_block_q5_k *x = w;
+    const llm_block_q8_k *y = a;
+    __m128 acc = _mm_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const __m256i sm = q4_k_scales_mins(x[b].scales);
+        const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
+        const __m256i sumi = q5_k_block_lanes(&x[b], &y[b], s);
+        const __m128i u = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(sumi), _mm256_extracti128_si256(sumi, 1)),
+                                         q4_k_mins(sm, y[b].bsums));
+        const __m128 s12 = _mm_cvtepi32_ps(_mm_hadd_epi32(u, u));
+        __m128 r = _mm_mul_ss(_mm_set_ss(h2f(x[b].d)), s12);
+        r = _mm_fnmadd_ss(_mm_set_ss(h2f(x[b].dmin)), _mm_movehdup_ps(s12), r);
+        acc = _mm_fmadd_ss(r, _mm_set_ss(y[b].d), acc);
+    }
+    return _mm_cvtss_f32(acc);
+}
+
+void llm__q5_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q5_k *x = w;
+    const llm_block_q8_k *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    __m128 acc = _mm_setzero_ps(); /* lane j: activation row j */
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const __m256i sm = q4_k_scales_mins(x[b].scales);
+        const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
+        /* The weight decode is cheap next to four rows of products; redone per row. */
+        const __m128i S1 = hsum4_i32x8(q5_k_block_lanes(&x[b], y[0] + b, s), q5_k_block_lanes(&x[b], y[1] + b, s),
+                                       q5_k_block_lanes(&x[b], y[2] + b, s), q5_k_block_lanes(&x[b], y[3] + b, s));
         const __m128i S2 = _mm_hadd_epi32(_mm_hadd_epi32(q4_k_mins(sm, y[0][b].bsums), q4_k_mins(sm, y[1][b].bsums)),
                                           _mm_hadd_epi32(q4_k_mins(sm, y[2][b].bsums), q4_k_mins(sm, y[3][b].bsums)));
         __m128 r = _mm_mul_ps(_mm_set1_ps(h2f(x[b].d)), _mm_cvtepi32_ps(S1));
@@ -576,6 +631,33 @@ float llm__q4_k_dot_tiled(int64_t n, const void *w, const void *a) { return q4_k
 
 void llm__q4_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
     for (int j = 0; j < 4; j++) out[j] = q4_k_tiled_row(n, w, (const void *)((const char *)a + (size_t)j * a_stride));
+}
+
+static float q5_k_tiled_row(int64_t n, const llm_block_q5_k *x, const llm_block_q8_k *y) {
+    float acc = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        uint8_t sc[8], mn[8];
+        llm__q4k_scale_min(x[b].scales, sc, mn);
+        int32_t s1 = 0, s2 = 0;
+        for (int j = 0; j < 8; j++) {
+            int32_t s = 0;
+            for (int i = 0; i < 32; i++) {
+                const int q = ((x[b].qs[32 * (j / 2) + i] >> (4 * (j % 2))) & 15) | ((x[b].qh[i] >> j) & 1) << 4;
+                s += q * y[b].qs[32 * j + i];
+            }
+            s1 += sc[j] * s;
+            s2 += mn[j] * (y[b].bsums[2 * j] + y[b].bsums[2 * j + 1]);
+        }
+        const float r = fmaf(-llm_fp16_to_fp32(x[b].dmin), (float)s2, llm_fp16_to_fp32(x[b].d) * (float)s1);
+        acc = fmaf(r, y[b].d, acc);
+    }
+    return acc;
+}
+
+float llm__q5_k_dot_tiled(int64_t n, const void *w, const void *a) { return q5_k_tiled_row(n, w, a); }
+
+void llm__q5_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    for (int j = 0; j < 4; j++) out[j] = q5_k_tiled_row(n, w, (const void *)((const char *)a + (size_t)j * a_stride));
 }
 
 static float q6_k_tiled_row(int64_t n, const llm_block_q6_k *x, const llm_block_q8_k *y) {
