@@ -14,6 +14,7 @@
 
 #include "cpu/kernels.h"
 #include "cpu/vexp.h"
+#include "llama/runtime.h"
 
 static uint64_t g_rng = 0x2545F4914F6CDD1Dull;
 static uint32_t rnd(void) {
@@ -229,4 +230,84 @@ Test(llama_order, micro_kernels_equal_dot) {
             free(w); free(a); free(x); free(sc);
         }
     }
+}
+
+/* The matmul picks llama.cpp's shape-dependent K-quant kernels (kernels.h
+ * rows8 / tiled): Q4_K with M % 8 == 0 through the repacked-order pair
+ * (groups of 4 activation rows through dot4, the rest through dot), other
+ * K-quants from 8 activation rows up through the tiled pair, below that the
+ * plain dot. Checked through llm_op_matmul against the kernels it should
+ * have called (those are checked against llama.cpp's own in test_kernels). */
+static void matmul_rows(llm_backend *be, llm_dtype wt, int64_t M, int64_t n, const void *w, size_t wr,
+                        const float *x, int64_t K, float *out) {
+    llm_buffer *bw, *bx, *bo;
+    cr_assert_eq(llm_buffer_alloc(be, wr * (size_t)M, &bw), LLM_OK);
+    cr_assert_eq(llm_buffer_write(bw, 0, w, wr * (size_t)M), LLM_OK);
+    cr_assert_eq(llm_buffer_alloc(be, sizeof(float) * (size_t)(n * K), &bx), LLM_OK);
+    cr_assert_eq(llm_buffer_write(bx, 0, x, sizeof(float) * (size_t)(n * K)), LLM_OK);
+    cr_assert_eq(llm_buffer_alloc(be, sizeof(float) * (size_t)(n * M), &bo), LLM_OK);
+    llm_tensor tw = llm_tensor_2d(bw, 0, wt, K, M), tx = llm_tensor_2d(bx, 0, LLM_DTYPE_F32, K, n);
+    llm_tensor to = llm_tensor_2d(bo, 0, LLM_DTYPE_F32, M, n);
+    cr_assert_eq(llm_op_matmul(be, &to, &tx, &tw), LLM_OK);
+    cr_assert_eq(llm_buffer_read(bo, 0, out, sizeof(float) * (size_t)(n * M)), LLM_OK);
+    llm_buffer_free(bw);
+    llm_buffer_free(bx);
+    llm_buffer_free(bo);
+}
+
+Test(llama_order, matmul_picks_llamacpp_kquant_kernels) {
+    llm__cpu_kernels s, v;
+    kernel_sets(&s, &v);
+    (void)s;
+    llm_backend_params bp = llm_backend_default_params();
+    bp.n_threads = 2;
+    llm_backend *be;
+    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+    static const llm_dtype types[] = {LLM_DTYPE_Q4_K, LLM_DTYPE_Q6_K};
+    static const int64_t Ms[] = {16, 12}, ns[] = {1, 3, 6, 8, 11};
+    const int64_t K = 512;
+    for (size_t ti = 0; ti < 2; ti++) {
+        const llm_dtype wt = types[ti], at = v.act_type[wt];
+        size_t wr, ar;
+        cr_assert_eq(llm_dtype_row_size(wt, (uint64_t)K, &wr), LLM_OK);
+        cr_assert_eq(llm_dtype_row_size(at, (uint64_t)K, &ar), LLM_OK);
+        for (size_t mi = 0; mi < 2; mi++) {
+            const int64_t M = Ms[mi];
+            /* Weights: random bytes below 0x40 (finite half scales, any quants). */
+            char *w = malloc(wr * (size_t)M);
+            for (int64_t m = 0; m < M; m++) {
+                for (size_t b = 0; b < wr; b++) w[(size_t)m * wr + b] = (char)(rnd() & 0x3f);
+            }
+            for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+                const int64_t n = ns[ni];
+                float *x = malloc(sizeof(float) * (size_t)(n * K)), *got = malloc(sizeof(float) * (size_t)(n * M));
+                char *a = malloc(ar * (size_t)n);
+                for (int64_t i = 0; i < n * K; i++) x[i] = frand() * 2.0f;
+                for (int64_t r = 0; r < n; r++) v.quantize[at](x + r * K, a + (size_t)r * ar, K);
+                matmul_rows(be, wt, M, n, w, wr, x, K, got);
+                const struct llm__dot_pair *alt = NULL;
+                if (v.rows8[wt].dot && M % 8 == 0) alt = &v.rows8[wt];
+                else if (v.tiled[wt].dot && n >= 8) alt = &v.tiled[wt];
+                const int64_t full = n & ~(int64_t)3;
+                for (int64_t m = 0; m < M; m++) {
+                    for (int64_t r = 0; r < n; r++) {
+                        float want;
+                        if (alt && r < full) {
+                            float o4[4];
+                            alt->dot4(K, w + (size_t)m * wr, a + (size_t)(r & ~(int64_t)3) * ar, ar, o4);
+                            want = o4[r & 3];
+                        } else {
+                            want = (alt ? alt->dot : v.dot[wt])(K, w + (size_t)m * wr, a + (size_t)r * ar);
+                        }
+                        cr_assert(memcmp(&got[r * M + m], &want, 4) == 0, "%s M=%lld n=%lld out[%lld][%lld]: %a vs %a",
+                                  llm_dtype_name(wt), (long long)M, (long long)n, (long long)r, (long long)m,
+                                  (double)got[r * M + m], (double)want);
+                    }
+                }
+                free(x); free(got); free(a);
+            }
+            free(w);
+        }
+    }
+    llm_backend_free(be);
 }

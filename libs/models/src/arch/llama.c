@@ -21,6 +21,7 @@
 #include "arch/net_internal.h"
 
 #define LOGITS_CHUNK 64 /* LM-head rows per matmul: bounds the logits arena */
+#define LOGITS_TAIL 8   /* a last chunk shorter than this joins the one before */
 
 static llm_status get_weight(llm_net *net, llm_tensor *out, int64_t ne0, int64_t ne1,
                              int optional, const char *fmt, ...)
@@ -261,8 +262,14 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         }
         src_off = net->off_tmp;
     }
-    for (int64_t r0 = 0; r0 < rows; r0 += LOGITS_CHUNK) {
-        int64_t c = rows - r0 < LOGITS_CHUNK ? rows - r0 : LOGITS_CHUNK;
+    for (int64_t r0 = 0, c; r0 < rows; r0 += c) {
+        c = rows - r0 < LOGITS_CHUNK ? rows - r0 : LOGITS_CHUNK;
+        /* No last chunk of 1..7 rows: the CPU matmul, like llama.cpp, picks
+         * some K-quant kernels by row count (8 and up: its tiled order), and
+         * llama.cpp multiplies all rows at once. */
+        if (rows - r0 - c > 0 && rows - r0 - c < LOGITS_TAIL) {
+            c = rows - r0;
+        }
         llm_tensor in = act(net, src_off + (size_t)(r0 * E) * sizeof(float), E, c, 1);
         llm_tensor lg = act(net, net->off_logits, V, c, 1);
         OP(llm_op_matmul(be, &lg, &in, &net->output));

@@ -122,7 +122,7 @@ static llm_status make_arena(llm_net *net) {
     const size_t B = (size_t)net->p.max_batch, f = sizeof(float);
     const size_t E = hp->n_embd, QD = (size_t)hp->n_head * hp->head_dim;
     const size_t KD = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, V = hp->n_vocab;
-    const size_t LR = B < 64 ? B : 64; /* matches LOGITS_CHUNK in the forward files */
+    const size_t LR = B < 64 + 7 ? B : 64 + 7; /* LOGITS_CHUNK + LOGITS_TAIL - 1 in the forward files */
     size_t off = 0;
 #define SLOT(field, bytes)                                                                         \
     net->field = off;                                                                              \

@@ -62,6 +62,19 @@ typedef struct llm__cpu_kernels {
     llm__vec_dot4_fn dot4[LLM_DTYPE_END_];     /* optional 1 x 4 variant (NULL: use dot) */
     llm__vec_dot2x4_fn dot2x4[LLM_DTYPE_END_]; /* optional 2 x 4 variant (NULL: use dot4) */
     llm__vec_dot4x1_fn dot4x1[LLM_DTYPE_END_]; /* optional 4 x 1 variant (NULL: use dot) */
+    /* Shape-dependent kernels. llama.cpp does not multiply every K-quant
+     * with one kernel: on x86 it repacks Q4_K weights whose row count divides
+     * by 8 and runs its interleaved gemv/gemm on them, and from 8 activation
+     * rows up it runs a tiled K-quant matmul; each sums in its own order. To
+     * give its logits on such models too, the matmul takes (dot, dot4) from
+     * rows8 when the weight's row count M is a multiple of 8, else from
+     * tiled when it has n >= 8 activation rows, else the entries above. Here
+     * dot4 need not equal dot: the split is llama.cpp's (groups of 4 rows
+     * through dot4, the last n % 4 through dot). NULL: not used. */
+    struct llm__dot_pair {
+        llm__vec_dot_fn dot;
+        llm__vec_dot4_fn dot4;
+    } rows8[LLM_DTYPE_END_], tiled[LLM_DTYPE_END_];
     llm__quantize_fn quantize[LLM_DTYPE_END_]; /* activation type -> quantizer */
     /* out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1) */
     void (*rms_norm_row)(float *out, const float *x, const float *w, int64_t n, float eps);

@@ -150,6 +150,19 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
     c2.dot4 = cpu->k.dot4[wt];
     c2.dot2x4 = cpu->k.dot2x4[wt];
     c2.dot4x1 = cpu->k.dot4x1[wt];
+    /* llama.cpp's shape-dependent kernels (kernels.h rows8 / tiled). */
+    const struct llm__dot_pair *alt = NULL;
+    if (cpu->k.rows8[wt].dot && c->M % 8 == 0) {
+        alt = &cpu->k.rows8[wt];
+    } else if (cpu->k.tiled[wt].dot && c->n >= 8) {
+        alt = &cpu->k.tiled[wt];
+    }
+    if (alt) {
+        c2.dot = alt->dot;
+        c2.dot4 = alt->dot4;
+        c2.dot2x4 = NULL;
+        c2.dot4x1 = NULL;
+    }
     int nt = be->n_threads;
     c->sc = c->sc_rem = NULL;
     c->full = c2.dot4 ? c->n & ~(int64_t)3 : 0;
