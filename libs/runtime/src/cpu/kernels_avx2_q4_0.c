@@ -1,0 +1,95 @@
+/*
+ * cpu/kernels_avx2_q4_0.c -- Q4_0 x Q8_0 dot products summed in the order of
+ * llama.cpp's repacked Q4_0 kernels (CPU_REPACK, q4_0_8x8).
+ *
+ * On an AVX2 CPU llama.cpp repacks every Q4_0 weight whose row count is a
+ * multiple of 8 into groups of 8 interleaved rows at load time, and multiplies
+ * them with its gemv (one activation row) / gemm (four rows) kernels instead
+ * of its vec_dot. Both give each output one float accumulator chain over the
+ * blocks: acc = fma(float(s_b), d_w * d_a, acc), s_b the exact integer sum of
+ * the 32 products (q - 8) * q_a of block b, d_w * d_a the float product of the
+ * two fp16 scales; acc starts at +0. The vec_dot (our registry's dot) instead
+ * spreads each block over 8 float lanes and sums them at the end, so results
+ * differ in the last bits. The integer sums are exact, so how we form them
+ * does not matter; only the float chain must be the same.
+ *
+ * Registered as the rows8 pair of Q4_0 (kernels.h), which the matmul uses for
+ * weights with M % 8 == 0, the same condition as llama.cpp's. gemv and gemm
+ * share the per-output order, so dot4 is four dots with the weight row decoded
+ * once. Golden: tests/runtime/test_kernels_q4_0.c, against llama.cpp's own
+ * repack + gemv/gemm (scripts/golden/kernels/q4_0_llamacpp.py).
+ *
+ * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
+ * llm__cpu_kernels_avx2() once the CPU has been checked.
+ */
+#include "cpu/kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+
+#include <immintrin.h>
+#include <math.h>
+
+#include "dtype/blocks.h"
+
+/* Block of 32 weights as signed bytes q - 8 (-8..7), in element order:
+ * low nibbles are elements 0..15, high nibbles 16..31. */
+static inline __m256i q4_0_bytes(const llm_block_q4_0 *x) {
+    __m128i t = _mm_loadu_si128((const __m128i *)x->qs);
+    __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
+    return _mm256_sub_epi8(_mm256_and_si256(v, _mm256_set1_epi8(0x0F)), _mm256_set1_epi8(8));
+}
+
+/* Exact integer sum of the 32 products x[i] * y[i] (x in -8..7, y in -128..127):
+ * the sign of x moves onto y so the unsigned x signed byte multiply applies;
+ * each 16-bit pair sum is at most 2 * 8 * 128, far from overflow. */
+static inline int32_t block_isum(__m256i qx, const int8_t *qy) {
+    __m256i y = _mm256_loadu_si256((const __m256i *)qy);
+    __m256i p16 = _mm256_maddubs_epi16(_mm256_sign_epi8(qx, qx), _mm256_sign_epi8(y, qx));
+    __m256i p32 = _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(p32), _mm256_extracti128_si256(p32, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+static float dot_q4_0_q8_0_rows8(int64_t n, const void *w, const void *a) {
+    const llm_block_q4_0 *x = w;
+    const llm_block_q8_0 *y = a;
+    float acc = 0.0f;
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const int32_t s = block_isum(q4_0_bytes(&x[b]), y[b].qs);
+        const float d = _cvtsh_ss(x[b].d) * _cvtsh_ss(y[b].d);
+        acc = fmaf((float)s, d, acc);
+    }
+    return acc;
+}
+
+static void dot4_q4_0_q8_0_rows8(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    const llm_block_q4_0 *x = w;
+    const llm_block_q8_0 *y[4];
+    for (int j = 0; j < 4; j++) {
+        y[j] = (const llm_block_q8_0 *)((const char *)a + (size_t)j * a_stride);
+    }
+    /* Four independent chains, each exactly the single dot's. */
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m256i qx = q4_0_bytes(&x[b]);
+        const float dx = _cvtsh_ss(x[b].d);
+        for (int j = 0; j < 4; j++) {
+            const int32_t s = block_isum(qx, y[j][b].qs);
+            acc[j] = fmaf((float)s, dx * _cvtsh_ss(y[j][b].d), acc[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) out[j] = acc[j];
+}
+
+void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
+    k->rows8[LLM_DTYPE_Q4_0].dot = dot_q4_0_q8_0_rows8;
+    k->rows8[LLM_DTYPE_Q4_0].dot4 = dot4_q4_0_q8_0_rows8;
+}
+
+#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
+
+void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) { (void)k; }
+
+#endif

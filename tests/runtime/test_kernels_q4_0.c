@@ -1,0 +1,126 @@
+/*
+ * test_kernels_q4_0.c -- the Q4_0 rows8 pair (kernels_avx2_q4_0.c) against
+ * llama.cpp's repacked Q4_0 kernels, the ones it runs for Q4_0 weights with a
+ * multiple of 8 rows on AVX2 CPUs (see kernels.h, rows8).
+ *
+ * Golden values: scripts/golden/kernels/q4_0_llamacpp.py, which builds the
+ * same weight and activation rows from the same xorshift32 stream (q40_*
+ * below mirror its weights() / floats()), repacks the weights with llama.cpp's
+ * own repack<block_q4_0, 8, 8> and runs ggml_gemv_q4_0_8x8_q8_0 (one
+ * activation row at a time) and ggml_gemm_q4_0_8x8_q8_0 (four at once) from
+ * the libggml-cpu.so llama-cpp-python 0.3.36 ships. Also checked: our Q8_0
+ * activation quantizer gives llama.cpp's quantize_row_q8_0 bytes, and the
+ * plain vec_dot order (the registry's dot) is not what the golden wants on
+ * these rows, so the test would notice a rows8 pair that fell back to it.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/kernels.h"
+#include "dtype/blocks.h"
+
+static const struct {
+    int n;
+    uint64_t act_hash;  /* FNV-1a 64 of the 4 rows' quantize_row_q8_0 bytes */
+    uint64_t hash[2];   /* gemv, gemm: FNV-1a 64 of the 32 outputs [act row][weight row] */
+    uint32_t first[2];  /* their first output's bits */
+} g_q40_golden[] = {
+    {32, 0xD3378BCE9C1870A4ULL, {0x227E525D4AD2325EULL, 0x227E525D4AD2325EULL}, {0xC12C972Bu, 0xC12C972Bu}}, /* first -10.7869062, -10.7869062 */
+    {576, 0x0869EEEF756E64B5ULL, {0x0FBAECC137BD87E4ULL, 0x0FBAECC137BD87E4ULL}, {0xC19643E3u, 0xC19643E3u}}, /* first -18.7831478, -18.7831478 */
+    {1536, 0x7C7F763721920FF9ULL, {0x9C1AFAC628D746FEULL, 0x9C1AFAC628D746FEULL}, {0xC13D32C8u, 0xC13D32C8u}}, /* first -11.8248978, -11.8248978 */
+    {4096, 0x2A45821DEAB2A0EAULL, {0xD5D79FA4FEEFDBA6ULL, 0xD5D79FA4FEEFDBA6ULL}, {0x4312C238u, 0x4312C238u}}, /* first 146.758667, 146.758667 */
+};
+
+static uint32_t q40_next(uint32_t *s) {
+    uint32_t x = *s;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    *s = x;
+    return x;
+}
+
+static uint64_t q40_fnv(const uint8_t *p, size_t len) {
+    uint64_t h = 0xCBF29CE484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001B3ull;
+    }
+    return h;
+}
+
+/* The script's weights(): fp16 d with exponent 8..14 and a random sign, 16 bytes. */
+static void q40_weights(uint32_t *st, llm_block_q4_0 *w, int n_blocks) {
+    for (int b = 0; b < n_blocks; b++) {
+        uint32_t r = q40_next(st);
+        w[b].d = (uint16_t)(((8 + r % 7) << 10) | ((r >> 8) & 0x3FF) | (((r >> 20) & 1) ? 0x8000 : 0));
+        for (int j = 0; j < 16; j++) w[b].qs[j] = (uint8_t)(q40_next(st) >> 24);
+    }
+}
+
+/* The script's floats(): per block of 32 a scale 2^-(20..27), exact products. */
+static void q40_floats(uint32_t *st, float *x, int n) {
+    for (int b = 0; b < n / 32; b++) {
+        int e = 20 + (int)(q40_next(st) % 8);
+        for (int i = 0; i < 32; i++) {
+            int32_t v = (int32_t)(q40_next(st) >> 8) - (1 << 23);
+            x[b * 32 + i] = (float)v * ldexpf(1.0f, -e);
+        }
+    }
+}
+
+Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k);
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: llama.cpp does not repack Q4_0 there either");
+    }
+    llm__cpu_kernels_avx2(&k);
+    cr_assert_not_null(k.rows8[LLM_DTYPE_Q4_0].dot, "no Q4_0 rows8 pair registered");
+    cr_assert_not_null(k.rows8[LLM_DTYPE_Q4_0].dot4);
+    cr_assert_eq(k.act_type[LLM_DTYPE_Q4_0], LLM_DTYPE_Q8_0);
+    int vec_dot_differs = 0;
+    for (int c = 0; c < (int)(sizeof(g_q40_golden) / sizeof(g_q40_golden[0])); c++) {
+        const int n = g_q40_golden[c].n;
+        const size_t wb = (size_t)n / 32 * sizeof(llm_block_q4_0), ab = (size_t)n / 32 * sizeof(llm_block_q8_0);
+        llm_block_q4_0 *w = malloc(8 * wb);                 /* [8 weight rows][n / 32] */
+        uint8_t *a = malloc(4 * ab);                        /* [4 act rows][n / 32] Q8_0 */
+        float *x = malloc(sizeof(float) * 4 * (size_t)n);   /* [4][n] */
+        cr_assert(w && a && x);
+        uint32_t st = 0x9E3779B9u ^ (uint32_t)((uint32_t)(5000 + c) * 0x85EBCA6Bu);
+        q40_weights(&st, w, 8 * n / 32);
+        q40_floats(&st, x, 4 * n);
+        for (int r = 0; r < 4; r++) k.quantize[LLM_DTYPE_Q8_0](x + (size_t)r * (size_t)n, a + (size_t)r * ab, n);
+        cr_assert_eq(q40_fnv(a, 4 * ab), g_q40_golden[c].act_hash, "n=%d: Q8_0 activations differ from llama.cpp's",
+                     n);
+        float gv[4][8], gm[4][8]; /* [act row][weight row] */
+        for (int col = 0; col < 8; col++) {
+            const uint8_t *wr = (const uint8_t *)w + (size_t)col * wb;
+            for (int r = 0; r < 4; r++) {
+                gv[r][col] = k.rows8[LLM_DTYPE_Q4_0].dot(n, wr, a + (size_t)r * ab);
+                float v = k.dot[LLM_DTYPE_Q4_0](n, wr, a + (size_t)r * ab);
+                vec_dot_differs |= memcmp(&v, &gv[r][col], sizeof(v)) != 0;
+            }
+            float o[4];
+            k.rows8[LLM_DTYPE_Q4_0].dot4(n, wr, a, ab, o);
+            for (int r = 0; r < 4; r++) gm[r][col] = o[r];
+        }
+        for (int m = 0; m < 2; m++) {
+            const float *o = m ? &gm[0][0] : &gv[0][0];
+            uint32_t first;
+            memcpy(&first, o, 4);
+            cr_assert_eq(first, g_q40_golden[c].first[m], "n=%d %s: first %08x, llama.cpp %08x", n,
+                         m ? "gemm" : "gemv", first, g_q40_golden[c].first[m]);
+            cr_assert_eq(q40_fnv((const uint8_t *)o, 32 * sizeof(float)), g_q40_golden[c].hash[m],
+                         "n=%d %s: outputs differ from llama.cpp's", n, m ? "gemm" : "gemv");
+        }
+        free(w);
+        free(a);
+        free(x);
+    }
+    /* Otherwise these rows could not tell the two orders apart. */
+    cr_assert(vec_dot_differs, "the registry's vec_dot order gave the same bits on every golden row");
+}
