@@ -12,6 +12,11 @@
  * activation quantizer gives llama.cpp's quantize_row_q8_0 bytes, and the
  * plain vec_dot order (the registry's dot) is not what the golden wants on
  * these rows, so the test would notice a rows8 pair that fell back to it.
+ *
+ * Also here (same generator): the F16 / BF16 sgemm pairs and the BF16 dot
+ * (kernels_avx2_sgemm.c) against llama.cpp's own ggml_mul_mat of 8 weight
+ * rows by 4 activation rows (its llamafile sgemm) and by 1 row (its vec_dot);
+ * golden from scripts/golden/kernels/sgemm_llamacpp.py.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -123,4 +128,90 @@ Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
     }
     /* Otherwise these rows could not tell the two orders apart. */
     cr_assert(vec_dot_differs, "the registry's vec_dot order gave the same bits on every golden row");
+}
+
+/* llama.cpp's ggml_mul_mat, F16 / BF16 weights: 4 activation rows (sgemm,
+ * i.e. tinyBLAS) and the first row alone (vec_dot); FNV-1a 64 of the outputs'
+ * float bits in [activation row][weight row] order and the first output.
+ * Made by scripts/golden/kernels/sgemm_llamacpp.py. */
+static const struct {
+    llm_dtype type;
+    int n, rows;
+    uint64_t hash;
+    uint32_t first;
+} g_sgemm_golden[] = {
+    {LLM_DTYPE_F16, 64, 4, 0x7B3D38858CED0791ULL, 0xC410749Bu}, /* sgemm, first -577.82196 */
+    {LLM_DTYPE_F16, 64, 1, 0x94872BA54BC353F5ULL, 0xC410749Au}, /* vec_dot, first -577.821899 */
+    {LLM_DTYPE_F16, 576, 4, 0x723441E6F51160A0ULL, 0xC5113071u}, /* sgemm, first -2323.02759 */
+    {LLM_DTYPE_F16, 576, 1, 0xEB16BCB52884B2FDULL, 0xC5113072u}, /* vec_dot, first -2323.02783 */
+    {LLM_DTYPE_F16, 1536, 4, 0x43772CE438F4A3BBULL, 0xC502FE45u}, /* sgemm, first -2095.89185 */
+    {LLM_DTYPE_F16, 1536, 1, 0xA668CB5FF132135FULL, 0xC502FE45u}, /* vec_dot, first -2095.89185 */
+    {LLM_DTYPE_BF16, 64, 4, 0x1D0B393C941D2258ULL, 0x41896E82u}, /* sgemm, first 17.1789589 */
+    {LLM_DTYPE_BF16, 64, 1, 0xC913B65530861027ULL, 0x41896E82u}, /* vec_dot, first 17.1789589 */
+    {LLM_DTYPE_BF16, 576, 4, 0xC5FB2543793B0F0BULL, 0xC3EDF5AEu}, /* sgemm, first -475.919373 */
+    {LLM_DTYPE_BF16, 576, 1, 0xE88D4EB97D3DE26CULL, 0xC3EDF5B1u}, /* vec_dot, first -475.919464 */
+    {LLM_DTYPE_BF16, 1544, 4, 0xC0FC7FE5586C6656ULL, 0x4319E8D8u}, /* sgemm, first 153.909546 */
+    {LLM_DTYPE_BF16, 1544, 1, 0xDD3DF6214A6AE73BULL, 0x4319E8DEu}, /* vec_dot, first 153.909637 */
+};
+
+/* The script's weights(): finite halves (exponent 10..20) or bfloat16s
+ * (exponent 122..132) with random sign and mantissa. */
+static void sg_weights(uint32_t *st, llm_dtype t, uint16_t *w, int count) {
+    for (int i = 0; i < count; i++) {
+        uint32_t r = q40_next(st);
+        uint32_t sign = ((r >> 20) & 1) ? 0x8000u : 0u;
+        w[i] = t == LLM_DTYPE_F16 ? (uint16_t)(((10 + r % 11) << 10) | ((r >> 8) & 0x3FF) | sign)
+                                  : (uint16_t)(((122 + r % 11) << 7) | ((r >> 8) & 0x7F) | sign);
+    }
+}
+
+Test(kernels_q4_0, f16_bf16_sgemm_and_vec_dot_match_llamacpp) {
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k);
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: the tinyBLAS-order dots are not built");
+    }
+    llm__cpu_kernels_avx2(&k);
+    for (int c = 0; c < (int)(sizeof(g_sgemm_golden) / sizeof(g_sgemm_golden[0])); c += 2) {
+        const llm_dtype t = g_sgemm_golden[c].type;
+        const int n = g_sgemm_golden[c].n;
+        cr_assert_not_null(k.sgemm[t].dot);
+        cr_assert_not_null(k.sgemm[t].dot4);
+        cr_assert_eq(k.act_type[t], t);
+        uint16_t *w = malloc(sizeof(uint16_t) * 8 * (size_t)n); /* [8 weight rows][n] */
+        uint16_t *a = malloc(sizeof(uint16_t) * 4 * (size_t)n); /* [4 act rows][n], weight type */
+        float *x = malloc(sizeof(float) * 4 * (size_t)n);       /* [4][n] */
+        cr_assert(w && a && x);
+        uint32_t st = 0x9E3779B9u ^ (uint32_t)((uint32_t)(6000 + c / 2) * 0x85EBCA6Bu);
+        sg_weights(&st, t, w, 8 * n);
+        q40_floats(&st, x, 4 * n);
+        for (int r = 0; r < 4; r++) k.quantize[t](x + (size_t)r * (size_t)n, a + (size_t)r * (size_t)n, n);
+        const size_t ab = sizeof(uint16_t) * (size_t)n;
+        float gm[4][8], gv[8]; /* [act row][weight row] */
+        for (int col = 0; col < 8; col++) {
+            const uint16_t *wr = w + (size_t)col * (size_t)n;
+            float o[4];
+            k.sgemm[t].dot4(n, wr, a, ab, o);
+            for (int r = 0; r < 4; r++) {
+                gm[r][col] = o[r];
+                float one = k.sgemm[t].dot(n, wr, a + (size_t)r * (size_t)n);
+                cr_assert_eq(memcmp(&one, &o[r], sizeof(one)), 0, "%s n=%d: sgemm dot4 != dot", llm_dtype_name(t), n);
+            }
+            gv[col] = k.dot[t](n, wr, a);
+        }
+        for (int m = 0; m < 2; m++) {
+            const float *o = m ? gv : &gm[0][0];
+            const size_t cnt = m ? 8 : 32;
+            uint32_t first;
+            memcpy(&first, o, 4);
+            cr_assert_eq(first, g_sgemm_golden[c + m].first, "%s n=%d %s: first %08x, llama.cpp %08x",
+                         llm_dtype_name(t), n, m ? "vec_dot" : "sgemm", first, g_sgemm_golden[c + m].first);
+            cr_assert_eq(q40_fnv((const uint8_t *)o, cnt * sizeof(float)), g_sgemm_golden[c + m].hash,
+                         "%s n=%d %s: outputs differ from llama.cpp's", llm_dtype_name(t), n,
+                         m ? "vec_dot" : "sgemm");
+        }
+        free(w);
+        free(a);
+        free(x);
+    }
 }

@@ -75,6 +75,12 @@ typedef struct llm__cpu_kernels {
         llm__vec_dot_fn dot;
         llm__vec_dot4_fn dot4;
     } rows8[LLM_DTYPE_END_], tiled[LLM_DTYPE_END_];
+    /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
+     * every matmul with n >= 2 activation rows, K % 8 == 0 and M % 4 == 0
+     * (lone rows go to its vec_dot, our dot). The matmul uses this pair under
+     * those conditions when rows8 and tiled do not apply; same split of the
+     * rows between dot4 and dot as above. NULL: not used. */
+    struct llm__dot_pair sgemm[LLM_DTYPE_END_];
     llm__quantize_fn quantize[LLM_DTYPE_END_]; /* activation type -> quantizer */
     /* out[i] = x[i] / sqrt(mean(x^2) + eps) * (w ? w[i] : 1) */
     void (*rms_norm_row)(float *out, const float *x, const float *w, int64_t n, float eps);
@@ -119,6 +125,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k);
 void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_kernels_avx2 */
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repacked order), ditto */
+void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels
  * sum, which it uses instead of its vec_dot for Q4_K weights with a multiple
  * of 8 rows on AVX2 CPUs: _gemv as ggml_gemv_q4_K_8x8_q8_K (lone activation

@@ -156,6 +156,8 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
         alt = &cpu->k.rows8[wt];
     } else if (cpu->k.tiled[wt].dot && c->n >= 8) {
         alt = &cpu->k.tiled[wt];
+    } else if (cpu->k.sgemm[wt].dot && c->n >= 2 && c->K % 8 == 0 && c->M % 4 == 0) {
+        alt = &cpu->k.sgemm[wt];
     }
     if (alt) {
         c2.dot = alt->dot;
