@@ -16,7 +16,9 @@
  * Also here (same generator): the F16 / BF16 sgemm pairs and the BF16 dot
  * (kernels_avx2_sgemm.c) against llama.cpp's own ggml_mul_mat of 8 weight
  * rows by 4 activation rows (its llamafile sgemm) and by 1 row (its vec_dot);
- * golden from scripts/golden/kernels/sgemm_llamacpp.py.
+ * golden from scripts/golden/kernels/sgemm_llamacpp.py. And the Q3_K dot
+ * (kernels_avx2_q3k.c) against ggml_vec_dot_q3_K_q8_K
+ * (scripts/golden/kernels/q3k_llamacpp.py).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -213,5 +215,58 @@ Test(kernels_q4_0, f16_bf16_sgemm_and_vec_dot_match_llamacpp) {
         free(w);
         free(a);
         free(x);
+    }
+}
+
+/* ggml_vec_dot_q3_K_q8_K on one row pair; made by scripts/golden/kernels/q3k_llamacpp.py. */
+static const struct {
+    int n;
+    uint32_t bits;
+} g_q3k_golden[] = {
+    {256, 0x43261BB5u}, /* 166.108231 */
+    {512, 0xC340A1FDu}, /* -192.632767 */
+    {1536, 0xC434D474u}, /* -723.31958 */
+    {4096, 0xC546F886u}, /* -3183.53271 */
+};
+
+Test(kernels_q4_0, q3k_dot_matches_llamacpp) {
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k);
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: no Q3_K dot is built");
+    }
+    llm__cpu_kernels_avx2(&k);
+    cr_assert_not_null(k.dot[LLM_DTYPE_Q3_K]);
+    cr_assert_eq(k.act_type[LLM_DTYPE_Q3_K], LLM_DTYPE_Q8_K);
+    for (int c = 0; c < (int)(sizeof(g_q3k_golden) / sizeof(g_q3k_golden[0])); c++) {
+        const int n = g_q3k_golden[c].n, nb = n / 256;
+        llm_block_q3_k *w = malloc(sizeof(llm_block_q3_k) * (size_t)nb);
+        llm_block_q8_k *a = malloc(sizeof(llm_block_q8_k) * (size_t)nb);
+        cr_assert(w && a);
+        uint32_t st = 0x9E3779B9u ^ (uint32_t)((uint32_t)(7000 + c) * 0x85EBCA6Bu);
+        /* The script's weights(n) then acts(n). */
+        for (int b = 0; b < nb; b++) {
+            uint8_t *p = (uint8_t *)&w[b]; /* hmask, qs, scales: 108 bytes, then d */
+            for (int j = 0; j < 108; j++) p[j] = (uint8_t)(q40_next(&st) >> 24);
+            uint32_t r = q40_next(&st);
+            w[b].d = (uint16_t)(((8 + r % 7) << 10) | ((r >> 8) & 0x3FF) | (((r >> 20) & 1) ? 0x8000 : 0));
+        }
+        for (int b = 0; b < nb; b++) {
+            uint32_t r = q40_next(&st), db = ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF);
+            memcpy(&a[b].d, &db, 4);
+            for (int j = 0; j < 256; j++) a[b].qs[j] = (int8_t)(uint8_t)(q40_next(&st) >> 24);
+            for (int j = 0; j < 16; j++) {
+                int sum = 0;
+                for (int i = 0; i < 16; i++) sum += a[b].qs[16 * j + i];
+                a[b].bsums[j] = (int16_t)sum;
+            }
+        }
+        float v = k.dot[LLM_DTYPE_Q3_K](n, w, a);
+        uint32_t bits;
+        memcpy(&bits, &v, 4);
+        cr_assert_eq(bits, g_q3k_golden[c].bits, "n=%d: %08x (%.9g), llama.cpp %08x", n, bits, (double)v,
+                     g_q3k_golden[c].bits);
+        free(w);
+        free(a);
     }
 }

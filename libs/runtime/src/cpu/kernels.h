@@ -126,6 +126,7 @@ void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_ke
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repacked order), ditto */
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
+void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels
  * sum, which it uses instead of its vec_dot for Q4_K weights with a multiple
  * of 8 rows on AVX2 CPUs: _gemv as ggml_gemv_q4_K_8x8_q8_K (lone activation
