@@ -18,7 +18,8 @@
  * rows by 4 activation rows (its llamafile sgemm) and by 1 row (its vec_dot);
  * golden from scripts/golden/kernels/sgemm_llamacpp.py. And the Q3_K dot
  * (kernels_avx2_q3k.c) against ggml_vec_dot_q3_K_q8_K
- * (scripts/golden/kernels/q3k_llamacpp.py).
+ * (scripts/golden/kernels/q3k_llamacpp.py), and its tiled pair against
+ * llama.cpp's ggml_mul_mat of 8 x 8 rows (its tiled K-quant kernel).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -229,6 +230,16 @@ static const struct {
     {4096, 0xC546F886u}, /* -3183.53271 */
 };
 
+/* The script's weights(n) into w (nb blocks). */
+static void q3k_weights(uint32_t *st, llm_block_q3_k *w, int nb) {
+    for (int b = 0; b < nb; b++) {
+        uint8_t *p = (uint8_t *)&w[b]; /* hmask, qs, scales: 108 bytes, then d */
+        for (int j = 0; j < 108; j++) p[j] = (uint8_t)(q40_next(st) >> 24);
+        uint32_t r = q40_next(st);
+        w[b].d = (uint16_t)(((8 + r % 7) << 10) | ((r >> 8) & 0x3FF) | (((r >> 20) & 1) ? 0x8000 : 0));
+    }
+}
+
 Test(kernels_q4_0, q3k_dot_matches_llamacpp) {
     llm__cpu_kernels k;
     llm__cpu_kernels_scalar(&k);
@@ -245,12 +256,7 @@ Test(kernels_q4_0, q3k_dot_matches_llamacpp) {
         cr_assert(w && a);
         uint32_t st = 0x9E3779B9u ^ (uint32_t)((uint32_t)(7000 + c) * 0x85EBCA6Bu);
         /* The script's weights(n) then acts(n). */
-        for (int b = 0; b < nb; b++) {
-            uint8_t *p = (uint8_t *)&w[b]; /* hmask, qs, scales: 108 bytes, then d */
-            for (int j = 0; j < 108; j++) p[j] = (uint8_t)(q40_next(&st) >> 24);
-            uint32_t r = q40_next(&st);
-            w[b].d = (uint16_t)(((8 + r % 7) << 10) | ((r >> 8) & 0x3FF) | (((r >> 20) & 1) ? 0x8000 : 0));
-        }
+        q3k_weights(&st, w, nb);
         for (int b = 0; b < nb; b++) {
             uint32_t r = q40_next(&st), db = ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF);
             memcpy(&a[b].d, &db, 4);
@@ -268,5 +274,62 @@ Test(kernels_q4_0, q3k_dot_matches_llamacpp) {
                      g_q3k_golden[c].bits);
         free(w);
         free(a);
+    }
+}
+
+/* llama.cpp's ggml_mul_mat of 8 Q3_K weight rows by 8 activation rows (its
+ * tiled K-quant kernel): FNV-1a 64 of the 64 outputs [act row][weight row] and
+ * the first. Made by scripts/golden/kernels/q3k_llamacpp.py (tiled). */
+static const struct {
+    int n;
+    uint64_t hash;
+    uint32_t first;
+} g_q3k_tiled_golden[] = {
+    {256, 0x814879EF53AABCFFULL, 0xC222878Cu}, /* first -40.63237 */
+    {1536, 0x7F40351B528FCB33ULL, 0x43BEA623u}, /* first 381.297943 */
+};
+
+Test(kernels_q4_0, q3k_tiled_matches_llamacpp) {
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k); /* its Q8_K quantizer is llama.cpp's bit for bit */
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: no Q3_K dot is built");
+    }
+    llm__cpu_kernels_avx2(&k);
+    cr_assert_not_null(k.tiled[LLM_DTYPE_Q3_K].dot);
+    cr_assert_not_null(k.tiled[LLM_DTYPE_Q3_K].dot4);
+    for (int c = 0; c < (int)(sizeof(g_q3k_tiled_golden) / sizeof(g_q3k_tiled_golden[0])); c++) {
+        const int n = g_q3k_tiled_golden[c].n, nb = n / 256;
+        const size_t wb = sizeof(llm_block_q3_k) * (size_t)nb, ab = sizeof(llm_block_q8_k) * (size_t)nb;
+        llm_block_q3_k *w = malloc(8 * wb);               /* [8 weight rows][nb] */
+        uint8_t *a = malloc(8 * ab);                      /* [8 act rows][nb] Q8_K */
+        float *x = malloc(sizeof(float) * 8 * (size_t)n); /* [8][n] */
+        cr_assert(w && a && x);
+        uint32_t st = 0x9E3779B9u ^ (uint32_t)((uint32_t)(7100 + c) * 0x85EBCA6Bu);
+        q3k_weights(&st, w, 8 * nb);
+        q40_floats(&st, x, 8 * n);
+        for (int r = 0; r < 8; r++) k.quantize[LLM_DTYPE_Q8_K](x + (size_t)r * (size_t)n, a + (size_t)r * ab, n);
+        float o[8][8]; /* [act row][weight row] */
+        for (int col = 0; col < 8; col++) {
+            const uint8_t *wr = (const uint8_t *)w + (size_t)col * wb;
+            for (int r0 = 0; r0 < 8; r0 += 4) {
+                float q[4];
+                k.tiled[LLM_DTYPE_Q3_K].dot4(n, wr, a + (size_t)r0 * ab, ab, q);
+                for (int j = 0; j < 4; j++) {
+                    o[r0 + j][col] = q[j];
+                    float one = k.tiled[LLM_DTYPE_Q3_K].dot(n, wr, a + (size_t)(r0 + j) * ab);
+                    cr_assert_eq(memcmp(&one, &q[j], 4), 0, "n=%d: tiled dot4 != dot", n);
+                }
+            }
+        }
+        uint32_t first;
+        memcpy(&first, &o[0][0], 4);
+        cr_assert_eq(first, g_q3k_tiled_golden[c].first, "n=%d: first %08x, llama.cpp %08x", n, first,
+                     g_q3k_tiled_golden[c].first);
+        cr_assert_eq(q40_fnv((const uint8_t *)o, sizeof(o)), g_q3k_tiled_golden[c].hash,
+                     "n=%d: outputs differ from llama.cpp's", n);
+        free(w);
+        free(a);
+        free(x);
     }
 }

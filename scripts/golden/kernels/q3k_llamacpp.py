@@ -9,6 +9,13 @@ fp16 d (exponent 2^-7 .. 2^-1, random sign); activation blocks a float d
 (2^-10 .. 2^-5), 256 random int8 quants, and their 16 per-16 sums. Prints each
 result's float bits for the C table g_q3k_golden.
 
+Tiled: 8 Q3_K weight rows (weights() of 8 n) by 8 float activation rows
+(q4_0_llamacpp.py's floats()), multiplied by llama.cpp's own ggml_mul_mat in a
+one-node graph (plain CPU context, never repacked; 1 thread), which takes its
+tiled K-quant kernel for 8 or more rows. Prints the FNV-1a 64 hash of the 64
+outputs' float bits in [activation row][weight row] order and the first one,
+for the C table g_q3k_tiled_golden.
+
     /root/.cache/llm/venv/bin/python scripts/golden/kernels/q3k_llamacpp.py
 """
 import ctypes
@@ -17,9 +24,10 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from q4_0_llamacpp import LIB, Gen  # noqa: E402
+from q4_0_llamacpp import LIB, Gen, InitParams, floats, fnv1a64  # noqa: E402
 
 CASES = [256, 512, 1536, 4096]
+TILED_CASES = [256, 1536]
 
 
 def weights(n, g):
@@ -59,6 +67,46 @@ def main():
         s = ctypes.c_float(0)
         f(n, ctypes.byref(s), 0, w, 0, a, 0, 1)
         print("    {%d, 0x%08Xu}, /* %.9g */" % (n, struct.unpack("<I", struct.pack("<f", s.value))[0], s.value))
+    tiled(cpu)
+
+
+def tiled(cpu):
+    base = ctypes.CDLL(os.path.join(LIB, "libggml-base.so"))
+    base.ggml_init.restype = ctypes.c_void_p
+    base.ggml_init.argtypes = [InitParams]
+    base.ggml_new_tensor_2d.restype = ctypes.c_void_p
+    base.ggml_new_tensor_2d.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
+    base.ggml_get_data.restype = ctypes.c_void_p
+    base.ggml_get_data.argtypes = [ctypes.c_void_p]
+    base.ggml_mul_mat.restype = ctypes.c_void_p
+    base.ggml_mul_mat.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    base.ggml_new_graph.restype = ctypes.c_void_p
+    base.ggml_new_graph.argtypes = [ctypes.c_void_p]
+    base.ggml_build_forward_expand.restype = None
+    base.ggml_build_forward_expand.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    base.ggml_free.argtypes = [ctypes.c_void_p]
+    cpu.ggml_graph_compute_with_ctx.restype = ctypes.c_int
+    cpu.ggml_graph_compute_with_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+    assert os.environ.get("GGML_CPU_TILED_MM") is None  # the default: tiled path on
+    print("/* g_q3k_tiled_golden */")
+    for i, n in enumerate(TILED_CASES):
+        g = Gen(0x9E3779B9 ^ ((7100 + i) * 0x85EBCA6B & 0xFFFFFFFF) or 1)
+        w = weights(8 * n, g)  # 8 weight rows of n
+        x = floats(8 * n, g)   # 8 activation rows of n
+        ctx = base.ggml_init(InitParams(64 << 20, None, False))
+        tw = base.ggml_new_tensor_2d(ctx, 11, n, 8)  # GGML_TYPE_Q3_K
+        ctypes.memmove(base.ggml_get_data(tw), w, len(w))
+        tx = base.ggml_new_tensor_2d(ctx, 0, n, 8)
+        src = b"".join(struct.pack("<f", v) for v in x)
+        ctypes.memmove(base.ggml_get_data(tx), src, len(src))
+        ty = base.ggml_mul_mat(ctx, tw, tx)
+        gr = base.ggml_new_graph(ctx)
+        base.ggml_build_forward_expand(gr, ty)
+        assert cpu.ggml_graph_compute_with_ctx(ctx, gr, 1) == 0
+        raw = ctypes.string_at(base.ggml_get_data(ty), 4 * 64)
+        base.ggml_free(ctx)
+        print("    {%d, 0x%016XULL, 0x%08Xu}, /* first %.9g */" % (
+            n, fnv1a64(raw), struct.unpack("<I", raw[:4])[0], struct.unpack("<f", raw[:4])[0]))
 
 
 if __name__ == "__main__":
