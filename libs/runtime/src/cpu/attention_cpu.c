@@ -3,9 +3,12 @@
  * attention reading it back through a block table.
  *
  * Cache layout per layer: [n_blocks][block_size][n_head_kv][head_dim], F16 or
- * F32. Attention works one (query token, head) pair at a time: scores against
- * every visible key, a softmax, then a weighted sum of the value rows. Pairs
- * are split between threads, each pair computed entirely by one thread.
+ * F32. Attention works on the query heads of one token that share a KV head
+ * (a GQA group) at a time: scores against every visible key, a softmax per
+ * head, then weighted sums of the value rows, each K/V row read once for
+ * the whole group (kernels.h, *_g). The (token, head) pairs are split
+ * between threads in ranges of equal work, each pair computed entirely by
+ * one thread, so the split changes no bit.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -45,9 +48,13 @@ llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const l
     return LLM_OK;
 }
 
+/* Query heads processed together (at most): the heads of one GQA group
+ * that read the same KV head; larger groups go in runs of this many. */
+#define GMAX 4
+
 typedef struct {
     const llm__cpu_kernels *k;
-    float **scratch;          /* per thread: [smax] scores, [hd] q16, [32*hd] partials */
+    float **scratch;          /* per thread: see scratch_floats() */
     float *out;               /* [n][n_head][hd] */
     const float *q;           /* [n][n_head][hd] */
     const void *kc, *vc;      /* caches */
@@ -59,57 +66,101 @@ typedef struct {
     int tiled; /* 1: sum in the order of a tiled matrix product (see below) */
 } attn_ctx;
 
-static void attn_task(void *p, int ith, int nth) {
-    attn_ctx *c = p;
-    const int64_t group = c->n_head / c->n_kv;
-    float *scores = c->scratch[ith];
-    uint16_t *q16 = (uint16_t *)(scores + c->smax);
-    float *partial = scores + c->smax + c->hd;
-    int64_t b, e;
-    llm__split_range(c->n * c->n_head, ith, nth, &b, &e);
-    for (int64_t u = b; u < e; u++) {
-        const int64_t i = u / c->n_head, h = u % c->n_head, kvh = h / group;
-        const float *qr = c->q + u * c->hd;
-        const int64_t len = (int64_t)c->pos[i] + 1;
-        llm__kv_rows kr = {c->kc, c->offs, (size_t)(kvh * c->hd), c->f16};
-        llm__kv_rows vr = kr;
-        vr.base = c->vc;
-        if (c->f16) {
-            /* q is rounded to F16 like llama.cpp does before its F16 dot. */
-            c->k->quantize[LLM_DTYPE_F16](qr, q16, c->hd);
+/* Per-thread scratch: [GMAX][smax] scores, [GMAX][hd] q as floats,
+ * [GMAX][hd] q16 (halves, in floats' room), [GMAX][32][hd] slot partials. */
+static size_t scratch_floats(int64_t smax, int64_t hd) {
+    return (size_t)(GMAX * smax + GMAX * hd + GMAX * hd + GMAX * 32 * hd + 16);
+}
+
+/* Work of unit u = (token i, head h): about its number of keys, plus a
+ * constant for the per-unit overhead. */
+static int64_t unit_cost(const attn_ctx *c, int64_t i) { return (int64_t)c->pos[i] + 1 + 32; }
+
+/* First unit whose cumulative cost reaches target: splits the units into
+ * ranges of equal work, so that under the causal mask the thread with the
+ * late tokens does not get three times the work of the one with the early
+ * ones. Which thread computes a unit changes none of its bits. */
+static int64_t split_at(const attn_ctx *c, int64_t target) {
+    int64_t cum = 0;
+    for (int64_t i = 0; i < c->n; i++) {
+        const int64_t uc = unit_cost(c, i), tc = uc * c->n_head;
+        if (cum + tc > target) {
+            return i * c->n_head + (target - cum + uc - 1) / uc;
         }
-        if (c->f16) {
-            c->k->attn_scores_f16(&kr, len, c->hd, q16, c->scale, c->tiled, scores);
-        } else {
+        cum += tc;
+    }
+    return c->n * c->n_head;
+}
+
+/* Query heads h .. h + nq - 1 of token i, all reading KV head kvh. */
+static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int64_t kvh, float *scratch) {
+    float *scores = scratch;                              /* [nq][smax] */
+    float *qf = scores + GMAX * c->smax;                  /* [nq][hd] */
+    uint16_t *q16 = (uint16_t *)(qf + GMAX * c->hd);      /* [nq][hd] */
+    float *partial = qf + 2 * GMAX * c->hd;               /* [nq][32][hd] */
+    const int64_t u = i * c->n_head + h;
+    const float *qr = c->q + u * c->hd;                   /* [nq][hd], heads are adjacent */
+    const int64_t len = (int64_t)c->pos[i] + 1;
+    llm__kv_rows kr = {c->kc, c->offs, (size_t)(kvh * c->hd), c->f16};
+    llm__kv_rows vr = kr;
+    vr.base = c->vc;
+    if (c->f16) {
+        /* q is rounded to F16 like llama.cpp does before its F16 dot. */
+        c->k->quantize[LLM_DTYPE_F16](qr, q16, nq * c->hd);
+        c->k->attn_scores_f16_g(&kr, len, c->hd, q16, nq, c->scale, c->tiled, scores, c->smax, qf);
+    } else {
+        for (int64_t j = 0; j < nq; j++) {
             for (int64_t t = 0; t < len; t++) {
-                scores[t] = c->k->dot_f32(c->hd, qr, llm__kv_row(&kr, t)) * c->scale;
+                scores[j * c->smax + t] = c->k->dot_f32(c->hd, qr + j * c->hd, llm__kv_row(&kr, t)) * c->scale;
             }
         }
+    }
+    const int64_t len8 = (len + 7) & ~(int64_t)7;
+    for (int64_t j = 0; j < nq; j++) {
+        float *s = scores + j * c->smax;
         float mx = -INFINITY;
         for (int64_t t = 0; t < len; t++) {
-            mx = scores[t] > mx ? scores[t] : mx;
+            mx = s[t] > mx ? s[t] : mx;
         }
         /* The exponentials go in groups of 8 over a row padded with masked
          * (-inf, so zero) cells, as llama.cpp's softmax over its padded
          * cache view does; the padding changes no sum. */
-        const int64_t len8 = (len + 7) & ~(int64_t)7;
         for (int64_t t = len; t < len8; t++) {
-            scores[t] = -INFINITY;
+            s[t] = -INFINITY;
         }
-        const double sum = c->k->exp_sum_row(scores, scores, mx, len8);
+        const double sum = c->k->exp_sum_row(s, s, mx, len8);
         const float inv = (float)(1.0 / sum);
         for (int64_t t = 0; t < len; t++) {
-            scores[t] *= inv;
+            s[t] *= inv;
         }
         if (c->f16) {
             /* With an F16 cache the probabilities are rounded to F16 too, as
              * llama.cpp's F16 value product does (see kernels_avx2.c). */
-            c->k->round_f16(len, scores);
+            c->k->round_f16(len, s);
         }
-        if (c->tiled) {
-            c->k->attn_wsum8(&vr, len, c->hd, scores, c->out + u * c->hd, partial);
-        } else {
-            c->k->attn_wsum(&vr, len, c->n_all, c->hd, scores, c->out + u * c->hd, partial);
+    }
+    c->k->attn_wsum_g(&vr, len, c->n_all, c->hd, scores, c->smax, nq, c->tiled, c->out + u * c->hd, partial);
+}
+
+static void attn_task(void *p, int ith, int nth) {
+    attn_ctx *c = p;
+    const int64_t group = c->n_head / c->n_kv;
+    int64_t total = 0;
+    for (int64_t i = 0; i < c->n; i++) {
+        total += unit_cost(c, i) * c->n_head;
+    }
+    const int64_t b = split_at(c, total * ith / nth);
+    const int64_t e = ith == nth - 1 ? c->n * c->n_head : split_at(c, total * (ith + 1) / nth);
+    /* KV head outermost: one KV head's K and V rows (256 KB at 1000 cells of
+     * 64 F16 values) stay in L2 across the tokens, where cycling through all
+     * KV heads per token would evict them before their next use. */
+    for (int64_t kvh = 0; kvh < c->n_kv && b < e; kvh++) {
+        for (int64_t i = b / c->n_head; i <= (e - 1) / c->n_head; i++) {
+            const int64_t lo = kvh * group > b - i * c->n_head ? kvh * group : b - i * c->n_head;
+            const int64_t hi = (kvh + 1) * group < e - i * c->n_head ? (kvh + 1) * group : e - i * c->n_head;
+            for (int64_t h = lo; h < hi; h += GMAX) {
+                attn_group(c, i, h, hi - h < GMAX ? hi - h : GMAX, kvh, c->scratch[ith]);
+            }
         }
     }
 }
@@ -150,7 +201,7 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
     c.tiled = c.n >= 2 && c.hd % 8 == 0;
     c.n_all = (maxpos + 1 + 31) / 32 * 32;
     c.smax = (maxpos + 1 + 15) / 16 * 16;
-    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(c.smax + 33 * c.hd + 16));
+    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, scratch_floats(c.smax, c.hd));
     if (st != LLM_OK) {
         return st;
     }

@@ -108,6 +108,20 @@ typedef struct llm__cpu_kernels {
                             int tiled, float *scores);
     void (*attn_wsum8)(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
                        float *scratch);
+    /* Grouped forms of the two attention products: nq queries that read the
+     * same KV head (a GQA group's query heads) and see the same len keys, so
+     * each K/V row is loaded and converted once for all of them. Query j's
+     * results equal the single-query kernels' bit for bit (same FMA chains,
+     * same folds):
+     * attn_scores_f16_g: scores[j * sstride + t] = what attn_scores_f16 gives
+     *   for q16 + j * hd (q16: [nq][hd] halves; qf: scratch of nq * hd floats).
+     * attn_wsum_g: out[j * hd + d] = what attn_wsum8 (tiled != 0) or
+     *   attn_wsum (n_all used) gives for p + j * pstride (scratch: nq * 32 * hd
+     *   floats). */
+    void (*attn_scores_f16_g)(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, int64_t nq,
+                              float scale, int tiled, float *scores, int64_t sstride, float *qf);
+    void (*attn_wsum_g)(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
+                        int64_t pstride, int64_t nq, int tiled, float *out, float *scratch);
     /* out[i] = x[i] / (1 + e^-x[i]) * g[i] over one row, e^ by llm__exp_poly
      * for the first n - n % 8 elements and libm expf for the rest.
      * Scalar and SIMD variants are bit-identical. */
@@ -124,6 +138,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k);
 void llm__cpu_kernels_avx2(llm__cpu_kernels *k);
 void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_kernels_avx2 */
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
+void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k); /* grouped attention: attention_avx2.c */
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repacked order), ditto */
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */

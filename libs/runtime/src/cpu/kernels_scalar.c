@@ -322,6 +322,27 @@ static void attn_wsum8(const llm__kv_rows *v, int64_t len, int64_t hd, const flo
     }
 }
 
+/* Grouped forms: the simple per-query loops (the reference the SIMD
+ * variants are checked against). */
+static void attn_scores_f16_g(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, int64_t nq,
+                              float scale, int tiled, float *scores, int64_t sstride, float *qf) {
+    (void)qf;
+    for (int64_t j = 0; j < nq; j++) {
+        attn_scores_f16(k, len, hd, q16 + j * hd, scale, tiled, scores + j * sstride);
+    }
+}
+
+static void attn_wsum_g(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
+                        int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
+    for (int64_t j = 0; j < nq; j++) {
+        if (tiled) {
+            attn_wsum8(v, len, hd, p + j * pstride, out + j * hd, scratch);
+        } else {
+            attn_wsum(v, len, n_all, hd, p + j * pstride, out + j * hd, scratch);
+        }
+    }
+}
+
 static void swiglu_row(float *out, const float *x, const float *g, int64_t n) {
     const int64_t n8 = n - n % 8;
     for (int64_t i = 0; i < n; i++) {
@@ -384,6 +405,8 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->dot_f16_8 = dot_f16_8;
     k->attn_scores_f16 = attn_scores_f16;
     k->attn_wsum8 = attn_wsum8;
+    k->attn_scores_f16_g = attn_scores_f16_g;
+    k->attn_wsum_g = attn_wsum_g;
     k->swiglu_row = swiglu_row;
     k->exp_sum_row = exp_sum_row;
 }

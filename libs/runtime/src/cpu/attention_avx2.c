@@ -1,0 +1,326 @@
+/*
+ * cpu/attention_avx2.c -- AVX2 + FMA + F16C grouped attention products:
+ * several queries that read the same KV head (the query heads of one GQA
+ * group) at once.
+ *
+ * One query at a time, every K and V row is loaded and converted from F16
+ * once per query head; with 3 heads per KV head that is 3 conversions per
+ * element where 1 does. Here each row chunk is converted once and fed to the
+ * FMA chains of all the queries of a group, q sits in L1 as floats (exact
+ * values of its F16 rounding) and the value sums keep their slot partials in
+ * registers. Every output keeps the very FMA sequence of the single-query
+ * kernels in kernels_avx2.c (same operands, same order, same folds), so
+ * grouping changes no bit (tests/runtime/test_llama_order.c checks it).
+ *
+ * Compiled with -mavx2 -mfma -mf16c (sources.cmake); registered from
+ * llm__cpu_kernels_avx2.
+ */
+#include "cpu/kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#include "cpu/vexp.h"
+
+#define QB 3 /* queries per register block (16 ymm registers: see each kernel) */
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* The same folds as kernels_avx2.c (hsum_ps, reduce4): they fix the order. */
+INLINE float hsum_ps(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+INLINE float reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+    __m256 x = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+    __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    __m128 t1 = _mm_hadd_ps(t0, t0);
+    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+}
+
+INLINE __m256 load_h8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
+
+static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+/* ------------------------------------------------------------- scores -- */
+
+/* Shapes the register kernels do not take: per query, per key, the sums of
+ * dot_f16_8_avx2 (tiled) and dot_f16_avx2 (kernels_avx2.c), written out. */
+static float dot8_any(int64_t n, const uint16_t *x, const uint16_t *y) {
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        acc = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), acc);
+    }
+    if (i < n) {
+        float lane[8];
+        _mm256_storeu_ps(lane, acc);
+        for (int64_t l = 0; i + l < n; l++) lane[l] = fmaf(h2f(x[i + l]), h2f(y[i + l]), lane[l]);
+        acc = _mm256_loadu_ps(lane);
+    }
+    return hsum_ps(acc);
+}
+
+static float dot32_any(int64_t n, const uint16_t *x, const uint16_t *y) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), a0);
+        a1 = _mm256_fmadd_ps(load_h8(x + i + 8), load_h8(y + i + 8), a1);
+        a2 = _mm256_fmadd_ps(load_h8(x + i + 16), load_h8(y + i + 16), a2);
+        a3 = _mm256_fmadd_ps(load_h8(x + i + 24), load_h8(y + i + 24), a3);
+    }
+    double s = (double)reduce4(a0, a1, a2, a3);
+    for (; i < n; i++) {
+        s += (double)(h2f(x[i]) * h2f(y[i]));
+    }
+    return (float)s;
+}
+
+static inline const uint16_t *krow(const llm__kv_rows *k, int64_t t) {
+    return (const uint16_t *)k->base + k->offs[t] + k->head_off;
+}
+
+/* Tiled order, nq <= QB queries, nk keys at a time (nq * nk accumulators,
+ * nk row chunks and nq q chunks live: at most 15 ymm): per (query, key) one
+ * accumulator over the hd / 8 chunks ascending, then hsum_ps, then * scale. */
+INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, const int nq,
+                          const int nk, float scale, float *scores, int64_t sstride) {
+    const int64_t nc = hd / 8;
+    int64_t t = 0;
+    for (; t + nk <= len; t += nk) {
+        const uint16_t *r[4];
+        for (int i = 0; i < nk; i++) r[i] = krow(k, t + i);
+        __m256 acc[QB][4];
+        for (int j = 0; j < nq; j++)
+            for (int i = 0; i < nk; i++) acc[j][i] = _mm256_setzero_ps();
+        for (int64_t c = 0; c < nc; c++) {
+            __m256 kv[4], qv[QB];
+            for (int i = 0; i < nk; i++) kv[i] = load_h8(r[i] + 8 * c);
+            for (int j = 0; j < nq; j++) qv[j] = _mm256_loadu_ps(qf + j * hd + 8 * c);
+            for (int j = 0; j < nq; j++)
+                for (int i = 0; i < nk; i++) acc[j][i] = _mm256_fmadd_ps(qv[j], kv[i], acc[j][i]);
+        }
+        for (int j = 0; j < nq; j++)
+            for (int i = 0; i < nk; i++) scores[j * sstride + t + i] = hsum_ps(acc[j][i]) * scale;
+    }
+    for (; t < len; t++) {
+        const uint16_t *r = krow(k, t);
+        __m256 acc[QB];
+        for (int j = 0; j < nq; j++) acc[j] = _mm256_setzero_ps();
+        for (int64_t c = 0; c < nc; c++) {
+            const __m256 kv = load_h8(r + 8 * c);
+            for (int j = 0; j < nq; j++) acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(qf + j * hd + 8 * c), kv, acc[j]);
+        }
+        for (int j = 0; j < nq; j++) scores[j * sstride + t] = hsum_ps(acc[j]) * scale;
+    }
+}
+
+/* Dot-product order (hd a multiple of 32): per (query, key) four
+ * accumulators, chunk c into accumulator c % 4, folded by reduce4. One row
+ * chunk live at a time, q read from L1 by the FMAs: 4 nq + 1 ymm. */
+INLINE void scores32_block(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, const int nq,
+                           float scale, float *scores, int64_t sstride) {
+    const int64_t nc = hd / 8;
+    for (int64_t t = 0; t < len; t++) {
+        const uint16_t *r = krow(k, t);
+        __m256 acc[QB][4];
+        for (int j = 0; j < nq; j++)
+            for (int i = 0; i < 4; i++) acc[j][i] = _mm256_setzero_ps();
+        for (int64_t c = 0; c < nc; c += 4) {
+            for (int i = 0; i < 4; i++) {
+                const __m256 kv = load_h8(r + 8 * (c + i));
+                for (int j = 0; j < nq; j++)
+                    acc[j][i] = _mm256_fmadd_ps(_mm256_loadu_ps(qf + j * hd + 8 * (c + i)), kv, acc[j][i]);
+            }
+        }
+        for (int j = 0; j < nq; j++)
+            scores[j * sstride + t] = (float)(double)reduce4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]) * scale;
+    }
+}
+
+static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, int64_t nq,
+                                   float scale, int tiled, float *scores, int64_t sstride, float *qf) {
+    if (hd % (tiled ? 8 : 32) != 0) {
+        for (int64_t j = 0; j < nq; j++) {
+            for (int64_t t = 0; t < len; t++) {
+                const uint16_t *q = q16 + j * hd, *r = krow(k, t);
+                scores[j * sstride + t] = (tiled ? dot8_any(hd, q, r) : dot32_any(hd, q, r)) * scale;
+            }
+        }
+        return;
+    }
+    for (int64_t i = 0; i < nq * hd; i += 8) {
+        _mm256_storeu_ps(qf + i, load_h8(q16 + i)); /* exact: every F16 is a float */
+    }
+    for (int64_t j0 = 0; j0 < nq; j0 += QB) {
+        const int64_t m = nq - j0 < QB ? nq - j0 : QB;
+        const float *q = qf + j0 * hd;
+        float *s = scores + j0 * sstride;
+        if (tiled) {
+            if (m == 3) scores8_block(k, len, hd, q, 3, 3, scale, s, sstride);
+            else if (m == 2) scores8_block(k, len, hd, q, 2, 4, scale, s, sstride);
+            else scores8_block(k, len, hd, q, 1, 4, scale, s, sstride);
+        } else {
+            if (m == 3) scores32_block(k, len, hd, q, 3, scale, s, sstride);
+            else if (m == 2) scores32_block(k, len, hd, q, 2, scale, s, sstride);
+            else scores32_block(k, len, hd, q, 1, scale, s, sstride);
+        }
+    }
+}
+
+/* --------------------------------------------------------- value sums -- */
+
+/* For nq <= QB queries, slot sl, d in [d0, d0 + 8 nv): P_j[sl][d] = sum over
+ * t < nslot, t % S == sl, ascending, of fma(v_t[d], p_j[t], .) -- the chain
+ * of wsum_slots in kernels_avx2.c, with the row chunk loaded once for all
+ * nq queries. */
+INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t nslot, int64_t S, int64_t hd, int64_t d0,
+                       const float *p, int64_t pstride, float *P, const int nq, const int nv, const int f16) {
+    /* Named accumulators a<query><chunk> rather than an array: GCC keeps
+     * an array of vectors on the stack and stores it on every row. Unused
+     * ones (j >= nq or c >= nv, constants here) are dead code. 4 nq
+     * accumulators + nq probabilities + 1 row chunk <= 16 ymm. */
+    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
+    __m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+    __m256 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+    for (int64_t t = sl; t < nslot; t += S) {
+        const size_t e = v->offs[t] + v->head_off + (size_t)d0;
+        const __m256 p0 = _mm256_broadcast_ss(p + t);
+        const __m256 p1 = nq > 1 ? _mm256_broadcast_ss(p + pstride + t) : p0;
+        const __m256 p2 = nq > 2 ? _mm256_broadcast_ss(p + 2 * pstride + t) : p0;
+#define ROW(c, A0, A1, A2)                                                                               \
+    if (nv > c) {                                                                                        \
+        const __m256 x = f16 ? load_h8((const uint16_t *)v->base + e + 8 * c)                            \
+                             : _mm256_loadu_ps((const float *)v->base + e + 8 * c);                      \
+        A0 = _mm256_fmadd_ps(x, p0, A0);                                                                 \
+        if (nq > 1) A1 = _mm256_fmadd_ps(x, p1, A1);                                                     \
+        if (nq > 2) A2 = _mm256_fmadd_ps(x, p2, A2);                                                     \
+    }
+        ROW(0, a00, a10, a20)
+        ROW(1, a01, a11, a21)
+        ROW(2, a02, a12, a22)
+        ROW(3, a03, a13, a23)
+#undef ROW
+    }
+    float *o = P + sl * hd + d0;
+#define STORE(j, c, A) \
+    if (nq > j && nv > c) _mm256_storeu_ps(o + j * S * hd + 8 * c, A);
+    STORE(0, 0, a00) STORE(0, 1, a01) STORE(0, 2, a02) STORE(0, 3, a03)
+    STORE(1, 0, a10) STORE(1, 1, a11) STORE(1, 2, a12) STORE(1, 3, a13)
+    STORE(2, 0, a20) STORE(2, 1, a21) STORE(2, 2, a22) STORE(2, 3, a23)
+#undef STORE
+}
+
+#define SLOT_CASE(NQ, NV)                                                                                \
+    if (nq == NQ && nv == NV) {                                                                          \
+        if (f16) slot_block(v, sl, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1);                          \
+        else slot_block(v, sl, nslot, S, hd, d0, p, pstride, P, NQ, NV, 0);                              \
+        return;                                                                                          \
+    }
+
+static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t nslot, int64_t S, int64_t hd, int64_t d0,
+                          const float *p, int64_t pstride, float *P, int64_t nq, int64_t nv) {
+    const int f16 = v->f16;
+    SLOT_CASE(3, 4) SLOT_CASE(3, 3) SLOT_CASE(3, 2) SLOT_CASE(3, 1)
+    SLOT_CASE(2, 4) SLOT_CASE(2, 3) SLOT_CASE(2, 2) SLOT_CASE(2, 1)
+    SLOT_CASE(1, 4) SLOT_CASE(1, 3) SLOT_CASE(1, 2) SLOT_CASE(1, 1)
+}
+#undef SLOT_CASE
+
+/* Slot partials of nq queries into scratch [nq][S][hd]; slots with no cell
+ * stay zero, as in wsum_slots. */
+static void wsum_slots_g(const llm__kv_rows *v, int64_t nslot, int64_t S, int64_t hd, const float *p,
+                         int64_t pstride, int64_t nq, float *scratch) {
+    const int64_t hd8 = hd & ~(int64_t)7;
+    memset(scratch, 0, sizeof(float) * (size_t)(nq * S * hd));
+    for (int64_t j0 = 0; j0 < nq; j0 += QB) {
+        const int64_t m = nq - j0 < QB ? nq - j0 : QB;
+        const float *pj = p + j0 * pstride;
+        float *P = scratch + j0 * S * hd;
+        for (int64_t sl = 0; sl < S && sl < nslot; sl++) {
+            for (int64_t d0 = 0; d0 < hd8; d0 += 32) {
+                const int64_t nv = (hd8 - d0) / 8 < 4 ? (hd8 - d0) / 8 : 4;
+                slot_dispatch(v, sl, nslot, S, hd, d0, pj, pstride, P, m, nv);
+            }
+            for (int64_t j = 0; j < m; j++) {
+                for (int64_t d = hd8; d < hd; d++) {
+                    float a = 0.0f;
+                    for (int64_t t = sl; t < nslot; t += S) {
+                        const void *row = llm__kv_row(v, t);
+                        a = fmaf(v->f16 ? h2f(((const uint16_t *)row)[d]) : ((const float *)row)[d],
+                                 pj[j * pstride + t], a);
+                    }
+                    P[(j * S + sl) * hd + d] = a;
+                }
+            }
+        }
+    }
+}
+
+static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
+                             int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
+    if (tiled) {
+        /* attn_wsum8_avx2: 8 slots (lane t % 8), folded as llm__hsum8. */
+        const int64_t hd8 = hd & ~(int64_t)7;
+        wsum_slots_g(v, len, 8, hd, p, pstride, nq, scratch);
+        for (int64_t j = 0; j < nq; j++) {
+            const float *L = scratch + j * 8 * hd;
+            float *o = out + j * hd;
+            int64_t d = 0;
+            for (; d < hd8; d += 8) {
+#define LANE(l) _mm256_loadu_ps(L + (l) * hd + d)
+                __m256 s0 = _mm256_add_ps(LANE(0), LANE(4)), s1 = _mm256_add_ps(LANE(1), LANE(5));
+                __m256 s2 = _mm256_add_ps(LANE(2), LANE(6)), s3 = _mm256_add_ps(LANE(3), LANE(7));
+#undef LANE
+                _mm256_storeu_ps(o + d, _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3)));
+            }
+            for (; d < hd; d++) {
+                float lane[8];
+                for (int l = 0; l < 8; l++) lane[l] = L[l * hd + d];
+                o[d] = llm__hsum8(lane);
+            }
+        }
+        return;
+    }
+    /* attn_wsum_avx2: 32 slots folded as reduce4, cells past the last whole
+     * 32 of n_all added in double. */
+    const int64_t np = n_all & ~(int64_t)31, nslot = len < np ? len : np;
+    wsum_slots_g(v, nslot, 32, hd, p, pstride, nq, scratch);
+    for (int64_t j = 0; j < nq; j++) {
+        const float *pj = p + j * pstride;
+        for (int64_t d = 0; d < hd; d++) {
+            const float *P = scratch + j * 32 * hd + d;
+            float X[8], T[4];
+            for (int l = 0; l < 8; l++) {
+                X[l] = (P[l * hd] + P[(16 + l) * hd]) + (P[(8 + l) * hd] + P[(24 + l) * hd]);
+            }
+            for (int l = 0; l < 4; l++) T[l] = X[l] + X[l + 4];
+            double s = (double)((T[0] + T[1]) + (T[2] + T[3]));
+            for (int64_t t = nslot; t < len; t++) {
+                const void *row = llm__kv_row(v, t);
+                float x = v->f16 ? h2f(((const uint16_t *)row)[d]) : ((const float *)row)[d];
+                s += (double)(x * pj[t]);
+            }
+            out[j * hd + d] = (float)s;
+        }
+    }
+}
+
+void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k) {
+    k->attn_scores_f16_g = attn_scores_f16_g_avx2;
+    k->attn_wsum_g = attn_wsum_g_avx2;
+}
+
+#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
+
+void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k) { (void)k; }
+
+#endif
