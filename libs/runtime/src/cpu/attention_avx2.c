@@ -84,17 +84,98 @@ static float dot32_any(int64_t n, const uint16_t *x, const uint16_t *y) {
     return (float)s;
 }
 
-static inline const uint16_t *krow(const llm__kv_rows *k, int64_t t) {
+INLINE const uint16_t *krow(const llm__kv_rows *k, int64_t t) {
     return (const uint16_t *)k->base + k->offs[t] + k->head_off;
 }
 
-/* Tiled order, nq <= QB queries, nk keys at a time (nq * nk accumulators,
- * nk row chunks and nq q chunks live: at most 15 ymm): per (query, key) one
+/* When decoding (the dot-product order), K and V rows are usually out of
+ * cache (the weights streamed through since the last step) and scattered
+ * through the paged cache, pages apart, where no hardware prefetcher
+ * follows; the loops ask for them ahead, the values into L2 while the keys
+ * stream by. A prefill's rows stay in L2 from token to token, and there the
+ * extra instructions cost more than they save (measured), so the tiled
+ * kernels do not prefetch. No effect on any value. */
+#define PF_KEYS 24
+
+INLINE void prefetch_row(const void *row, int64_t bytes) {
+    for (int64_t b = 0; b < bytes; b += 64) {
+        _mm_prefetch((const char *)row + b, _MM_HINT_T0);
+    }
+}
+
+/* The value rows are read right after the scores: into L2 while the keys
+ * stream by (L1 could not hold them until then). */
+INLINE void prefetch_row_l2(const void *row, int64_t bytes) {
+    for (int64_t b = 0; b < bytes; b += 64) {
+        _mm_prefetch((const char *)row + b, _MM_HINT_T1);
+    }
+}
+
+/* hsum_ps of four accumulators at once, times scale: [r0 r1 r2 r3]. Each
+ * r_i is summed exactly as hsum_ps sums it (s_l = v_l + v_(l+4), then
+ * (s0 + s2) + (s1 + s3); hadd adds the same pairs), so the bits are those of
+ * four hsum_ps calls; the shuffles only move values. */
+INLINE __m128 hsum4_ps(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m128 scale) {
+    __m256 b01 = _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
+    __m256 b23 = _mm256_add_ps(_mm256_permute2f128_ps(a2, a3, 0x20), _mm256_permute2f128_ps(a2, a3, 0x31));
+    b01 = _mm256_permute_ps(b01, 0xD8); /* (s0, s2, s1, s3) per 128-bit half */
+    b23 = _mm256_permute_ps(b23, 0xD8);
+    const __m256 c = _mm256_hadd_ps(b01, b23); /* (s0+s2, s1+s3) of a0, a2 | of a1, a3 */
+    const __m256 d = _mm256_hadd_ps(c, c);     /* r0, r2, r0, r2 | r1, r3, r1, r3 */
+    return _mm_mul_ps(_mm_unpacklo_ps(_mm256_castps256_ps128(d), _mm256_extractf128_ps(d, 1)), scale);
+}
+
+/* Tiled order, three queries by four keys: per (query, key) one accumulator
+ * over the hd / 8 chunks ascending, then hsum_ps, then * scale. Live: 12
+ * named accumulators (an array of vectors would live on the stack), the 3
+ * q chunks and 1 row chunk = 16 ymm. */
+static void scores8_q3(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, float scale, float *scores,
+                       int64_t sstride, int64_t *done) {
+    const int64_t nc = hd / 8;
+    const __m128 sc = _mm_set1_ps(scale);
+    int64_t t = 0;
+    for (; t + 4 <= len; t += 4) {
+        const uint16_t *r0 = krow(k, t), *r1 = krow(k, t + 1), *r2 = krow(k, t + 2), *r3 = krow(k, t + 3);
+        __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
+        __m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+        __m256 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+        for (int64_t c = 0; c < nc; c++) {
+            const __m256 q0 = _mm256_loadu_ps(qf + 8 * c), q1 = _mm256_loadu_ps(qf + hd + 8 * c);
+            const __m256 q2 = _mm256_loadu_ps(qf + 2 * hd + 8 * c);
+            __m256 x = load_h8(r0 + 8 * c);
+            a00 = _mm256_fmadd_ps(q0, x, a00);
+            a10 = _mm256_fmadd_ps(q1, x, a10);
+            a20 = _mm256_fmadd_ps(q2, x, a20);
+            x = load_h8(r1 + 8 * c);
+            a01 = _mm256_fmadd_ps(q0, x, a01);
+            a11 = _mm256_fmadd_ps(q1, x, a11);
+            a21 = _mm256_fmadd_ps(q2, x, a21);
+            x = load_h8(r2 + 8 * c);
+            a02 = _mm256_fmadd_ps(q0, x, a02);
+            a12 = _mm256_fmadd_ps(q1, x, a12);
+            a22 = _mm256_fmadd_ps(q2, x, a22);
+            x = load_h8(r3 + 8 * c);
+            a03 = _mm256_fmadd_ps(q0, x, a03);
+            a13 = _mm256_fmadd_ps(q1, x, a13);
+            a23 = _mm256_fmadd_ps(q2, x, a23);
+        }
+        _mm_storeu_ps(scores + t, hsum4_ps(a00, a01, a02, a03, sc));
+        _mm_storeu_ps(scores + sstride + t, hsum4_ps(a10, a11, a12, a13, sc));
+        _mm_storeu_ps(scores + 2 * sstride + t, hsum4_ps(a20, a21, a22, a23, sc));
+    }
+    *done = t;
+}
+
+/* Tiled order, nq <= QB queries (3: scores8_q3 first), nk keys at a time
+ * (nq * nk accumulators, nk row chunks and nq q chunks live: at most 14 ymm): per (query, key) one
  * accumulator over the hd / 8 chunks ascending, then hsum_ps, then * scale. */
 INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, const int nq,
                           const int nk, float scale, float *scores, int64_t sstride) {
     const int64_t nc = hd / 8;
     int64_t t = 0;
+    if (nq == 3) {
+        scores8_q3(k, len, hd, qf, scale, scores, sstride, &t);
+    }
     for (; t + nk <= len; t += nk) {
         const uint16_t *r[4];
         for (int i = 0; i < nk; i++) r[i] = krow(k, t + i);
@@ -126,11 +207,15 @@ INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const 
 /* Dot-product order (hd a multiple of 32): per (query, key) four
  * accumulators, chunk c into accumulator c % 4, folded by reduce4. One row
  * chunk live at a time, q read from L1 by the FMAs: 4 nq + 1 ymm. */
-INLINE void scores32_block(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, const int nq,
+INLINE void scores32_block(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf, const int nq,
                            float scale, float *scores, int64_t sstride) {
     const int64_t nc = hd / 8;
     for (int64_t t = 0; t < len; t++) {
         const uint16_t *r = krow(k, t);
+        if (t + PF_KEYS < len) {
+            prefetch_row(krow(k, t + PF_KEYS), 2 * hd);
+            if (vpf) prefetch_row_l2(krow(vpf, t + PF_KEYS), 2 * hd);
+        }
         __m256 acc[QB][4];
         for (int j = 0; j < nq; j++)
             for (int i = 0; i < 4; i++) acc[j][i] = _mm256_setzero_ps();
@@ -146,7 +231,7 @@ INLINE void scores32_block(const llm__kv_rows *k, int64_t len, int64_t hd, const
     }
 }
 
-static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, int64_t nq,
+static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const uint16_t *q16, int64_t nq,
                                    float scale, int tiled, float *scores, int64_t sstride, float *qf) {
     if (hd % (tiled ? 8 : 32) != 0) {
         for (int64_t j = 0; j < nq; j++) {
@@ -165,13 +250,13 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t len, int64_t h
         const float *q = qf + j0 * hd;
         float *s = scores + j0 * sstride;
         if (tiled) {
-            if (m == 3) scores8_block(k, len, hd, q, 3, 3, scale, s, sstride);
+            if (m == 3) scores8_block(k, len, hd, q, 3, 4, scale, s, sstride);
             else if (m == 2) scores8_block(k, len, hd, q, 2, 4, scale, s, sstride);
             else scores8_block(k, len, hd, q, 1, 4, scale, s, sstride);
         } else {
-            if (m == 3) scores32_block(k, len, hd, q, 3, scale, s, sstride);
-            else if (m == 2) scores32_block(k, len, hd, q, 2, scale, s, sstride);
-            else scores32_block(k, len, hd, q, 1, scale, s, sstride);
+            if (m == 3) scores32_block(k, j0 == 0 ? vpf : NULL, len, hd, q, 3, scale, s, sstride);
+            else if (m == 2) scores32_block(k, j0 == 0 ? vpf : NULL, len, hd, q, 2, scale, s, sstride);
+            else scores32_block(k, j0 == 0 ? vpf : NULL, len, hd, q, 1, scale, s, sstride);
         }
     }
 }
@@ -193,6 +278,18 @@ INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t nslot, int64_t
     __m256 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
     for (int64_t t = sl; t < nslot; t += S) {
         const size_t e = v->offs[t] + v->head_off + (size_t)d0;
+        /* Ahead: this slot's row 4 steps on (the chunk this pass reads),
+         * and the whole of row t + 1, which the next slot's passes read. */
+        if (S == 32 && t + 4 * S < nslot) {
+            const size_t ea = v->offs[t + 4 * S] + v->head_off + (size_t)d0;
+            prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea) : (const void *)((const float *)v->base + ea),
+                         nv * (f16 ? 16 : 32));
+        }
+        if (S == 32 && d0 == 0 && t + 1 < nslot) {
+            const size_t ea = v->offs[t + 1] + v->head_off;
+            prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea) : (const void *)((const float *)v->base + ea),
+                         hd * (f16 ? 2 : 4));
+        }
         const __m256 p0 = _mm256_broadcast_ss(p + t);
         const __m256 p1 = nq > 1 ? _mm256_broadcast_ss(p + pstride + t) : p0;
         const __m256 p2 = nq > 2 ? _mm256_broadcast_ss(p + 2 * pstride + t) : p0;

@@ -114,12 +114,14 @@ typedef struct llm__cpu_kernels {
      * results equal the single-query kernels' bit for bit (same FMA chains,
      * same folds):
      * attn_scores_f16_g: scores[j * sstride + t] = what attn_scores_f16 gives
-     *   for q16 + j * hd (q16: [nq][hd] halves; qf: scratch of nq * hd floats).
+     *   for q16 + j * hd (q16: [nq][hd] halves; qf: scratch of nq * hd floats;
+     *   vpf: the value rows read next, only prefetched, or NULL).
      * attn_wsum_g: out[j * hd + d] = what attn_wsum8 (tiled != 0) or
      *   attn_wsum (n_all used) gives for p + j * pstride (scratch: nq * 32 * hd
      *   floats). */
-    void (*attn_scores_f16_g)(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, int64_t nq,
-                              float scale, int tiled, float *scores, int64_t sstride, float *qf);
+    void (*attn_scores_f16_g)(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd,
+                              const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores, int64_t sstride,
+                              float *qf);
     void (*attn_wsum_g)(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
                         int64_t pstride, int64_t nq, int tiled, float *out, float *scratch);
     /* out[i] = x[i] / (1 + e^-x[i]) * g[i] over one row, e^ by llm__exp_poly
