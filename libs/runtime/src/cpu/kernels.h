@@ -63,8 +63,8 @@ typedef struct llm__cpu_kernels {
     llm__vec_dot2x4_fn dot2x4[LLM_DTYPE_END_]; /* optional 2 x 4 variant (NULL: use dot4) */
     llm__vec_dot4x1_fn dot4x1[LLM_DTYPE_END_]; /* optional 4 x 1 variant (NULL: use dot) */
     /* Shape-dependent kernels. llama.cpp does not multiply every K-quant
-     * with one kernel: on x86 it repacks Q4_K weights whose row count divides
-     * by 8 and runs its interleaved gemv/gemm on them, and from 8 activation
+     * with one kernel: on x86 it repacks Q4_K (and Q4_0) weights whose row
+     * count divides by 8 and runs its interleaved gemv/gemm on them, and from 8 activation
      * rows up it runs a tiled K-quant matmul; each sums in its own order. To
      * give its logits on such models too, the matmul takes (dot, dot4) from
      * rows8 when the weight's row count M is a multiple of 8, else from
