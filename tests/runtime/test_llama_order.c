@@ -170,6 +170,95 @@ Test(llama_order, tiled_attention_products_bit_identical) {
     }
 }
 
+/* The grouped attention kernels (kernels.h *_g: the query heads of one KV
+ * head at once) against the single-query kernels, query by query, bit for
+ * bit, in both variants: the forward uses the grouped ones, and its
+ * identity with llama.cpp rests on the per-query chains being unchanged.
+ * Odd shapes: head sizes that are not multiples of 8 or 32 (fallbacks),
+ * group sizes 1 to 7 (GQA 1, 3, 4 and the register blocks' tails), lengths
+ * with tails of 4, 8 and 32 cells, n_all beyond len, a scrambled block
+ * table, F16 and F32 caches for the value sums. */
+Test(llama_order, grouped_attention_equals_per_query) {
+    llm__cpu_kernels s, v;
+    kernel_sets(&s, &v);
+    static const int64_t hds[] = {64, 32, 128, 96, 40, 8, 16, 24, 69, 5, 13};
+    static const int64_t nqs[] = {1, 3, 4, 2, 5, 7};
+    for (int rep = 0; rep < 240; rep++) {
+        const int64_t hd = hds[rep % 11], nq = nqs[(rep / 11) % 6];
+        const int64_t len = rep % 7 == 0 ? 1 + rnd() % 8 : 1 + rnd() % 150, bs = 16, n_kv = 2, kvh = rep % 2;
+        const int64_t n_all = (len + (rep % 3 == 0 ? 40 : 0) + 31) / 32 * 32;
+        const int64_t nblk = (n_all + bs - 1) / bs;
+        int32_t table[16];
+        for (int64_t b = 0; b < nblk; b++) table[b] = (int32_t)((b * 3 + 1) % nblk);
+        size_t offs[256];
+        for (int64_t t = 0; t < nblk * bs; t++) offs[t] = (size_t)((table[t / bs] * bs + t % bs) * n_kv * hd);
+        const int64_t cells = nblk * bs * n_kv * hd;
+        uint16_t *kh = malloc(2 * (size_t)cells), *vh = malloc(2 * (size_t)cells);
+        float *vf = malloc(4 * (size_t)cells);
+        for (int64_t i = 0; i < cells; i++) {
+            kh[i] = llm_fp32_to_fp16(frand() * 2);
+            vf[i] = frand();
+            vh[i] = llm_fp32_to_fp16(vf[i]);
+        }
+        const int64_t stride = len + 3 + (int64_t)(rnd() % 9); /* rows of scores / probabilities */
+        uint16_t *q16 = malloc(2 * (size_t)(nq * hd));
+        float *qf = malloc(4 * (size_t)(nq * hd)), *sg = malloc(4 * (size_t)(nq * stride));
+        float *s1 = malloc(4 * (size_t)len), *pr = malloc(4 * (size_t)(nq * stride));
+        float *scr = malloc(4 * (size_t)(nq * 32 * hd)), *og = malloc(4 * (size_t)(nq * hd + 1));
+        float *o1 = malloc(4 * (size_t)hd);
+        for (int64_t i = 0; i < nq * hd; i++) q16[i] = llm_fp32_to_fp16(frand() * 2);
+        llm__kv_rows kr = {kh, offs, (size_t)(kvh * hd), 1};
+        for (int var = 0; var < 2; var++) {
+            const llm__cpu_kernels *K = var ? &v : &s;
+            for (int tiled = 0; tiled < 2; tiled++) {
+                for (int64_t i = 0; i < nq * stride; i++) sg[i] = 1234.5f; /* nothing past len is written */
+                llm__kv_rows vr = {vh, offs, (size_t)(kvh * hd), 1};
+                K->attn_scores_f16_g(&kr, rep % 2 ? &vr : NULL, len, hd, q16, nq, 0.125f, tiled, sg, stride, qf);
+                for (int64_t j = 0; j < nq; j++) {
+                    K->attn_scores_f16(&kr, len, hd, q16 + j * hd, 0.125f, tiled, s1);
+                    cr_assert(memcmp(s1, sg + j * stride, 4 * (size_t)len) == 0,
+                              "%s attn_scores_f16_g hd=%lld nq=%lld len=%lld tiled=%d query %lld", var ? "avx2" : "scalar",
+                              (long long)hd, (long long)nq, (long long)len, tiled, (long long)j);
+                    for (int64_t t = len; t < stride; t++) cr_assert(sg[j * stride + t] == 1234.5f);
+                }
+                if (tiled) {
+                    /* The tiled order is the same in both variants. */
+                    for (int64_t j = 0; j < nq; j++) {
+                        s.attn_scores_f16(&kr, len, hd, q16 + j * hd, 0.125f, 1, s1);
+                        cr_assert(memcmp(s1, sg + j * stride, 4 * (size_t)len) == 0, "tiled scores scalar vs grouped");
+                    }
+                }
+            }
+            for (int64_t i = 0; i < nq * stride; i++) pr[i] = (frand() + 1.0f) / (float)len;
+            for (int f16 = 0; f16 < 2; f16++) {
+                llm__kv_rows vr = {f16 ? (const void *)vh : (const void *)vf, offs, (size_t)(kvh * hd), f16};
+                for (int tiled = 0; tiled < 2; tiled++) {
+                    og[nq * hd] = 777.0f;
+                    K->attn_wsum_g(&vr, len, n_all, hd, pr, stride, nq, tiled, og, scr);
+                    cr_assert(og[nq * hd] == 777.0f, "attn_wsum_g writes past nq * hd");
+                    for (int64_t j = 0; j < nq; j++) {
+                        if (tiled) {
+                            K->attn_wsum8(&vr, len, hd, pr + j * stride, o1, scr);
+                        } else {
+                            K->attn_wsum(&vr, len, n_all, hd, pr + j * stride, o1, scr);
+                        }
+                        cr_assert(memcmp(o1, og + j * hd, 4 * (size_t)hd) == 0,
+                                  "%s attn_wsum_g hd=%lld nq=%lld len=%lld n_all=%lld f16=%d tiled=%d query %lld",
+                                  var ? "avx2" : "scalar", (long long)hd, (long long)nq, (long long)len,
+                                  (long long)n_all, f16, tiled, (long long)j);
+                        if (tiled) {
+                            s.attn_wsum8(&vr, len, hd, pr + j * stride, o1, scr);
+                            cr_assert(memcmp(o1, og + j * hd, 4 * (size_t)hd) == 0, "tiled wsum scalar vs grouped");
+                        }
+                    }
+                }
+            }
+        }
+        free(kh); free(vh); free(vf); free(q16); free(qf); free(sg); free(s1); free(pr); free(scr); free(og);
+        free(o1);
+    }
+}
+
 /* The 2 x 4 and 4 x 1 matmul micro-kernels (unpacked activation scales)
  * against the plain dot product they stand in for: same bits, or the forward would
  * depend on how the matmul tiles its rows. */
