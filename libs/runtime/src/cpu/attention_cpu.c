@@ -92,6 +92,29 @@ static int64_t split_at(const attn_ctx *c, int64_t target) {
     return c->n * c->n_head;
 }
 
+/* max over s[0 .. len), NaNs skipped (as a running "s[t] > m ? s[t] : m"
+ * skips them). Eight running maxima so that the loop vectorises. The order
+ * in which a maximum is found cannot change it, except for the sign of a
+ * zero maximum, and e^(x - 0) = e^(x + 0) for every x (both zeros give 1),
+ * so no probability changes. */
+static float row_max(const float *s, int64_t len) {
+    float m[8] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY};
+    int64_t t = 0;
+    for (; t + 8 <= len; t += 8) {
+        for (int l = 0; l < 8; l++) {
+            m[l] = s[t + l] > m[l] ? s[t + l] : m[l];
+        }
+    }
+    float mx = -INFINITY;
+    for (; t < len; t++) {
+        mx = s[t] > mx ? s[t] : mx;
+    }
+    for (int l = 0; l < 8; l++) {
+        mx = m[l] > mx ? m[l] : mx;
+    }
+    return mx;
+}
+
 /* Query heads h .. h + nq - 1 of token i, all reading KV head kvh. */
 static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int64_t kvh, float *scratch) {
     float *scores = scratch;                              /* [nq][smax] */
@@ -118,10 +141,7 @@ static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int6
     const int64_t len8 = (len + 7) & ~(int64_t)7;
     for (int64_t j = 0; j < nq; j++) {
         float *s = scores + j * c->smax;
-        float mx = -INFINITY;
-        for (int64_t t = 0; t < len; t++) {
-            mx = s[t] > mx ? s[t] : mx;
-        }
+        const float mx = row_max(s, len);
         /* The exponentials go in groups of 8 over a row padded with masked
          * (-inf, so zero) cells, as llama.cpp's softmax over its padded
          * cache view does; the padding changes no sum. */
