@@ -217,8 +217,9 @@ Test(llama_order, grouped_attention_equals_per_query) {
                 for (int64_t j = 0; j < nq; j++) {
                     K->attn_scores_f16(&kr, len, hd, q16 + j * hd, 0.125f, tiled, s1);
                     cr_assert(memcmp(s1, sg + j * stride, 4 * (size_t)len) == 0,
-                              "%s attn_scores_f16_g hd=%lld nq=%lld len=%lld tiled=%d query %lld", var ? "avx2" : "scalar",
-                              (long long)hd, (long long)nq, (long long)len, tiled, (long long)j);
+                              "%s attn_scores_f16_g hd=%lld nq=%lld len=%lld tiled=%d query %lld",
+                              var ? "avx2" : "scalar", (long long)hd, (long long)nq, (long long)len, tiled,
+                              (long long)j);
                     for (int64_t t = len; t < stride; t++) cr_assert(sg[j * stride + t] == 1234.5f);
                 }
                 if (tiled) {

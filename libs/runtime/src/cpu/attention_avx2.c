@@ -166,9 +166,10 @@ static void scores8_q3(const llm__kv_rows *k, int64_t len, int64_t hd, const flo
     *done = t;
 }
 
-/* Tiled order, nq <= QB queries (3: scores8_q3 first), nk keys at a time
- * (nq * nk accumulators, nk row chunks and nq q chunks live: at most 14 ymm): per (query, key) one
- * accumulator over the hd / 8 chunks ascending, then hsum_ps, then * scale. */
+/* Tiled order, nq <= QB queries (3: scores8_q3 takes all but the last
+ * len % 4 keys), nk keys at a time (nq * nk accumulators, nk row chunks and
+ * nq q chunks live: at most 14 ymm): per (query, key) one accumulator over
+ * the hd / 8 chunks ascending, then hsum_ps, then * scale. */
 INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, const int nq,
                           const int nk, float scale, float *scores, int64_t sstride) {
     const int64_t nc = hd / 8;
@@ -207,8 +208,8 @@ INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const 
 /* Dot-product order (hd a multiple of 32): per (query, key) four
  * accumulators, chunk c into accumulator c % 4, folded by reduce4. One row
  * chunk live at a time, q read from L1 by the FMAs: 4 nq + 1 ymm. */
-INLINE void scores32_block(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf, const int nq,
-                           float scale, float *scores, int64_t sstride) {
+INLINE void scores32_block(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd,
+                           const float *qf, const int nq, float scale, float *scores, int64_t sstride) {
     const int64_t nc = hd / 8;
     for (int64_t t = 0; t < len; t++) {
         const uint16_t *r = krow(k, t);
@@ -231,8 +232,9 @@ INLINE void scores32_block(const llm__kv_rows *k, const llm__kv_rows *vpf, int64
     }
 }
 
-static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const uint16_t *q16, int64_t nq,
-                                   float scale, int tiled, float *scores, int64_t sstride, float *qf) {
+static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd,
+                                   const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
+                                   int64_t sstride, float *qf) {
     if (hd % (tiled ? 8 : 32) != 0) {
         for (int64_t j = 0; j < nq; j++) {
             for (int64_t t = 0; t < len; t++) {
@@ -282,12 +284,14 @@ INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t nslot, int64_t
          * and the whole of row t + 1, which the next slot's passes read. */
         if (S == 32 && t + 4 * S < nslot) {
             const size_t ea = v->offs[t + 4 * S] + v->head_off + (size_t)d0;
-            prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea) : (const void *)((const float *)v->base + ea),
+            prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea)
+                             : (const void *)((const float *)v->base + ea),
                          nv * (f16 ? 16 : 32));
         }
         if (S == 32 && d0 == 0 && t + 1 < nslot) {
             const size_t ea = v->offs[t + 1] + v->head_off;
-            prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea) : (const void *)((const float *)v->base + ea),
+            prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea)
+                             : (const void *)((const float *)v->base + ea),
                          hd * (f16 ? 2 : 4));
         }
         const __m256 p0 = _mm256_broadcast_ss(p + t);
