@@ -95,7 +95,7 @@ INLINE const uint16_t *krow(const llm__kv_rows *k, int64_t t) {
  * stream by. A prefill's rows stay in L2 from token to token, and there the
  * extra instructions cost more than they save (measured), so the tiled
  * kernels do not prefetch. No effect on any value. */
-#define PF_KEYS 24
+#define PF_KEYS 48
 
 INLINE void prefetch_row(const void *row, int64_t bytes) {
     for (int64_t b = 0; b < bytes; b += 64) {
