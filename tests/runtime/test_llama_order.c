@@ -322,11 +322,12 @@ Test(llama_order, micro_kernels_equal_dot) {
     }
 }
 
-/* The matmul picks llama.cpp's shape-dependent K-quant kernels (kernels.h
- * rows8 / tiled): Q4_K with M % 8 == 0 through the repacked-order pair
- * (groups of 4 activation rows through dot4, the rest through dot), other
- * K-quants from 8 activation rows up through the tiled pair, below that the
- * plain dot. Checked through llm_op_matmul against the kernels it should
+/* The matmul picks llama.cpp's shape-dependent kernels (kernels.h rows8 /
+ * tiled / sgemm): Q4_K and Q4_0 with M % 8 == 0 through the repacked-order
+ * pair (groups of 4 activation rows through dot4, the rest through dot),
+ * other K-quants from 8 activation rows up through the tiled pair, F16 / BF16
+ * from 2 rows up (K % 8 == 0, M % 4 == 0) through the sgemm pair, otherwise
+ * the plain dot. Checked through llm_op_matmul against the kernels it should
  * have called (those are checked against llama.cpp's own in test_kernels). */
 static void matmul_rows(llm_backend *be, llm_dtype wt, int64_t M, int64_t n, const void *w, size_t wr,
                         const float *x, int64_t K, float *out) {
@@ -353,17 +354,19 @@ Test(llama_order, matmul_picks_llamacpp_kquant_kernels) {
     bp.n_threads = 2;
     llm_backend *be;
     cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
-    static const llm_dtype types[] = {LLM_DTYPE_Q4_K, LLM_DTYPE_Q6_K};
-    static const int64_t Ms[] = {16, 12}, ns[] = {1, 3, 6, 8, 11};
+    static const llm_dtype types[] = {LLM_DTYPE_Q4_K, LLM_DTYPE_Q6_K, LLM_DTYPE_Q4_0, LLM_DTYPE_F16,
+                                      LLM_DTYPE_BF16};
+    static const int64_t Ms[] = {16, 12, 10}, ns[] = {1, 2, 3, 6, 8, 11};
     const int64_t K = 512;
-    for (size_t ti = 0; ti < 2; ti++) {
+    for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
         const llm_dtype wt = types[ti], at = v.act_type[wt];
         size_t wr, ar;
         cr_assert_eq(llm_dtype_row_size(wt, (uint64_t)K, &wr), LLM_OK);
         cr_assert_eq(llm_dtype_row_size(at, (uint64_t)K, &ar), LLM_OK);
-        for (size_t mi = 0; mi < 2; mi++) {
+        for (size_t mi = 0; mi < sizeof(Ms) / sizeof(Ms[0]); mi++) {
             const int64_t M = Ms[mi];
-            /* Weights: random bytes below 0x40 (finite half scales, any quants). */
+            /* Weights: random bytes below 0x40 (finite half scales, any quants;
+             * small finite F16 / BF16 values). */
             char *w = malloc(wr * (size_t)M);
             for (int64_t m = 0; m < M; m++) {
                 for (size_t b = 0; b < wr; b++) w[(size_t)m * wr + b] = (char)(rnd() & 0x3f);
@@ -378,6 +381,7 @@ Test(llama_order, matmul_picks_llamacpp_kquant_kernels) {
                 const struct llm__dot_pair *alt = NULL;
                 if (v.rows8[wt].dot && M % 8 == 0) alt = &v.rows8[wt];
                 else if (v.tiled[wt].dot && n >= 8) alt = &v.tiled[wt];
+                else if (v.sgemm[wt].dot && n >= 2 && K % 8 == 0 && M % 4 == 0) alt = &v.sgemm[wt];
                 const int64_t full = n & ~(int64_t)3;
                 for (int64_t m = 0; m < M; m++) {
                     for (int64_t r = 0; r < n; r++) {

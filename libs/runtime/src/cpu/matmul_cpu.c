@@ -150,7 +150,7 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
     c2.dot4 = cpu->k.dot4[wt];
     c2.dot2x4 = cpu->k.dot2x4[wt];
     c2.dot4x1 = cpu->k.dot4x1[wt];
-    /* llama.cpp's shape-dependent kernels (kernels.h rows8 / tiled). */
+    /* llama.cpp's shape-dependent kernels (kernels.h rows8 / tiled / sgemm). */
     const struct llm__dot_pair *alt = NULL;
     if (cpu->k.rows8[wt].dot && c->M % 8 == 0) {
         alt = &cpu->k.rows8[wt];
