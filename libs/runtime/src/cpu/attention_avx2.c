@@ -23,66 +23,12 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/avx2_common.h"
 #include "cpu/vexp.h"
 
 #define QB 3 /* queries per register block (16 ymm registers: see each kernel) */
 
 #define INLINE static inline __attribute__((always_inline))
-
-/* The same folds as kernels_avx2.c (hsum_ps, reduce4): they fix the order. */
-INLINE float hsum_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-INLINE float reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-    __m256 x = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
-    __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    __m128 t1 = _mm_hadd_ps(t0, t0);
-    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
-}
-
-INLINE __m256 load_h8(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
-
-static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
-
-/* ------------------------------------------------------------- scores -- */
-
-/* Shapes the register kernels do not take: per query, per key, the sums of
- * dot_f16_8_avx2 (tiled) and dot_f16_avx2 (kernels_avx2.c), written out. */
-static float dot8_any(int64_t n, const uint16_t *x, const uint16_t *y) {
-    __m256 acc = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        acc = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), acc);
-    }
-    if (i < n) {
-        float lane[8];
-        _mm256_storeu_ps(lane, acc);
-        for (int64_t l = 0; i + l < n; l++) lane[l] = fmaf(h2f(x[i + l]), h2f(y[i + l]), lane[l]);
-        acc = _mm256_loadu_ps(lane);
-    }
-    return hsum_ps(acc);
-}
-
-static float dot32_any(int64_t n, const uint16_t *x, const uint16_t *y) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        a0 = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), a0);
-        a1 = _mm256_fmadd_ps(load_h8(x + i + 8), load_h8(y + i + 8), a1);
-        a2 = _mm256_fmadd_ps(load_h8(x + i + 16), load_h8(y + i + 16), a2);
-        a3 = _mm256_fmadd_ps(load_h8(x + i + 24), load_h8(y + i + 24), a3);
-    }
-    double s = (double)reduce4(a0, a1, a2, a3);
-    for (; i < n; i++) {
-        s += (double)(h2f(x[i]) * h2f(y[i]));
-    }
-    return (float)s;
-}
 
 INLINE const uint16_t *krow(const llm__kv_rows *k, int64_t t) {
     return (const uint16_t *)k->base + k->offs[t] + k->head_off;
@@ -111,10 +57,10 @@ INLINE void prefetch_row_l2(const void *row, int64_t bytes) {
     }
 }
 
-/* hsum_ps of four accumulators at once, times scale: [r0 r1 r2 r3]. Each
- * r_i is summed exactly as hsum_ps sums it (s_l = v_l + v_(l+4), then
+/* hsum8 of four accumulators at once, times scale: [r0 r1 r2 r3]. Each
+ * r_i is summed exactly as hsum8 sums it (s_l = v_l + v_(l+4), then
  * (s0 + s2) + (s1 + s3); hadd adds the same pairs), so the bits are those of
- * four hsum_ps calls; the shuffles only move values. */
+ * four hsum8 calls; the shuffles only move values. */
 INLINE __m128 hsum4_ps(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m128 scale) {
     __m256 b01 = _mm256_add_ps(_mm256_permute2f128_ps(a0, a1, 0x20), _mm256_permute2f128_ps(a0, a1, 0x31));
     __m256 b23 = _mm256_add_ps(_mm256_permute2f128_ps(a2, a3, 0x20), _mm256_permute2f128_ps(a2, a3, 0x31));
@@ -126,7 +72,7 @@ INLINE __m128 hsum4_ps(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m128 scale)
 }
 
 /* Tiled order, three queries by four keys: per (query, key) one accumulator
- * over the hd / 8 chunks ascending, then hsum_ps, then * scale. Live: 12
+ * over the hd / 8 chunks ascending, then hsum8, then * scale. Live: 12
  * named accumulators (an array of vectors would live on the stack), the 3
  * q chunks and 1 row chunk = 16 ymm. */
 static void scores8_q3(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, float scale, float *scores,
@@ -169,7 +115,7 @@ static void scores8_q3(const llm__kv_rows *k, int64_t len, int64_t hd, const flo
 /* Tiled order, nq <= QB queries (3: scores8_q3 takes all but the last
  * len % 4 keys), nk keys at a time (nq * nk accumulators, nk row chunks and
  * nq q chunks live: at most 14 ymm): per (query, key) one accumulator over
- * the hd / 8 chunks ascending, then hsum_ps, then * scale. */
+ * the hd / 8 chunks ascending, then hsum8, then * scale. */
 INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, const int nq,
                           const int nk, float scale, float *scores, int64_t sstride) {
     const int64_t nc = hd / 8;
@@ -191,7 +137,7 @@ INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const 
                 for (int i = 0; i < nk; i++) acc[j][i] = _mm256_fmadd_ps(qv[j], kv[i], acc[j][i]);
         }
         for (int j = 0; j < nq; j++)
-            for (int i = 0; i < nk; i++) scores[j * sstride + t + i] = hsum_ps(acc[j][i]) * scale;
+            for (int i = 0; i < nk; i++) scores[j * sstride + t + i] = hsum8(acc[j][i]) * scale;
     }
     for (; t < len; t++) {
         const uint16_t *r = krow(k, t);
@@ -201,7 +147,7 @@ INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const 
             const __m256 kv = load_h8(r + 8 * c);
             for (int j = 0; j < nq; j++) acc[j] = _mm256_fmadd_ps(_mm256_loadu_ps(qf + j * hd + 8 * c), kv, acc[j]);
         }
-        for (int j = 0; j < nq; j++) scores[j * sstride + t] = hsum_ps(acc[j]) * scale;
+        for (int j = 0; j < nq; j++) scores[j * sstride + t] = hsum8(acc[j]) * scale;
     }
 }
 
@@ -239,7 +185,7 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vp
         for (int64_t j = 0; j < nq; j++) {
             for (int64_t t = 0; t < len; t++) {
                 const uint16_t *q = q16 + j * hd, *r = krow(k, t);
-                scores[j * sstride + t] = (tiled ? dot8_any(hd, q, r) : dot32_any(hd, q, r)) * scale;
+                scores[j * sstride + t] = (tiled ? dot_f16_tiled(hd, q, r) : dot_f16_4acc(hd, q, r)) * scale;
             }
         }
         return;
@@ -370,24 +316,9 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, 
                              int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
     if (tiled) {
         /* attn_wsum8_avx2: 8 slots (lane t % 8), folded as llm__hsum8. */
-        const int64_t hd8 = hd & ~(int64_t)7;
         wsum_slots_g(v, len, 8, hd, p, pstride, nq, scratch);
         for (int64_t j = 0; j < nq; j++) {
-            const float *L = scratch + j * 8 * hd;
-            float *o = out + j * hd;
-            int64_t d = 0;
-            for (; d < hd8; d += 8) {
-#define LANE(l) _mm256_loadu_ps(L + (l) * hd + d)
-                __m256 s0 = _mm256_add_ps(LANE(0), LANE(4)), s1 = _mm256_add_ps(LANE(1), LANE(5));
-                __m256 s2 = _mm256_add_ps(LANE(2), LANE(6)), s3 = _mm256_add_ps(LANE(3), LANE(7));
-#undef LANE
-                _mm256_storeu_ps(o + d, _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3)));
-            }
-            for (; d < hd; d++) {
-                float lane[8];
-                for (int l = 0; l < 8; l++) lane[l] = L[l * hd + d];
-                o[d] = llm__hsum8(lane);
-            }
+            fold8_lanes(scratch + j * 8 * hd, hd, out + j * hd);
         }
         return;
     }

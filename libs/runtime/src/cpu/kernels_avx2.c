@@ -19,43 +19,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/avx2_common.h"
 #include "cpu/vexp.h"
 #include "dtype/blocks.h"
-
-static inline float hsum_ps(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-static inline int32_t hsum_epi32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    return _mm_cvtsi128_si32(s);
-}
-
-static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
-
-/* 16 bytes of packed nibbles -> 32 bytes 0..15 in element order (low nibbles
- * are elements 0..15, high nibbles 16..31). */
-static inline __m256i unpack_nibbles(const uint8_t *qs) {
-    __m128i t = _mm_loadu_si128((const __m128i *)qs);
-    __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
-    return _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
-}
-
-/* Sum of 32 products u[i] * s[i], u unsigned (< 128 here), s signed, as 8 int32 lanes. */
-static inline __m256i dot_us8(__m256i u, __m256i s) {
-    __m256i p16 = _mm256_maddubs_epi16(u, s);
-    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
-}
-
-/* Sum of 32 signed products as 8 int32 lanes. */
-static inline __m256i dot_ss8(__m256i x, __m256i y) {
-    return dot_us8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
-}
 
 static float dot_q4_1_q8_1(int64_t n, const void *w, const void *a) {
     const llm_block_q4_1 *x = w;
@@ -69,7 +35,7 @@ static float dot_q4_1_q8_1(int64_t n, const void *w, const void *a) {
         acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), s, acc);
         summ += h2f(x[b].m) * h2f(y[b].s);
     }
-    return hsum_ps(acc) + summ;
+    return hsum8(acc) + summ;
 }
 
 static void dot4_q4_1_q8_1(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
@@ -88,7 +54,7 @@ static void dot4_q4_1_q8_1(int64_t n, const void *w, const void *a, size_t a_str
             summ[j] += mx * h2f(y[j][b].s);
         }
     }
-    for (int j = 0; j < 4; j++) out[j] = hsum_ps(acc[j]) + summ[j];
+    for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]) + summ[j];
 }
 
 /* Lane j of a 4-float vector in all 8 lanes. */
@@ -125,8 +91,8 @@ static void dot2x4_q4_1_q8_1(int64_t n, const void *w, size_t w_stride, const vo
     _mm_storeu_ps(s0, summ0);
     _mm_storeu_ps(s1, summ1);
     for (int j = 0; j < 4; j++) {
-        out[0][j] = hsum_ps(acc0[j]) + s0[j];
-        out[1][j] = hsum_ps(acc1[j]) + s1[j];
+        out[0][j] = hsum8(acc0[j]) + s0[j];
+        out[1][j] = hsum8(acc1[j]) + s1[j];
     }
 }
 
@@ -159,7 +125,7 @@ static void dot4x1_q4_1_q8_1(int64_t n, const void *w, size_t w_stride, const vo
     }
     float sm[4];
     _mm_storeu_ps(sm, summ);
-    for (int r = 0; r < 4; r++) out[r] = hsum_ps(acc[r]) + sm[r];
+    for (int r = 0; r < 4; r++) out[r] = hsum8(acc[r]) + sm[r];
 }
 
 /* dot4_q8_0_q8_0 for two weight rows with unpacked activation scales. */
@@ -184,8 +150,8 @@ static void dot2x4_q8_0_q8_0(int64_t n, const void *w, size_t w_stride, const vo
         }
     }
     for (int j = 0; j < 4; j++) {
-        out[0][j] = hsum_ps(acc0[j]);
-        out[1][j] = hsum_ps(acc1[j]);
+        out[0][j] = hsum8(acc0[j]);
+        out[1][j] = hsum8(acc1[j]);
     }
 }
 
@@ -204,7 +170,7 @@ static void dot4_q8_0_q8_0(int64_t n, const void *w, const void *a, size_t a_str
             acc[j] = _mm256_fmadd_ps(_mm256_set1_ps(dx * h2f(y[j][b].d)), s, acc[j]);
         }
     }
-    for (int j = 0; j < 4; j++) out[j] = hsum_ps(acc[j]);
+    for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]);
 }
 
 static float dot_q4_0_q8_0(int64_t n, const void *w, const void *a) {
@@ -217,7 +183,7 @@ static float dot_q4_0_q8_0(int64_t n, const void *w, const void *a) {
         __m256 s = _mm256_cvtepi32_ps(dot_ss8(qx, qy));
         acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), s, acc);
     }
-    return hsum_ps(acc);
+    return hsum8(acc);
 }
 
 static float dot_q8_0_q8_0(int64_t n, const void *w, const void *a) {
@@ -230,23 +196,10 @@ static float dot_q8_0_q8_0(int64_t n, const void *w, const void *a) {
         __m256 s = _mm256_cvtepi32_ps(dot_ss8(qx, qy));
         acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), s, acc);
     }
-    return hsum_ps(acc);
+    return hsum8(acc);
 }
 
 /* ------------------------------------------------------------ float dots -- */
-
-/* Float dots are summed in the order llama.cpp's AVX2 build uses (four
- * 8-lane accumulators over chunks of 32, folded as (a0+a2)+(a1+a3), then the
- * 128-bit halves, then pairwise), and the tail in double. Attention scores
- * go through a softmax whose inputs differ by 1e-6 relative between orders,
- * and F16 rounding of the probabilities turns such differences into visible
- * logit differences downstream, so matching the order matters here. */
-static inline float reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-    __m256 x = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
-    __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    __m128 t1 = _mm_hadd_ps(t0, t0);
-    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
-}
 
 static float dot_f32_avx2(int64_t n, const float *x, const float *y) {
     __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
@@ -265,49 +218,7 @@ static float dot_f32_avx2(int64_t n, const float *x, const float *y) {
     return (float)s;
 }
 
-static inline __m256 load_h8(const uint16_t *p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
-}
-
-static float dot_f16_avx2(int64_t n, const uint16_t *x, const uint16_t *y) {
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        a0 = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), a0);
-        a1 = _mm256_fmadd_ps(load_h8(x + i + 8), load_h8(y + i + 8), a1);
-        a2 = _mm256_fmadd_ps(load_h8(x + i + 16), load_h8(y + i + 16), a2);
-        a3 = _mm256_fmadd_ps(load_h8(x + i + 24), load_h8(y + i + 24), a3);
-    }
-    double s = (double)reduce4(a0, a1, a2, a3);
-    for (; i < n; i++) {
-        s += (double)(h2f(x[i]) * h2f(y[i]));
-    }
-    return (float)s;
-}
-
-static inline __m256 load_bf8(const uint16_t *p) {
-    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)); /* bf16 is the top half of a float */
-}
-
-static float vdot_bf16(int64_t n, const void *w, const void *a) {
-    const uint16_t *x = w, *y = a;
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) {
-        a0 = _mm256_fmadd_ps(load_bf8(x + i), load_bf8(y + i), a0);
-        a1 = _mm256_fmadd_ps(load_bf8(x + i + 8), load_bf8(y + i + 8), a1);
-        a2 = _mm256_fmadd_ps(load_bf8(x + i + 16), load_bf8(y + i + 16), a2);
-        a3 = _mm256_fmadd_ps(load_bf8(x + i + 24), load_bf8(y + i + 24), a3);
-    }
-    double s = (double)reduce4(a0, a1, a2, a3);
-    for (; i < n; i++) {
-        s += (double)(llm_bf16_to_fp32(x[i]) * llm_bf16_to_fp32(y[i]));
-    }
-    return (float)s;
-}
+static float dot_f16_avx2(int64_t n, const uint16_t *x, const uint16_t *y) { return dot_f16_4acc(n, x, y); }
 
 static float vdot_f32(int64_t n, const void *w, const void *a) { return dot_f32_avx2(n, w, a); }
 static float vdot_f16(int64_t n, const void *w, const void *a) { return dot_f16_avx2(n, w, a); }
@@ -387,42 +298,14 @@ static void attn_wsum_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, in
 }
 
 /* Single-accumulator (register-tiled matrix product) order; see kernels.h. */
-static float dot_f16_8_avx2(int64_t n, const uint16_t *x, const uint16_t *y) {
-    __m256 acc = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        acc = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), acc);
-    }
-    if (i < n) {
-        float lane[8];
-        _mm256_storeu_ps(lane, acc);
-        for (int64_t l = 0; i + l < n; l++) lane[l] = fmaf(h2f(x[i + l]), h2f(y[i + l]), lane[l]);
-        acc = _mm256_loadu_ps(lane);
-    }
-    return hsum_ps(acc);
-}
+static float dot_f16_8_avx2(int64_t n, const uint16_t *x, const uint16_t *y) { return dot_f16_tiled(n, x, y); }
 
 /* out[d] = sum_t p[t] v_t[d]: lane t % 8 of d's accumulator, kept as
  * scratch[t % 8][d] so the loop over d vectorises. */
 static void attn_wsum8_avx2(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
                             float *scratch) {
-    const int64_t hd8 = hd & ~(int64_t)7;
     wsum_slots(v, len, 8, hd, p, scratch);
-    /* Fold the 8 lanes per d as llm__hsum8 does, 8 values of d at a time. */
-    const float *L = scratch;
-    int64_t d = 0;
-    for (; d < hd8; d += 8) {
-#define LANE(l) _mm256_loadu_ps(L + (l) * hd + d)
-        __m256 s0 = _mm256_add_ps(LANE(0), LANE(4)), s1 = _mm256_add_ps(LANE(1), LANE(5));
-        __m256 s2 = _mm256_add_ps(LANE(2), LANE(6)), s3 = _mm256_add_ps(LANE(3), LANE(7));
-#undef LANE
-        _mm256_storeu_ps(out + d, _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3)));
-    }
-    for (; d < hd; d++) {
-        float lane[8];
-        for (int l = 0; l < 8; l++) lane[l] = L[l * hd + d];
-        out[d] = llm__hsum8(lane);
-    }
+    fold8_lanes(scratch, hd, out);
 }
 
 /* Attention scores of one query against len keys, q converted once and kept
@@ -456,16 +339,16 @@ static void attn_scores_f16_avx2(const llm__kv_rows *k, int64_t len, int64_t hd,
                 c2 = _mm256_fmadd_ps(q[c], load_h8(r2 + 8 * c), c2);
                 c3 = _mm256_fmadd_ps(q[c], load_h8(r3 + 8 * c), c3);
             }
-            scores[t] = hsum_ps(c0) * scale;
-            scores[t + 1] = hsum_ps(c1) * scale;
-            scores[t + 2] = hsum_ps(c2) * scale;
-            scores[t + 3] = hsum_ps(c3) * scale;
+            scores[t] = hsum8(c0) * scale;
+            scores[t + 1] = hsum8(c1) * scale;
+            scores[t + 2] = hsum8(c2) * scale;
+            scores[t + 3] = hsum8(c3) * scale;
         }
         for (; t < len; t++) {
             const uint16_t *r = llm__kv_row(k, t);
             __m256 acc = _mm256_setzero_ps();
             for (int64_t c = 0; c < nc; c++) acc = _mm256_fmadd_ps(q[c], load_h8(r + 8 * c), acc);
-            scores[t] = hsum_ps(acc) * scale;
+            scores[t] = hsum8(acc) * scale;
         }
         return;
     }
@@ -535,7 +418,7 @@ static double exp_sum_row_avx2(float *y, const float *x, float max, int64_t n) {
     for (; i + 8 <= n; i += 8) {
         const __m256 v = exp_poly8(_mm256_sub_ps(_mm256_loadu_ps(x + i), mv));
         _mm256_storeu_ps(y + i, v);
-        sum += (double)hsum_ps(v);
+        sum += (double)hsum8(v);
     }
     for (; i < n; i++) {
         y[i] = expf(x[i] - max);
@@ -565,7 +448,7 @@ static inline float quant_block32(const float *x, int8_t *q, int32_t *qsum) {
     __m256i i2 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v2, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     __m256i i3 = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v3, id), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     if (qsum) {
-        *qsum = hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3)));
+        *qsum = hsum_i32(_mm256_add_epi32(_mm256_add_epi32(i0, i1), _mm256_add_epi32(i2, i3)));
     }
     /* The packs work per 128-bit lane; the final permute restores element order. */
     __m256i p01 = _mm256_packs_epi32(i0, i1);
@@ -653,7 +536,6 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->desc = "avx2+fma+f16c";
     k->dot[LLM_DTYPE_F32] = vdot_f32;
     k->dot[LLM_DTYPE_F16] = vdot_f16;
-    k->dot[LLM_DTYPE_BF16] = vdot_bf16;
     k->dot[LLM_DTYPE_Q4_0] = dot_q4_0_q8_0;
     k->dot[LLM_DTYPE_Q4_1] = dot_q4_1_q8_1;
     k->dot[LLM_DTYPE_Q8_0] = dot_q8_0_q8_0;

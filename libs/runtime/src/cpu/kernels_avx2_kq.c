@@ -41,17 +41,8 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
-
-static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
-
-/* hi + lo, then the two 64-bit halves, then the last pair. */
-static inline float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* (m0 + m2) + (m1 + m3). */
 static inline float hsum4(__m128 m) {
@@ -152,26 +143,6 @@ static void dot4_q4_k_q8_k(int64_t n, const void *w, const void *a, size_t a_str
         }
     }
     for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]) + hsum4(accm[j]);
-}
-
-/* Q4_K in the order of llama.cpp's repacked kernels. On an AVX2 CPU,
- * llama.cpp (0.3.36, default model parameters) moves every Q4_K matmul
- * weight with a multiple of 8 rows into its CPU_REPACK buffer (8 rows
- * interleaved, q4_K_8x8) and multiplies with ggml_gemv_q4_K_8x8_q8_K (one
- * activation row) or ggml_gemm_q4_K_8x8_q8_K (four rows at a time); a batch
- * of n rows takes the first n - n % 4 through gemm, the rest through gemv.
- * Both keep, per output, two float accumulators fed by fused multiply-adds of
- * exact integer sums, and return acc - accm:
- *  - gemv, per super-block: acc = fma(float(sum of sc_j * dot_j over the 8
- *    sub-blocks), d_x * d_y, acc); accm = fma(float(sum of mn_j * B_j),
- *    dmin_x * d_y, accm);
- *  - gemm, the same per pair p of sub-blocks (2p, 2p + 1), four pairs per
- *    super-block in order. */
-static inline int32_t hsum_i32x8(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x55));
-    return _mm_cvtsi128_si32(s);
 }
 
 float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a) {
@@ -360,7 +331,7 @@ float llm__q6_k_dot_tiled(int64_t n, const void *w, const void *a) {
     __m128 acc = _mm_setzero_ps();
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[b].scales);
-        const __m128 s1 = _mm_cvtepi32_ps(_mm_cvtsi32_si128(hsum_i32x8(q6_k_block_lanes(&x[b], &y[b], sc8))));
+        const __m128 s1 = _mm_cvtepi32_ps(_mm_cvtsi32_si128(hsum_i32(q6_k_block_lanes(&x[b], &y[b], sc8))));
         const __m128 r = _mm_mul_ss(_mm_set_ss(h2f(x[b].d)), s1);
         acc = _mm_fmadd_ss(r, _mm_set_ss(y[b].d), acc);
     }

@@ -37,28 +37,12 @@
 #include <immintrin.h>
 #include <string.h>
 
+#include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
-
-static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
-
-/* hi + lo, then the two 64-bit halves, then the last pair. */
-static inline float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 /* c + a * b rounded once (what gcc emits for `c += a * b` in GNU C mode). */
 static inline float fma1(float a, float b, float c) {
     return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
-}
-
-/* 16 bytes of nibbles -> 32 bytes 0..15 in element order (low nibbles are
- * elements 0..15, high nibbles 16..31). */
-static inline __m256i nibbles32(const uint8_t *qs) {
-    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
 }
 
 /* Byte i = 0xFF if bit i of the little-endian word at p is set, else 0. */
@@ -74,24 +58,19 @@ static inline __m256i bits32(const uint8_t *p) {
     return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
 }
 
-/* 32 unsigned x signed byte products summed in fours into 8 int32 lanes. */
-static inline __m256i madd_us(__m256i u, __m256i s) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
-}
-
 /* ---------------------------------------------------------------- Q5_0 -- */
 
 /* Weights as signed bytes q - 16 in -16..15: the nibble with 0xF0 or'ed in
  * when the fifth bit is clear (two's complement of nibble - 16). */
 static inline __m256i q5_0_signed(const llm_block_q5_0 *x) {
     const __m256i hi = _mm256_andnot_si256(bits32(x->qh), _mm256_set1_epi8((char)0xF0));
-    return _mm256_or_si256(nibbles32(x->qs), hi);
+    return _mm256_or_si256(unpack_nibbles(x->qs), hi);
 }
 
 /* One block's 8 lanes: |w| x (y with w's sign), exact since |w| <= 16. */
 static inline __m256 q5_0_lanes(__m256i aw, __m256i qw, const int8_t *yq) {
     const __m256i y = _mm256_loadu_si256((const __m256i *)yq);
-    return _mm256_cvtepi32_ps(madd_us(aw, _mm256_sign_epi8(y, qw)));
+    return _mm256_cvtepi32_ps(dot_us8(aw, _mm256_sign_epi8(y, qw)));
 }
 
 static float dot_q5_0_q8_0(int64_t n, const void *w, const void *a) {
@@ -128,7 +107,7 @@ static void dot4_q5_0_q8_0(int64_t n, const void *w, const void *a, size_t a_str
 /* Weights as unsigned bytes 0..31. */
 static inline __m256i q5_1_unsigned(const llm_block_q5_1 *x) {
     const __m256i hi = _mm256_and_si256(bits32(x->qh), _mm256_set1_epi8(0x10));
-    return _mm256_or_si256(nibbles32(x->qs), hi);
+    return _mm256_or_si256(unpack_nibbles(x->qs), hi);
 }
 
 static float dot_q5_1_q8_1(int64_t n, const void *w, const void *a) {
@@ -140,7 +119,7 @@ static float dot_q5_1_q8_1(int64_t n, const void *w, const void *a) {
         /* sum_i (d q_i + m) d_y y_i = d d_y sum q_i y_i + m s_y */
         summ = fma1(h2f(x[b].m), h2f(y[b].s), summ);
         const __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);
-        const __m256 s = _mm256_cvtepi32_ps(madd_us(q5_1_unsigned(&x[b]), qy));
+        const __m256 s = _mm256_cvtepi32_ps(dot_us8(q5_1_unsigned(&x[b]), qy));
         acc = _mm256_fmadd_ps(s, _mm256_set1_ps(h2f(x[b].d) * h2f(y[b].d)), acc);
     }
     return hsum8(acc) + summ;
@@ -158,7 +137,7 @@ static void dot4_q5_1_q8_1(int64_t n, const void *w, const void *a, size_t a_str
         for (int j = 0; j < 4; j++) {
             summ[j] = fma1(mx, h2f(y[j][b].s), summ[j]);
             const __m256i qy = _mm256_loadu_si256((const __m256i *)y[j][b].qs);
-            const __m256 s = _mm256_cvtepi32_ps(madd_us(qx, qy));
+            const __m256 s = _mm256_cvtepi32_ps(dot_us8(qx, qy));
             acc[j] = _mm256_fmadd_ps(s, _mm256_set1_ps(dx * h2f(y[j][b].d)), acc[j]);
         }
     }

@@ -24,21 +24,7 @@
 
 #include <immintrin.h>
 
-static inline float hsum8(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_extractf128_ps(v, 1), _mm256_castps256_ps128(v));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
-
-static inline __m256 ld_f16(const uint16_t *p) {
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
-}
-
-static inline __m256 ld_bf16(const uint16_t *p) {
-    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
-    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16)); /* bf16 is the top half of a float */
-}
+#include "cpu/avx2_common.h"
 
 /* The matmul only picks these when n % 8 == 0 (kernels.h, sgemm). */
 #define SGEMM_DOTS(NAME, LD)                                                                          \
@@ -70,8 +56,8 @@ static inline __m256 ld_bf16(const uint16_t *p) {
         out[3] = hsum8(c3);                                                                           \
     }
 
-SGEMM_DOTS(dot_f16_sgemm, ld_f16)
-SGEMM_DOTS(dot_bf16_sgemm, ld_bf16)
+SGEMM_DOTS(dot_f16_sgemm, load_h8)
+SGEMM_DOTS(dot_bf16_sgemm, load_bf8)
 
 /* BF16 x BF16 for lone activation rows, in the order of llama.cpp's AVX2
  * ggml_vec_dot_bf16: four 8-lane accumulators over chunks of 32, each step a
@@ -84,10 +70,10 @@ static float dot_bf16_vec(int64_t n, const void *w, const void *a) {
     __m256 c2 = _mm256_setzero_ps(), c3 = _mm256_setzero_ps();
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
-        c0 = _mm256_add_ps(_mm256_mul_ps(ld_bf16(x + i), ld_bf16(y + i)), c0);
-        c1 = _mm256_add_ps(_mm256_mul_ps(ld_bf16(x + i + 8), ld_bf16(y + i + 8)), c1);
-        c2 = _mm256_add_ps(_mm256_mul_ps(ld_bf16(x + i + 16), ld_bf16(y + i + 16)), c2);
-        c3 = _mm256_add_ps(_mm256_mul_ps(ld_bf16(x + i + 24), ld_bf16(y + i + 24)), c3);
+        c0 = _mm256_add_ps(_mm256_mul_ps(load_bf8(x + i), load_bf8(y + i)), c0);
+        c1 = _mm256_add_ps(_mm256_mul_ps(load_bf8(x + i + 8), load_bf8(y + i + 8)), c1);
+        c2 = _mm256_add_ps(_mm256_mul_ps(load_bf8(x + i + 16), load_bf8(y + i + 16)), c2);
+        c3 = _mm256_add_ps(_mm256_mul_ps(load_bf8(x + i + 24), load_bf8(y + i + 24)), c3);
     }
     double s = (double)hsum8(_mm256_add_ps(_mm256_add_ps(c0, c2), _mm256_add_ps(c1, c3)));
     for (; i < n; i++) {

@@ -1,0 +1,129 @@
+/*
+ * cpu/avx2_common.h -- PRIVATE: the small AVX2 helpers every AVX2 kernel file
+ * uses. Include only from files compiled with -mavx2 -mfma -mf16c (see
+ * sources.cmake) and inside their AVX2 guard. The float folds here fix an
+ * order of additions that llama.cpp's kernels share; kernels.h says which
+ * kernel relies on which.
+ */
+#ifndef LLM_CPU_AVX2_COMMON_H
+#define LLM_CPU_AVX2_COMMON_H
+
+#include <immintrin.h>
+#include <math.h>
+#include <stdint.h>
+
+static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
+
+/* 8 halves -> 8 floats. */
+static inline __m256 load_h8(const uint16_t *p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+
+/* 8 bfloat16 -> 8 floats (bf16 is the top half of a float). */
+static inline __m256 load_bf8(const uint16_t *p) {
+    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+/* Sum of 8 lanes: the two halves, then (0 + 2) + (1 + 3) (as llm__hsum8). */
+static inline float hsum8(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* Sum of 8 int32 lanes (exact, so any order). */
+static inline int32_t hsum_i32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
+}
+
+/* Four 8-lane accumulators folded as llama.cpp's float dot products fold
+ * them: (a0 + a2) + (a1 + a3), then the 128-bit halves, then pairwise. */
+static inline float reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+    __m256 x = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+    __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    __m128 t1 = _mm_hadd_ps(t0, t0);
+    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+}
+
+/* 16 bytes of packed nibbles -> 32 bytes 0..15 in element order (low nibbles
+ * are elements 0..15, high nibbles 16..31). */
+static inline __m256i unpack_nibbles(const uint8_t *qs) {
+    __m128i t = _mm_loadu_si128((const __m128i *)qs);
+    __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
+    return _mm256_and_si256(v, _mm256_set1_epi8(0x0F));
+}
+
+/* Sum of 32 products u[i] * s[i], u unsigned (< 128), s signed, summed in
+ * fours into 8 int32 lanes (lane l: elements 4l..4l+3). */
+static inline __m256i dot_us8(__m256i u, __m256i s) {
+    __m256i p16 = _mm256_maddubs_epi16(u, s);
+    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+}
+
+/* The same for two signed vectors: the sign of x moves onto y. */
+static inline __m256i dot_ss8(__m256i x, __m256i y) {
+    return dot_us8(_mm256_sign_epi8(x, x), _mm256_sign_epi8(y, x));
+}
+
+/* Dot of two F16 rows in the tiled order (kernels.h dot_f16_8): one 8-lane
+ * FMA chain, element i in lane i % 8, then hsum8. */
+static inline float dot_f16_tiled(int64_t n, const uint16_t *x, const uint16_t *y) {
+    __m256 acc = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        acc = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), acc);
+    }
+    if (i < n) {
+        float lane[8];
+        _mm256_storeu_ps(lane, acc);
+        for (int64_t l = 0; i + l < n; l++) lane[l] = fmaf(h2f(x[i + l]), h2f(y[i + l]), lane[l]);
+        acc = _mm256_loadu_ps(lane);
+    }
+    return hsum8(acc);
+}
+
+/* Dot of two F16 rows in llama.cpp's dot-product order (kernels.h dot_f16):
+ * four accumulators over chunks of 32, reduce4, the tail added in double. */
+static inline float dot_f16_4acc(int64_t n, const uint16_t *x, const uint16_t *y) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_fmadd_ps(load_h8(x + i), load_h8(y + i), a0);
+        a1 = _mm256_fmadd_ps(load_h8(x + i + 8), load_h8(y + i + 8), a1);
+        a2 = _mm256_fmadd_ps(load_h8(x + i + 16), load_h8(y + i + 16), a2);
+        a3 = _mm256_fmadd_ps(load_h8(x + i + 24), load_h8(y + i + 24), a3);
+    }
+    double s = (double)reduce4(a0, a1, a2, a3);
+    for (; i < n; i++) {
+        s += (double)(h2f(x[i]) * h2f(y[i]));
+    }
+    return (float)s;
+}
+
+/* out[d] = llm__hsum8 of the 8 lane partials L[l * hd + d], l = 0..7 (the
+ * value sums of the tiled order, kernels.h attn_wsum8), 8 values of d at a
+ * time. */
+static inline void fold8_lanes(const float *L, int64_t hd, float *out) {
+    const int64_t hd8 = hd & ~(int64_t)7;
+    int64_t d = 0;
+    for (; d < hd8; d += 8) {
+        const __m256 s0 = _mm256_add_ps(_mm256_loadu_ps(L + d), _mm256_loadu_ps(L + 4 * hd + d));
+        const __m256 s1 = _mm256_add_ps(_mm256_loadu_ps(L + hd + d), _mm256_loadu_ps(L + 5 * hd + d));
+        const __m256 s2 = _mm256_add_ps(_mm256_loadu_ps(L + 2 * hd + d), _mm256_loadu_ps(L + 6 * hd + d));
+        const __m256 s3 = _mm256_add_ps(_mm256_loadu_ps(L + 3 * hd + d), _mm256_loadu_ps(L + 7 * hd + d));
+        _mm256_storeu_ps(out + d, _mm256_add_ps(_mm256_add_ps(s0, s2), _mm256_add_ps(s1, s3)));
+    }
+    for (; d < hd; d++) {
+        const float s0 = L[d] + L[4 * hd + d], s1 = L[hd + d] + L[5 * hd + d];
+        const float s2 = L[2 * hd + d] + L[6 * hd + d], s3 = L[3 * hd + d] + L[7 * hd + d];
+        out[d] = (s0 + s2) + (s1 + s3);
+    }
+}
+
+#endif
