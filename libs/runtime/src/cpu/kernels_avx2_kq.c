@@ -24,7 +24,7 @@
  * The dot4 variants decode each weight block once and run the same per-row
  * arithmetic for four activation rows, so out[j] equals the single dot bit for
  * bit. The scalar references in kernels_scalar.c sum whole blocks first and
- * agree to float rounding; tests/runtime/test_kernels.c checks these against
+ * agree to float rounding; tests/runtime/test_kernels_kquant.c checks these against
  * llama.cpp's own kernels on golden rows.
  *
  * Q8_K quantizer: exactly ggml's quantize_row_q8_K (which on x86 is its

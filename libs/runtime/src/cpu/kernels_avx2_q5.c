@@ -23,7 +23,7 @@
  *  - the result is the 8-lane horizontal sum ((hi + lo), then halves, then
  *    pairs) plus the offset term.
  * The scalar reference sums whole-block integers instead, so it differs from
- * these by float rounding only (tests/runtime/test_kernels.c states by how
+ * these by float rounding only (tests/runtime/test_kernels_q5.c states by how
  * much); tests also compare against values from llama.cpp's own kernels.
  *
  * The fifth bit: byte i of a 32-element group takes bit i of a 32-bit word
