@@ -4,7 +4,7 @@ CPU kernels.
 
 Dots: builds deterministic Q4_K / Q6_K weight rows and Q8_K activation rows
 from a xorshift32 stream (the same generator as q5_dots_llamacpp.py;
-tests/runtime/test_kernels.c rebuilds the same bytes, see kqg_* there), calls
+tests/runtime/test_kernels_kquant.c rebuilds the same bytes with golden_gen.h), calls
 ggml_vec_dot_q4_K_q8_K and ggml_vec_dot_q6_K_q8_K from the libggml-cpu.so that
 llama-cpp-python 0.3.36 ships (AVX2 build) and prints each result as a float
 bit pattern for the C table g_kq_golden.
@@ -22,41 +22,10 @@ import ctypes
 import math
 import os
 import struct
+import sys
 
-import llama_cpp
-
-LIB = os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
-
-
-class Gen:
-    """xorshift32; the C test uses the same steps and seed."""
-
-    def __init__(self, seed):
-        self.x = seed
-
-    def next(self):
-        x = self.x
-        x ^= (x << 13) & 0xFFFFFFFF
-        x ^= x >> 17
-        x ^= (x << 5) & 0xFFFFFFFF
-        self.x = x
-        return x
-
-    def byte(self):
-        return self.next() >> 24
-
-    def half(self, signed):
-        # exponent 8..14 (2^-7 .. 2^-1), random mantissa, random sign if signed
-        r = self.next()
-        h = ((8 + r % 7) << 10) | ((r >> 8) & 0x3FF)
-        if signed and (r >> 20) & 1:
-            h |= 0x8000
-        return h
-
-    def f32(self):
-        # 2^-10 .. 2^-5, random mantissa
-        r = self.next()
-        return struct.unpack("<f", struct.pack("<I", ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF)))[0]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ggml_golden import VEC_DOT_ARGS, Gen, InitParams, fnv1a64, load, seed  # noqa: E402
 
 
 def weights(t, n, g):
@@ -134,29 +103,12 @@ def quant_row(kind, n, g):
 Q8K_CASES = [(0, 256), (0, 512), (0, 2048), (1, 256), (1, 1024), (2, 768), (3, 768), (4, 1024)]
 
 
-def fnv1a64(data):
-    h = 0xCBF29CE484222325
-    for c in data:
-        h ^= c
-        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-def seed(i):
-    """Seed of case i (never 0, which xorshift would keep)."""
-    s = 0x9E3779B9 ^ ((i * 0x85EBCA6B) & 0xFFFFFFFF)
-    return s or 1
-
-
 def main():
-    ctypes.CDLL(os.path.join(LIB, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu = ctypes.CDLL(os.path.join(LIB, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu.ggml_cpu_init()  # fills the fp16 -> fp32 table the kernels read
+    base, cpu = load()
     fns = {"q4_K": cpu.ggml_vec_dot_q4_K_q8_K, "q6_K": cpu.ggml_vec_dot_q6_K_q8_K}
     for f in fns.values():
         f.restype = None
-        f.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_char_p,
-                      ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+        f.argtypes = VEC_DOT_ARGS
     print("/* g_kq_golden */")
     for i, (t, n) in enumerate(DOT_CASES):
         g = Gen(seed(1000 + i))
@@ -181,8 +133,8 @@ def main():
         d0 = struct.unpack("<I", out[:4])[0]
         print("    {%d, %d, 0x%016XULL, 0x%08Xu}," % (kind, n, fnv1a64(out), d0))
 
-    repack_golden(cpu)
-    tiled_golden(cpu)
+    repack_golden(base, cpu)
+    tiled_golden(base, cpu)
 
 
 # Q4_K weight types llama.cpp repacks on AVX2 (CPU_REPACK buffer, q4_K_8x8):
@@ -190,11 +142,7 @@ def main():
 REPACK_CASES = [256, 1536, 4096]
 
 
-class InitParams(ctypes.Structure):
-    _fields_ = [("mem_size", ctypes.c_size_t), ("mem_buffer", ctypes.c_void_p), ("no_alloc", ctypes.c_bool)]
-
-
-def repack_golden(cpu):
+def repack_golden(base, cpu):
     """Results of llama.cpp's repacked Q4_K kernels, the ones a llama model
     loaded with default parameters uses for Q4_K matmuls on an AVX2 CPU:
     ggml_gemv_q4_K_8x8_q8_K (a lone activation row, quantized by
@@ -204,14 +152,6 @@ def repack_golden(cpu):
     hash of the 32 gemv outputs (gemv run once per activation row) and of the
     32 gemm outputs, as float bits in [activation row][weight row] order, and
     the first of each, for the C table g_q4k_repack_golden."""
-    base = ctypes.CDLL(os.path.join(LIB, "libggml-base.so"))
-    base.ggml_init.restype = ctypes.c_void_p
-    base.ggml_init.argtypes = [InitParams]
-    base.ggml_new_tensor_2d.restype = ctypes.c_void_p
-    base.ggml_new_tensor_2d.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    base.ggml_get_data.restype = ctypes.c_void_p
-    base.ggml_get_data.argtypes = [ctypes.c_void_p]
-    base.ggml_free.argtypes = [ctypes.c_void_p]
     repack = getattr(cpu, "_ZN4ggml3cpu6repack6repackI10block_q4_KLl8ELl8EEEiP11ggml_tensorPKvm")
     repack.restype = ctypes.c_int
     repack.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
@@ -262,7 +202,7 @@ TILED_CASES = [("q6_K", 14, 256), ("q6_K", 14, 1536), ("q6_K", 14, 4096),
                ("q5_K", 13, 256), ("q5_K", 13, 1536), ("q5_K", 13, 4096)]
 
 
-def tiled_golden(cpu):
+def tiled_golden(base, cpu):
     """Results of llama.cpp's own ggml_mul_mat (a one-node graph computed by
     ggml_graph_compute_with_ctx, 1 thread) of 8 weight rows in a plain CPU
     context (never repacked) by 8 float activation rows, which takes
@@ -271,22 +211,6 @@ def tiled_golden(cpu):
     case, the FNV-1a 64 hash of each result's float bits in [activation
     row][weight row] order and its first value, for the C table
     g_kq_tiled_golden."""
-    base = ctypes.CDLL(os.path.join(LIB, "libggml-base.so"))
-    base.ggml_init.restype = ctypes.c_void_p
-    base.ggml_init.argtypes = [InitParams]
-    base.ggml_new_tensor_2d.restype = ctypes.c_void_p
-    base.ggml_new_tensor_2d.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    base.ggml_get_data.restype = ctypes.c_void_p
-    base.ggml_get_data.argtypes = [ctypes.c_void_p]
-    base.ggml_mul_mat.restype = ctypes.c_void_p
-    base.ggml_mul_mat.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    base.ggml_new_graph.restype = ctypes.c_void_p
-    base.ggml_new_graph.argtypes = [ctypes.c_void_p]
-    base.ggml_build_forward_expand.restype = None
-    base.ggml_build_forward_expand.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    base.ggml_free.argtypes = [ctypes.c_void_p]
-    cpu.ggml_graph_compute_with_ctx.restype = ctypes.c_int
-    cpu.ggml_graph_compute_with_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
     assert os.environ.get("GGML_CPU_TILED_MM") is None  # the default: tiled path on
     print("/* g_kq_tiled_golden */")
     for i, (t, gt, n) in enumerate(TILED_CASES):

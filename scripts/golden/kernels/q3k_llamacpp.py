@@ -24,7 +24,8 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from q4_0_llamacpp import LIB, Gen, InitParams, floats, fnv1a64  # noqa: E402
+from ggml_golden import VEC_DOT_ARGS, Gen, InitParams, fnv1a64, load, seed  # noqa: E402
+from q4_0_llamacpp import floats  # noqa: E402
 
 CASES = [256, 512, 1536, 4096]
 TILED_CASES = [256, 1536]
@@ -52,45 +53,26 @@ def acts(n, g):
 
 
 def main():
-    ctypes.CDLL(os.path.join(LIB, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu = ctypes.CDLL(os.path.join(LIB, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu.ggml_cpu_init()
+    base, cpu = load()
     f = cpu.ggml_vec_dot_q3_K_q8_K
     f.restype = None
-    f.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_char_p,
-                  ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+    f.argtypes = VEC_DOT_ARGS
     print("/* g_q3k_golden */")
     for i, n in enumerate(CASES):
-        g = Gen(0x9E3779B9 ^ ((7000 + i) * 0x85EBCA6B & 0xFFFFFFFF) or 1)
+        g = Gen(seed(7000 + i))
         w = weights(n, g)
         a = acts(n, g)
         s = ctypes.c_float(0)
         f(n, ctypes.byref(s), 0, w, 0, a, 0, 1)
         print("    {%d, 0x%08Xu}, /* %.9g */" % (n, struct.unpack("<I", struct.pack("<f", s.value))[0], s.value))
-    tiled(cpu)
+    tiled(base, cpu)
 
 
-def tiled(cpu):
-    base = ctypes.CDLL(os.path.join(LIB, "libggml-base.so"))
-    base.ggml_init.restype = ctypes.c_void_p
-    base.ggml_init.argtypes = [InitParams]
-    base.ggml_new_tensor_2d.restype = ctypes.c_void_p
-    base.ggml_new_tensor_2d.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    base.ggml_get_data.restype = ctypes.c_void_p
-    base.ggml_get_data.argtypes = [ctypes.c_void_p]
-    base.ggml_mul_mat.restype = ctypes.c_void_p
-    base.ggml_mul_mat.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    base.ggml_new_graph.restype = ctypes.c_void_p
-    base.ggml_new_graph.argtypes = [ctypes.c_void_p]
-    base.ggml_build_forward_expand.restype = None
-    base.ggml_build_forward_expand.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    base.ggml_free.argtypes = [ctypes.c_void_p]
-    cpu.ggml_graph_compute_with_ctx.restype = ctypes.c_int
-    cpu.ggml_graph_compute_with_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+def tiled(base, cpu):
     assert os.environ.get("GGML_CPU_TILED_MM") is None  # the default: tiled path on
     print("/* g_q3k_tiled_golden */")
     for i, n in enumerate(TILED_CASES):
-        g = Gen(0x9E3779B9 ^ ((7100 + i) * 0x85EBCA6B & 0xFFFFFFFF) or 1)
+        g = Gen(seed(7100 + i))
         w = weights(8 * n, g)  # 8 weight rows of n
         x = floats(8 * n, g)   # 8 activation rows of n
         ctx = base.ggml_init(InitParams(64 << 20, None, False))

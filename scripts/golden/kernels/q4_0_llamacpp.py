@@ -21,26 +21,11 @@ row] order with the first output, for the C table g_q40_golden.
 import ctypes
 import os
 import struct
+import sys
 
-import llama_cpp
-
-LIB = os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ggml_golden import Gen, InitParams, fnv1a64, load, seed  # noqa: E402
 CASES = [32, 576, 1536, 4096]
-
-
-class Gen:
-    """xorshift32; the C test uses the same steps and seeds."""
-
-    def __init__(self, seed):
-        self.x = seed
-
-    def next(self):
-        x = self.x
-        x ^= (x << 13) & 0xFFFFFFFF
-        x ^= x >> 17
-        x ^= (x << 5) & 0xFFFFFFFF
-        self.x = x
-        return x
 
 
 def weights(n_blocks, g):
@@ -63,29 +48,8 @@ def floats(n, g):
     return x
 
 
-def fnv1a64(data):
-    h = 0xCBF29CE484222325
-    for c in data:
-        h ^= c
-        h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-class InitParams(ctypes.Structure):
-    _fields_ = [("mem_size", ctypes.c_size_t), ("mem_buffer", ctypes.c_void_p), ("no_alloc", ctypes.c_bool)]
-
-
 def main():
-    base = ctypes.CDLL(os.path.join(LIB, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu = ctypes.CDLL(os.path.join(LIB, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu.ggml_cpu_init()
-    base.ggml_init.restype = ctypes.c_void_p
-    base.ggml_init.argtypes = [InitParams]
-    base.ggml_new_tensor_2d.restype = ctypes.c_void_p
-    base.ggml_new_tensor_2d.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    base.ggml_get_data.restype = ctypes.c_void_p
-    base.ggml_get_data.argtypes = [ctypes.c_void_p]
-    base.ggml_free.argtypes = [ctypes.c_void_p]
+    base, cpu = load()
     repack = getattr(cpu, "_ZN4ggml3cpu6repack6repackI10block_q4_0Ll8ELl8EEEiP11ggml_tensorPKvm")
     repack.restype = ctypes.c_int
     repack.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
@@ -104,7 +68,7 @@ def main():
     qmat.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int64]
     print("/* g_q40_golden */")
     for i, n in enumerate(CASES):
-        g = Gen(0x9E3779B9 ^ ((5000 + i) * 0x85EBCA6B & 0xFFFFFFFF) or 1)
+        g = Gen(seed(5000 + i))
         w = weights(8 * n // 32, g)   # 8 rows of n, one after the other
         x = floats(4 * n, g)          # 4 activation rows of n
         ctx = base.ggml_init(InitParams(len(w) + 4096, None, False))

@@ -2,58 +2,22 @@
 """Golden Q5 dot products from llama.cpp's own CPU kernels.
 
 Builds deterministic Q5_0/Q5_1/Q5_K weight rows and Q8_0/Q8_1/Q8_K activation
-rows from a xorshift32 stream (tests/runtime/test_kernels.c rebuilds the same
-bytes with the same generator, see q5g_* there), calls ggml_vec_dot_q5_0_q8_0,
+rows from a xorshift32 stream (tests/runtime/test_kernels_q5.c rebuilds the same
+bytes with the same generator, golden_gen.h), calls ggml_vec_dot_q5_0_q8_0,
 ggml_vec_dot_q5_1_q8_1 and ggml_vec_dot_q5_K_q8_K from the libggml-cpu.so
 that llama-cpp-python 0.3.36 ships (AVX2 build, the one the project's logits
 are checked against) and prints the results as float bit patterns for the C
-table g_q5_golden in test_kernels.c.
+table g_q5_golden in test_kernels_q5.c.
 
     /root/.cache/llm/venv/bin/python scripts/golden/kernels/q5_dots_llamacpp.py
 """
 import ctypes
 import os
 import struct
+import sys
 
-import llama_cpp
-
-LIB = os.path.join(os.path.dirname(llama_cpp.__file__), "lib")
-
-
-class Gen:
-    """xorshift32; the C test uses the same steps and seed."""
-
-    def __init__(self, seed):
-        self.x = seed
-
-    def next(self):
-        x = self.x
-        x ^= (x << 13) & 0xFFFFFFFF
-        x ^= x >> 17
-        x ^= (x << 5) & 0xFFFFFFFF
-        self.x = x
-        return x
-
-    def byte(self):
-        return self.next() >> 24
-
-    def half(self, signed):
-        # exponent 8..14 (2^-7 .. 2^-1), random mantissa, random sign if signed
-        r = self.next()
-        h = ((8 + r % 7) << 10) | ((r >> 8) & 0x3FF)
-        if signed and (r >> 20) & 1:
-            h |= 0x8000
-        return h
-
-    def f32(self):
-        # 2^-10 .. 2^-5, random mantissa
-        r = self.next()
-        return struct.unpack("<f", struct.pack("<I", ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF)))[0]
-
-    def q8(self):
-        v = self.byte()
-        v = v - 256 if v >= 128 else v
-        return -127 if v == -128 else v
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ggml_golden import VEC_DOT_ARGS, Gen, load, seed  # noqa: E402
 
 
 def weights(t, n, g):
@@ -94,22 +58,13 @@ CASES = [("q5_0", n) for n in (32, 64, 96, 352, 2048, 4096)] + \
         [("q5_K", n) for n in (256, 512, 768, 1280, 2048, 2816, 3328, 4096, 5120, 6144)]
 
 
-def seed(i):
-    """Seed of case i (never 0, which xorshift would keep)."""
-    s = 0x9E3779B9 ^ ((i * 0x85EBCA6B) & 0xFFFFFFFF)
-    return s or 1
-
-
 def main():
-    ctypes.CDLL(os.path.join(LIB, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu = ctypes.CDLL(os.path.join(LIB, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu.ggml_cpu_init()  # fills the fp16 -> fp32 table the kernels read
+    _, cpu = load()
     fns = {"q5_0": cpu.ggml_vec_dot_q5_0_q8_0, "q5_1": cpu.ggml_vec_dot_q5_1_q8_1,
            "q5_K": cpu.ggml_vec_dot_q5_K_q8_K}
     for f in fns.values():
         f.restype = None
-        f.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_char_p,
-                      ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int]
+        f.argtypes = VEC_DOT_ARGS
     for i, (t, n) in enumerate(CASES):
         g = Gen(seed(i))
         w = weights(t, n, g)

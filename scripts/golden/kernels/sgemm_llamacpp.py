@@ -22,7 +22,8 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from q4_0_llamacpp import LIB, Gen, InitParams, floats, fnv1a64  # noqa: E402
+from ggml_golden import Gen, InitParams, fnv1a64, load, seed  # noqa: E402
+from q4_0_llamacpp import floats  # noqa: E402
 
 # (type, ggml type id, n)
 CASES = [("F16", 1, 64), ("F16", 1, 576), ("F16", 1, 1536), ("BF16", 30, 64), ("BF16", 30, 576),
@@ -42,27 +43,10 @@ def weights(t, count, g):
 
 
 def main():
-    base = ctypes.CDLL(os.path.join(LIB, "libggml-base.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu = ctypes.CDLL(os.path.join(LIB, "libggml-cpu.so"), mode=ctypes.RTLD_GLOBAL)
-    cpu.ggml_cpu_init()
-    base.ggml_init.restype = ctypes.c_void_p
-    base.ggml_init.argtypes = [InitParams]
-    base.ggml_new_tensor_2d.restype = ctypes.c_void_p
-    base.ggml_new_tensor_2d.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int64, ctypes.c_int64]
-    base.ggml_get_data.restype = ctypes.c_void_p
-    base.ggml_get_data.argtypes = [ctypes.c_void_p]
-    base.ggml_mul_mat.restype = ctypes.c_void_p
-    base.ggml_mul_mat.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
-    base.ggml_new_graph.restype = ctypes.c_void_p
-    base.ggml_new_graph.argtypes = [ctypes.c_void_p]
-    base.ggml_build_forward_expand.restype = None
-    base.ggml_build_forward_expand.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    base.ggml_free.argtypes = [ctypes.c_void_p]
-    cpu.ggml_graph_compute_with_ctx.restype = ctypes.c_int
-    cpu.ggml_graph_compute_with_ctx.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+    base, cpu = load()
     print("/* g_sgemm_golden */")
     for i, (t, gt, n) in enumerate(CASES):
-        g = Gen(0x9E3779B9 ^ ((6000 + i) * 0x85EBCA6B & 0xFFFFFFFF) or 1)
+        g = Gen(seed(6000 + i))
         w = weights(t, 8 * n, g)  # 8 weight rows of n
         x = floats(4 * n, g)      # 4 activation rows of n
         for rows in (4, 1):
