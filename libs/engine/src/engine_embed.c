@@ -1,6 +1,7 @@
 /* llm_embed: one vector per text from the last hidden states (after the
  * final norm), pooled and optionally L2-normalized. Each text runs alone in
- * a temporary KV sequence, so a vector never depends on batch composition.
+ * a temporary KV sequence, through the same batch loop as sessions
+ * (llm__compute), so a vector never depends on batch composition.
  * The sequence is not committed to the prefix index (embedding traffic must
  * not evict chat prefixes). */
 #include <math.h>
@@ -9,50 +10,26 @@
 
 #include "engine_internal.h"
 
+/* Embeds one text: its own temporary KV sequence, hidden states of every
+ * token through the engine's batch loop, then pooling in token order. The
+ * model lock is held by the caller. */
 static llm_status embed_one(llm_model *m, const llm_token *toks, int32_t n, llm_pooling pooling,
-                            bool normalize, float *hidden /* [n_batch][n_embd] */,
-                            float *out /* [n_embd] */) {
+                            bool normalize, float *hidden /* [n][n_embd] */, float *out /* [n_embd] */) {
     const int32_t d = m->info.n_embd;
-    llm_kv_seq_id seq;
-    llm_status st = llm_kv_seq_create(m->pool, &seq);
+    llm__job job = {.tokens = toks, .n = n, .index = false, .what = LLM__FWD_HIDDEN_ALL, .rows = hidden};
+    llm_status st = llm_kv_seq_create(m->pool, &job.seq);
     if (st != LLM_OK) return llm__fail(m->err, st, "kv: %s", llm_kv_last_error());
-    int32_t pos[1024];
     double *acc = calloc((size_t)d, sizeof *acc);
-    if (!acc) {
-        llm_kv_seq_free(m->pool, seq);
-        return llm__fail(m->err, LLM_ERR_NO_MEMORY, "out of memory");
-    }
-    int32_t step = m->n_batch < 1024 ? m->n_batch : 1024;
-    for (int32_t done = 0; done < n && st == LLM_OK; done += step) {
-        int32_t nb = n - done < step ? n - done : step;
-        llm_kv_cow cow;
-        st = llm_kv_seq_append(m->pool, seq, NULL, nb, &cow); /* NULL: never indexed */
-        if (st != LLM_OK) {
-            llm__fail(m->err, st, "KV cache: %s", llm_kv_last_error());
-            break;
-        }
-        const int32_t *tbl;
-        int32_t n_tbl;
-        llm_kv_seq_block_table(m->pool, seq, &tbl, &n_tbl);
-        for (int32_t i = 0; i < nb; i++) pos[i] = done + i;
-        char err[LLM__ERR_CAP];
-        st = llm__fwd_run(m->fwd, toks + done, pos, nb, tbl, n_tbl, LLM__FWD_HIDDEN_ALL, hidden, NULL,
-                          err, sizeof err);
-        if (st != LLM_OK) {
-            llm__fail(m->err, st, "%s", err);
-            break;
-        }
-        for (int32_t i = 0; i < nb; i++) {
-            int32_t p = done + i;
+    st = acc ? llm__compute(m, &job, m->err) : llm__fail(m->err, LLM_ERR_NO_MEMORY, "out of memory");
+    llm_kv_seq_free(m->pool, job.seq);
+    if (st == LLM_OK) {
+        for (int32_t p = 0; p < n; p++) {
             bool take = pooling == LLM_POOLING_MEAN || (pooling == LLM_POOLING_CLS && p == 0) ||
                         (pooling == LLM_POOLING_LAST && p == n - 1);
             if (!take) continue;
-            const float *h = hidden + (size_t)i * (size_t)d;
+            const float *h = hidden + (size_t)p * (size_t)d;
             for (int32_t k = 0; k < d; k++) acc[k] += h[k];
         }
-    }
-    llm_kv_seq_free(m->pool, seq);
-    if (st == LLM_OK) {
         double scale = pooling == LLM_POOLING_MEAN ? 1.0 / n : 1.0;
         double norm = 0;
         for (int32_t k = 0; k < d; k++) {
@@ -77,11 +54,11 @@ llm_status llm_embed(llm_model *m, const char *const *texts, size_t n, llm_pooli
     if (pooling != LLM_POOLING_MEAN && pooling != LLM_POOLING_CLS && pooling != LLM_POOLING_LAST)
         return llm__fail(m->err, LLM_ERR_INVALID_ARG, "llm_embed: unknown pooling %d", (int)pooling);
     const int32_t d = m->info.n_embd;
-    float *hidden = malloc((size_t)(m->n_batch < 1024 ? m->n_batch : 1024) * (size_t)d * sizeof *hidden);
-    int32_t cap = 256;
+    float *hidden = NULL; /* [n_hidden][n_embd]: grows to the longest text's tokens */
+    int32_t n_hidden = 0, cap = 256;
     llm_token *toks = malloc((size_t)cap * sizeof *toks);
     llm_status st = LLM_OK;
-    if (!hidden || !toks) st = llm__fail(m->err, LLM_ERR_NO_MEMORY, "out of memory");
+    if (!toks) st = llm__fail(m->err, LLM_ERR_NO_MEMORY, "out of memory");
     for (size_t i = 0; i < n && st == LLM_OK; i++) {
         if (!texts[i]) {
             st = llm__fail(m->err, LLM_ERR_INVALID_ARG, "llm_embed: text %zu is NULL", i);
@@ -113,6 +90,15 @@ llm_status llm_embed(llm_model *m, const char *const *texts, size_t n, llm_pooli
                            "text %zu is %d tokens, longer than the context (%d); it is not truncated",
                            i, nt, m->n_ctx);
             break;
+        }
+        if (nt > n_hidden) {
+            float *h2 = realloc(hidden, (size_t)nt * (size_t)d * sizeof *h2);
+            if (!h2) {
+                st = llm__fail(m->err, LLM_ERR_NO_MEMORY, "out of memory");
+                break;
+            }
+            hidden = h2;
+            n_hidden = nt;
         }
         pthread_mutex_lock(&m->lock);
         st = embed_one(m, toks, nt, pooling, normalize, hidden, out + i * dim);

@@ -37,36 +37,89 @@ struct llm_model {
     int32_t n_ctx, n_batch, block_size, kv_blocks;
     uint64_t kv_bytes;
     double load_ms;
-    float *logits; /* [n_vocab] scratch used under `lock` */
+    int32_t *pos; /* [n_batch] positions of one forward pass, used under `lock` */
 };
 
-struct llm_session {
-    char err[LLM__ERR_CAP];
-    llm_model *m;
-    llm_kv_seq_id seq;       /* -1 until the first prefill */
-    int32_t n_ctx;
-    llm_token *ctx;          /* [cap_ctx] the tokens whose K/V the sequence holds */
-    int32_t n_past, cap_ctx;
-    float *logits;           /* [n_vocab] logits after the last computed token */
-    int32_t *pos;            /* [n_batch] positions of the tokens of one forward */
-    bool logits_ready;
-    llm_token pending;       /* sampled but not yet computed */
-    bool has_pending;
+/* ---- the batch loop (engine_compute.c) ----------------------------------- */
+
+/* One KV sequence's next tokens for llm__compute(). */
+typedef struct llm__job {
+    llm_kv_seq_id seq;        /* the sequence; its length is the first new position */
+    const llm_token *tokens;  /* [n] tokens to append and compute */
+    int32_t n;
+    bool index;               /* offer full blocks to the prefix index (sessions yes, embeddings no) */
+    llm__fwd_out what;        /* LOGITS_LAST, LOGITS_ALL or HIDDEN_ALL */
+    float *rows;              /* ALL modes: [n - rows_from][width] rows of tokens rows_from.. */
+    int32_t rows_from;        /* ALL modes: first token whose row is wanted (0..n) */
+    float *last;              /* [width] the last token's row, or NULL (ALL modes);
+                                 LOGITS_LAST: required, [n_vocab] */
+    const atomic_int *cancel; /* polled before every op and between passes; may be NULL */
+    int32_t done;             /* out: tokens computed and committed to the sequence */
+} llm__job;
+
+/* Runs `job` in passes of at most n_batch tokens; the model lock is held by
+ * the caller. On failure the sequence holds the tokens of the passes that
+ * completed (job->done of them); rows of those passes are valid. The
+ * message goes to this thread and to `err` (a handle's LLM__ERR_CAP buffer,
+ * may be NULL). Returns LLM_OK, LLM_CANCELLED (the flag is left set for the
+ * caller to consume), LLM_ERR_EXHAUSTED, LLM_ERR_NO_MEMORY, backend errors. */
+llm_status llm__compute(llm_model *m, llm__job *job, char *err);
+
+/* ---- sessions ------------------------------------------------------------ */
+
+/* The conversation: every token of it, and how many are in the KV cache.
+ * Every entry point edits `tokens` and then computes from n_cached on. A
+ * sampled token shown to the user but not yet computed is simply the last
+ * token (n == n_cached + 1); an end-of-generation token never enters. */
+typedef struct llm__context {
+    llm_token *tokens;       /* [cap] */
+    int32_t n, cap;          /* tokens held */
+    int32_t n_cached;        /* tokens[0..n_cached) have K/V in `seq` (== its length) */
+    llm_kv_seq_id seq;       /* -1 while nothing is cached */
+} llm__context;
+
+/* Turning logits into text: sampler, stop strings, detokenizer. */
+typedef struct llm__generation {
     llm_sampling_params sp;
     llm_sampler_chain *chain;
     char **stops;
     size_t n_stops;
     llm_stop_matcher *stop;
     llm_detokenizer *detok;  /* skips control tokens */
-    bool stopped;            /* the current generation hit a stop string */
-    atomic_int cancel;
+    bool stopped;            /* the current generation hit a stop string or EOG */
     char *text;              /* pull API output buffer */
     size_t text_cap;
-    /* telemetry */
-    double t_prefill_start, t_first_token, ttft_ms, prefill_ms, decode_ms;
+} llm__generation;
+
+typedef struct llm__session_stats {
+    double t_prefill_start, ttft_ms, prefill_ms, decode_ms;
     int32_t prefill_tokens, reused_tokens, decode_tokens;
     int64_t total_prefill, total_reused, total_decode;
+} llm__session_stats;
+
+struct llm_session {
+    char err[LLM__ERR_CAP];
+    llm_model *m;
+    int32_t n_ctx;
+    llm__context ctx;
+    float *logits;           /* [n_vocab] after token ctx.n_cached - 1 ... */
+    bool logits_ready;       /* ... when ctx.n_cached == ctx.n and they are computed */
+    llm__generation gen;
+    atomic_int cancel;
+    llm__session_stats stats;
 };
+
+/* Makes room for n tokens in the context. */
+llm_status llm__ctx_reserve(llm_session *s, int32_t n);
+/* Computes the context from ctx.n_cached to ctx.n: the one compute step of
+ * every entry point. With `all`, rows of tokens from index `rows_from` on go
+ * there ([ctx.n - rows_from][n_vocab]) and the prefix cache is not used
+ * (every row is wanted). A prefill (decoding false) restarts the prefill
+ * telemetry, and on failure cuts the context back to what was computed; a
+ * decode step's pending token stays pending on failure. */
+llm_status llm__session_compute(llm_session *s, float *all, int32_t rows_from, bool decoding);
+/* Resets the stop matcher and detokenizer for a new answer. */
+void llm__session_start_generation(llm_session *s);
 
 /* Model helpers used by several files (model must be locked where noted). */
 bool llm__model_is_eog(const llm_model *m, llm_token t);

@@ -131,7 +131,7 @@ void llm_model_free(llm_model *m) {
     free(m->weight_type);
     free(m->bos_text);
     free(m->eos_text);
-    free(m->logits);
+    free(m->pos);
     free(m);
 }
 
@@ -198,7 +198,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
 
     const llm_model_hparams *hp = llm_model_desc_hparams(m->desc);
     const llm_gguf *g = llm_model_desc_gguf(m->desc);
-    m->logits = malloc((size_t)hp->n_vocab * sizeof *m->logits);
+    m->pos = malloc((size_t)r.n_batch * sizeof *m->pos);
     m->name = gguf_str(g, "general.name");
     m->arch = dup_n(llm_model_desc_arch(m->desc), strlen(llm_model_desc_arch(m->desc)));
     m->chat_template = llm__chat_template_string(m->desc);
@@ -208,7 +208,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     m->weight_type = dup_n(dom, strlen(dom));
     m->bos_text = token_text(m->tok, llm_tokenizer_special(m->tok, LLM_SPECIAL_BOS));
     m->eos_text = token_text(m->tok, llm_tokenizer_special(m->tok, LLM_SPECIAL_EOS));
-    if (!m->logits || !m->name || !m->arch || !m->chat_template || !m->weight_type ||
+    if (!m->pos || !m->name || !m->arch || !m->chat_template || !m->weight_type ||
         !m->bos_text || !m->eos_text) {
         st = llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
         goto fail;

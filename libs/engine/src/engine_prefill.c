@@ -1,0 +1,178 @@
+/* Prefill: the entry points that put text into a session's context, and
+ * the one compute step every entry point ends with.
+ *
+ *   llm_prefill             appends tokens
+ *   llm_prefill_all_logits  appends tokens, and wants every new row
+ *   llm_prefill_context     replaces the context, keeping the common prefix
+ *
+ * Each edits s->ctx (tokens, and n_cached where the cached prefix shrinks)
+ * and calls llm__session_compute(), which brings the KV sequence to n_cached,
+ * takes whole cached blocks from the prefix index when the context starts
+ * empty, and computes tokens[n_cached..n) through the engine's batch loop. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine_internal.h"
+
+#define SFAIL(s, st, ...) llm__fail((s)->err, (st), __VA_ARGS__)
+
+/* Consumes a pending cancel request. */
+static bool take_cancel(llm_session *s) { return atomic_exchange(&s->cancel, 0) != 0; }
+
+/* ---- the compute step --------------------------------------------------- */
+
+/* Brings the sequence to exactly ctx.n_cached tokens (model lock held). */
+static llm_status sync_seq_locked(llm_session *s) {
+    llm_model *m = s->m;
+    if (s->ctx.seq >= 0 && s->ctx.n_cached == 0) {
+        llm_kv_seq_free(m->pool, s->ctx.seq);
+        s->ctx.seq = -1;
+    }
+    if (s->ctx.seq < 0) {
+        llm_status st = llm_kv_seq_create(m->pool, &s->ctx.seq);
+        if (st != LLM_OK) {
+            s->ctx.seq = -1;
+            return SFAIL(s, st, "KV cache: %s", llm_kv_last_error());
+        }
+    } else if (s->ctx.n_cached < llm_kv_seq_len(m->pool, s->ctx.seq)) {
+        llm_kv_seq_truncate(m->pool, s->ctx.seq, s->ctx.n_cached);
+    }
+    return LLM_OK;
+}
+
+llm_status llm__session_compute(llm_session *s, float *all, int32_t rows_from, bool decoding) {
+    llm_model *m = s->m;
+    llm__context *c = &s->ctx;
+    llm__session_stats *x = &s->stats;
+    if (!decoding) {
+        x->t_prefill_start = llm__now_ms();
+        x->ttft_ms = x->decode_ms = 0;
+        x->decode_tokens = 0;
+    }
+    s->logits_ready = false;
+    pthread_mutex_lock(&m->lock);
+    llm_status st = sync_seq_locked(s);
+    int32_t reused = c->n_cached;
+    if (st == LLM_OK && c->n_cached == 0 && c->n > 1 && !all) {
+        /* Empty context: take whole cached blocks of this prompt from the
+         * prefix index, leaving at least one token to compute for logits. */
+        int32_t cached = 0;
+        if (llm_kv_seq_attach_prefix(m->pool, c->seq, c->tokens, c->n - 1, &cached) == LLM_OK)
+            c->n_cached = reused = cached;
+    }
+    /* Admission: refuse before computing anything if the pool cannot hold it. */
+    if (st == LLM_OK) {
+        llm_kv_stats ks;
+        llm_kv_pool_stats(m->pool, &ks);
+        int32_t need = llm_kv_seq_blocks_needed(m->pool, c->seq, c->n - c->n_cached);
+        if (need > ks.n_free + ks.n_cached)
+            st = SFAIL(s, LLM_ERR_EXHAUSTED,
+                       "KV cache pool exhausted: %d blocks needed, %d available (other sessions hold "
+                       "the rest; raise kv_tokens)", need, ks.n_free + ks.n_cached);
+    }
+    const int32_t before = c->n_cached;
+    if (st == LLM_OK) {
+        llm__job job = {
+            .seq = c->seq,
+            .tokens = c->tokens + c->n_cached,
+            .n = c->n - c->n_cached,
+            .index = true,
+            .what = all ? LLM__FWD_LOGITS_ALL : LLM__FWD_LOGITS_LAST,
+            .rows = all,
+            .rows_from = all ? rows_from - c->n_cached : 0,
+            .last = s->logits,
+            .cancel = &s->cancel,
+        };
+        st = llm__compute(m, &job, s->err);
+        c->n_cached += job.done;
+    }
+    pthread_mutex_unlock(&m->lock);
+    if (st == LLM_CANCELLED) atomic_store(&s->cancel, 0);
+    if (st == LLM_OK) {
+        s->logits_ready = true;
+    } else if (!decoding) {
+        c->n = c->n_cached; /* the tokens not computed leave the context */
+    }
+    if (!decoding) {
+        x->prefill_ms = llm__now_ms() - x->t_prefill_start;
+        x->prefill_tokens = c->n_cached - before;
+        x->reused_tokens = reused;
+        x->total_prefill += x->prefill_tokens;
+        x->total_reused += reused;
+    }
+    return st;
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+static llm_status check_tokens(llm_session *s, const llm_token *t, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (t[i] < 0 || t[i] >= s->m->info.n_vocab)
+            return SFAIL(s, LLM_ERR_INVALID_ARG, "token id %d at index %d is outside [0, %d)", t[i], i,
+                         s->m->info.n_vocab);
+    return LLM_OK;
+}
+
+/* llm_prefill, and with `all` llm_prefill_all_logits (arguments checked):
+ * the new tokens follow the context, including a pending sampled token,
+ * which is computed in the same first pass and gets no row. */
+static llm_status prefill_append(llm_session *s, const llm_token *tokens, int32_t n, float *all) {
+    llm__context *c = &s->ctx;
+    llm_status st = check_tokens(s, tokens, n);
+    if (st != LLM_OK) return st;
+    if (c->n + n == 0) return SFAIL(s, LLM_ERR_INVALID_ARG, "llm_prefill: nothing to compute");
+    if ((int64_t)c->n + n > s->n_ctx)
+        return SFAIL(s, LLM_CONTEXT_FULL, "prompt does not fit: %d tokens in context + %d new > context size %d",
+                     c->n_cached, c->n - c->n_cached + n, s->n_ctx);
+    if (take_cancel(s)) return SFAIL(s, LLM_CANCELLED, "cancelled");
+    if ((st = llm__ctx_reserve(s, c->n + n)) != LLM_OK) return st;
+    const int32_t rows_from = c->n;
+    if (n) memcpy(c->tokens + c->n, tokens, (size_t)n * sizeof *tokens);
+    c->n += n;
+    if (c->n_cached == c->n) c->n_cached--; /* nothing new: recompute the last token for its logits */
+    st = llm__session_compute(s, all, rows_from, false);
+    llm__session_start_generation(s);
+    return st;
+}
+
+llm_status llm_prefill(llm_session *s, const llm_token *tokens, int32_t n) {
+    if (!s || n < 0 || (!tokens && n)) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_prefill: invalid argument");
+    return prefill_append(s, tokens, n, NULL);
+}
+
+llm_status llm_prefill_all_logits(llm_session *s, const llm_token *tokens, int32_t n, float *logits,
+                                  size_t cap) {
+    if (!s) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_prefill_all_logits: NULL session");
+    if (!tokens || n <= 0)
+        return SFAIL(s, LLM_ERR_INVALID_ARG, "llm_prefill_all_logits: need at least one token (n = %d%s)", n,
+                     tokens ? "" : ", tokens NULL");
+    if (!logits) return SFAIL(s, LLM_ERR_INVALID_ARG, "llm_prefill_all_logits: logits is NULL");
+    const size_t need = (size_t)n * (size_t)s->m->info.n_vocab;
+    if (cap < need)
+        return SFAIL(s, LLM_ERR_BUFFER_TOO_SMALL,
+                     "llm_prefill_all_logits: logits holds %zu floats, %d tokens x %d vocab need %zu", cap, n,
+                     s->m->info.n_vocab, need);
+    return prefill_append(s, tokens, n, logits);
+}
+
+llm_status llm_prefill_context(llm_session *s, const llm_token *tokens, int32_t n) {
+    if (!s || n <= 0 || !tokens)
+        return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_prefill_context: need at least one token");
+    llm__context *c = &s->ctx;
+    llm_status st = check_tokens(s, tokens, n);
+    if (st != LLM_OK) return st;
+    if (n > s->n_ctx)
+        return SFAIL(s, LLM_CONTEXT_FULL, "prompt does not fit: %d tokens > context size %d", n, s->n_ctx);
+    if (take_cancel(s)) return SFAIL(s, LLM_CANCELLED, "cancelled");
+    if ((st = llm__ctx_reserve(s, n)) != LLM_OK) return st;
+    int32_t keep = 0;
+    while (keep < c->n_cached && keep < n && c->tokens[keep] == tokens[keep]) keep++;
+    if (keep == n) keep = n - 1; /* recompute the last token for its logits */
+    memcpy(c->tokens + keep, tokens + keep, (size_t)(n - keep) * sizeof *tokens);
+    c->n = n;
+    c->n_cached = keep;
+    st = llm__session_compute(s, NULL, 0, false);
+    llm__session_start_generation(s);
+    return st;
+}
