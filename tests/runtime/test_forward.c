@@ -34,8 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "golden_logits.h"
-#include "llama/arch.h"
+#include "golden_check.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define LIGHT 1
@@ -48,83 +47,18 @@
 #define LIGHT 0
 #endif
 
+#define KV_TOL 1.0 /* well under llama.cpp's own F16-vs-F32 KV change (max 2.43); measured 0 here */
+#define N_BLOCKS GC_N_BLOCKS
 #define NEAR_TIE 0.5f
 #define MAX_ABS_TOL 2.5
-#define RMSE_TOL 0.4
-#define POS0_TOL 1e-4
-#define KV_TOL 1.0 /* well under llama.cpp's own F16-vs-F32 KV change (max 2.43); measured 0 here */
-#define N_BLOCKS 64
-#define BLOCK 16
 
-typedef struct {
-    llm_model_desc *desc;
-    llm_backend *be;
-    llm_net *net;
-    llm_net_kv *kv;
-    int32_t table[N_BLOCKS];
-    int32_t n_vocab;
-} fx;
-
-static void fx_open_k(fx *f, int n_threads, llm_kernels kernels);
-static void fx_open(fx *f, int n_threads) { fx_open_k(f, n_threads, LLM_KERNELS_AUTO); }
+typedef gc_fx fx;
 
 static void fx_open_k(fx *f, int n_threads, llm_kernels kernels) {
-    memset(f, 0, sizeof(*f));
-    const char *path = getenv("LLM_DEFAULT_MODEL");
-    if (!path || !*path) {
-        cr_skip_test("LLM_DEFAULT_MODEL not set");
-    }
-    FILE *probe = fopen(path, "rb");
-    if (!probe) {
-        cr_skip_test("default model %s not present (run scripts/setup)", path);
-    }
-    fclose(probe);
-    cr_assert_eq(llm_model_desc_from_gguf(path, &f->desc), LLM_OK, "%s", llm_models_last_error());
-    llm_backend_params bp = llm_backend_default_params();
-    bp.n_threads = n_threads;
-    bp.kernels = kernels;
-    cr_assert_eq(llm_backend_create("cpu", &bp, &f->be), LLM_OK);
-    cr_assert_eq(llm_net_create(f->desc, f->be, NULL, &f->net), LLM_OK, "%s", llm_net_last_error());
-    cr_assert_eq(llm_net_kv_create(f->net, N_BLOCKS, BLOCK, &f->kv), LLM_OK);
-    /* A scrambled logical -> physical map, so paging is really exercised. */
-    for (int i = 0; i < N_BLOCKS; i++) f->table[i] = (i * 7 + 3) % N_BLOCKS;
-    f->n_vocab = (int32_t)llm_net_hparams(f->net)->n_vocab;
+    gc_open(f, getenv("LLM_DEFAULT_MODEL"), n_threads, kernels);
 }
-
-static void fx_close(fx *f) {
-    llm_net_kv_free(f->kv);
-    llm_net_free(f->net);
-    llm_backend_free(f->be);
-    llm_model_desc_free(f->desc);
-}
-
-/* Runs tokens[0..n) at positions first..first+n-1 in chunks of max_batch. */
-static void run(fx *f, const int32_t *tokens, int32_t n, int32_t first, llm_logits_mode mode,
-                float *logits) {
-    int32_t mb = llm_net_max_batch(f->net);
-    int32_t *pos = malloc(sizeof(int32_t) * (size_t)mb);
-    for (int32_t c = 0; c < n; c += mb) {
-        int32_t m = n - c < mb ? n - c : mb;
-        for (int32_t i = 0; i < m; i++) pos[i] = first + c + i;
-        llm_net_seq seq = {m, f->table, N_BLOCKS};
-        llm_net_batch b = llm_net_batch_default();
-        b.tokens = tokens + c;
-        b.positions = pos;
-        b.n_tokens = m;
-        b.seqs = &seq;
-        b.n_seqs = 1;
-        b.logits_mode = (mode == LLM_LOGITS_LAST && c + m < n) ? LLM_LOGITS_NONE : mode;
-        b.logits = mode == LLM_LOGITS_ALL ? logits + (size_t)c * f->n_vocab : logits;
-        cr_assert_eq(llm_net_forward(f->net, f->kv, &b), LLM_OK, "%s", llm_net_last_error());
-    }
-    free(pos);
-}
-
-static int32_t argmax(const float *v, int32_t n) {
-    int32_t best = 0;
-    for (int32_t i = 1; i < n; i++) if (v[i] > v[best]) best = i;
-    return best;
-}
+static void fx_open(fx *f, int n_threads) { fx_open_k(f, n_threads, LLM_KERNELS_AUTO); }
+#define fx_close gc_close
 
 static golden_set g_gold;
 
@@ -139,75 +73,7 @@ Test(forward, logits_match_llamacpp) {
     fx f;
     fx_open(&f, 2);
     load_gold();
-    cr_assert_eq(g_gold.n_vocab, f.n_vocab);
-    const int exact = strcmp(llm_backend_kernels(f.be), "avx2+fma+f16c") == 0;
-    int fails = 0, total_pos = 0, total_equal = 0;
-    for (int32_t pi = 0; pi < g_gold.n_prompts; pi++) {
-        const golden_prompt *p = &g_gold.prompts[pi];
-        int32_t n = p->n_tokens;
-        if (LIGHT && n > 48) n = 48;
-        float *lg = malloc(sizeof(float) * (size_t)n * f.n_vocab);
-        run(&f, p->tokens, n, 0, LLM_LOGITS_ALL, lg);
-        double max_top = 0, max_full = 0, se = 0;
-        size_t cnt = 0;
-        int near = 0, mism = 0;
-        for (int32_t t = 0; t < n; t++) {
-            const float *row = lg + (size_t)t * f.n_vocab;
-            for (int32_t k = 0; k < g_gold.topk; k++) {
-                double d = fabs(row[p->top_ids[t * g_gold.topk + k]] - p->top_logits[t * g_gold.topk + k]);
-                max_top = d > max_top ? d : max_top;
-            }
-            if (t == 0) {
-                for (int32_t k = 0; k < g_gold.topk; k++) {
-                    cr_expect(fabs(row[p->top_ids[k]] - p->top_logits[k]) <= POS0_TOL,
-                              "%s pos 0: logit of %d is %.6f, llama.cpp %.6f", p->name, p->top_ids[k],
-                              (double)row[p->top_ids[k]], (double)p->top_logits[k]);
-                }
-            }
-            int32_t am = argmax(row, f.n_vocab);
-            total_pos++;
-            total_equal += am == p->argmax[t];
-            if (am != p->argmax[t]) {
-                if (p->gap[t] < NEAR_TIE) {
-                    near++;
-                    fprintf(stderr, "  %s pos %d: argmax %d vs llama.cpp %d (llama.cpp gap %.4f: near tie)\n",
-                            p->name, t, am, p->argmax[t], (double)p->gap[t]);
-                } else {
-                    mism++;
-                    fprintf(stderr, "  %s pos %d: argmax %d vs llama.cpp %d (gap %.4f) MISMATCH\n",
-                            p->name, t, am, p->argmax[t], (double)p->gap[t]);
-                }
-            }
-        }
-        for (int32_t k = 0; k < p->n_full; k++) {
-            int32_t t = p->full_pos[k];
-            if (t >= n) continue;
-            const float *row = lg + (size_t)t * f.n_vocab, *ref = p->full_logits + (size_t)k * f.n_vocab;
-            for (int32_t v = 0; v < f.n_vocab; v++) {
-                double d = (double)row[v] - ref[v];
-                se += d * d;
-                cnt++;
-                max_full = fabs(d) > max_full ? fabs(d) : max_full;
-            }
-        }
-        double rmse = cnt ? sqrt(se / (double)cnt) : 0;
-        fprintf(stderr, "%-12s %4d pos: top-10 max|diff| %.4f, full-vocab max|diff| %.4f rmse %.5f, "
-                        "argmax mismatches %d (+%d near ties)\n",
-                p->name, n, max_top, max_full, rmse, mism, near);
-        fails += mism + near;
-        if (exact) {
-            cr_expect(max_top == 0.0 && max_full == 0.0,
-                      "%s: with %s kernels logits should equal llama.cpp's bit for bit (max|diff| %g / %g)",
-                      p->name, llm_backend_kernels(f.be), max_top, max_full);
-        }
-        cr_expect_leq(max_top, MAX_ABS_TOL, "%s: top-10 logits differ by %g", p->name, max_top);
-        cr_expect_leq(max_full, MAX_ABS_TOL, "%s: full logits differ by %g", p->name, max_full);
-        cr_expect_leq(rmse, RMSE_TOL, "%s: rmse %g", p->name, rmse);
-        free(lg);
-        /* Reset is implicit: the next prompt overwrites positions from 0. */
-    }
-    fprintf(stderr, "argmax equal at %d of %d positions\n", total_equal, total_pos);
-    cr_expect_eq(fails, 0, "argmax differs from llama.cpp's at %d positions", fails);
+    gc_check_logits(&f, &g_gold, gc_exact_kernels(&f), LIGHT ? 48 : 0);
     golden_free(&g_gold);
     fx_close(&f);
 }
@@ -216,35 +82,7 @@ Test(forward, greedy_continuation_matches_llamacpp) {
     fx f;
     fx_open(&f, 2);
     load_gold();
-    float *lg = malloc(sizeof(float) * (size_t)f.n_vocab);
-    int prompts_done = 0, all_steps = 0, all_equal = 0;
-    for (int32_t pi = 0; pi < g_gold.n_prompts; pi++) {
-        const golden_prompt *p = &g_gold.prompts[pi];
-        if (LIGHT && (p->n_tokens > 96 || prompts_done >= 2)) continue;
-        prompts_done++;
-        run(&f, p->tokens, p->n_tokens, 0, LLM_LOGITS_LAST, lg);
-        int32_t steps = LIGHT ? 12 : p->n_cont, pos = p->n_tokens, equal = 0, first_div = -1;
-        for (int32_t s = 0; s < steps; s++) {
-            int32_t tok = argmax(lg, f.n_vocab);
-            if (tok == p->cont[s]) {
-                equal++;
-            } else if (first_div < 0) {
-                first_div = s;
-                fprintf(stderr, "  %s step %d: %d vs llama.cpp %d (llama.cpp gap %.4f)\n", p->name, s, tok,
-                        p->cont[s], (double)p->cont_gap[s]);
-            }
-            /* Free running: our own pick is fed back (one KV-cached decode
-             * step), as a user's greedy generation would. */
-            run(&f, &tok, 1, pos++, LLM_LOGITS_LAST, lg);
-        }
-        fprintf(stderr, "%-12s greedy continuation: %d/%d steps equal (first difference at step %d, -1: none)\n",
-                p->name, equal, steps, first_div);
-        cr_expect_eq(first_div, -1, "%s: greedy continuation leaves llama.cpp's at step %d", p->name, first_div);
-        all_steps += steps;
-        all_equal += equal;
-    }
-    fprintf(stderr, "greedy continuation: %d of %d steps equal\n", all_equal, all_steps);
-    free(lg);
+    gc_check_greedy(&f, &g_gold, LIGHT ? 2 : 0, LIGHT ? 96 : 0, LIGHT ? 12 : 0);
     golden_free(&g_gold);
     fx_close(&f);
 }
@@ -267,16 +105,16 @@ Test(forward, kv_decode_equals_prefill) {
         for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
             const int32_t n = lens[li];
             if (n > p->n_tokens || (LIGHT && n > 40)) continue;
-            run(&f, p->tokens, n - 1, 0, LLM_LOGITS_LAST, a);
-            run(&f, p->tokens + n - 1, 1, n - 1, LLM_LOGITS_LAST, a);
-            run(&f, p->tokens, n, 0, LLM_LOGITS_LAST, b);
+            gc_run(&f, p->tokens, n - 1, 0, LLM_LOGITS_LAST, a);
+            gc_run(&f, p->tokens + n - 1, 1, n - 1, LLM_LOGITS_LAST, a);
+            gc_run(&f, p->tokens, n, 0, LLM_LOGITS_LAST, b);
             double md = 0;
             for (int32_t v = 0; v < f.n_vocab; v++) {
                 double d = fabs((double)a[v] - b[v]);
                 md = d > md ? d : md;
             }
             worst = md > worst ? md : worst;
-            int32_t ia = argmax(a, f.n_vocab), ib = argmax(b, f.n_vocab);
+            int32_t ia = gc_argmax(a, f.n_vocab), ib = gc_argmax(b, f.n_vocab);
             float gap = INFINITY;
             for (int32_t v = 0; v < f.n_vocab; v++) {
                 if (v != ib && b[ib] - b[v] < gap) gap = b[ib] - b[v];
@@ -300,7 +138,7 @@ Test(forward, one_and_two_threads_identical) {
         fx f;
         fx_open(&f, t + 1);
         r[t] = malloc(sizeof(float) * (size_t)p->n_tokens * f.n_vocab);
-        run(&f, p->tokens, p->n_tokens, 0, LLM_LOGITS_ALL, r[t]);
+        gc_run(&f, p->tokens, p->n_tokens, 0, LLM_LOGITS_ALL, r[t]);
         fx_close(&f);
     }
     cr_assert_eq(memcmp(r[0], r[1], sizeof(float) * (size_t)p->n_tokens * g_gold.n_vocab), 0);
@@ -352,7 +190,7 @@ Test(forward, scalar_kernels_match_llamacpp) {
     const int32_t cap = LIGHT ? 4 : 16; /* scalar kernels are slow: a prefix */
     const int32_t n = p->n_tokens < cap ? p->n_tokens : cap;
     float *lg = malloc(sizeof(float) * (size_t)n * f.n_vocab);
-    run(&f, p->tokens, n, 0, LLM_LOGITS_ALL, lg);
+    gc_run(&f, p->tokens, n, 0, LLM_LOGITS_ALL, lg);
     double max_top = 0;
     int equal = 0;
     for (int32_t t = 0; t < n; t++) {
@@ -361,7 +199,7 @@ Test(forward, scalar_kernels_match_llamacpp) {
             double d = fabs(row[p->top_ids[t * g_gold.topk + k]] - p->top_logits[t * g_gold.topk + k]);
             max_top = d > max_top ? d : max_top;
         }
-        int32_t am = argmax(row, f.n_vocab);
+        int32_t am = gc_argmax(row, f.n_vocab);
         equal += am == p->argmax[t];
         cr_expect(am == p->argmax[t] || p->gap[t] < NEAR_TIE, "scalar pos %d: %d vs llama.cpp %d (gap %.3f)",
                   t, am, p->argmax[t], (double)p->gap[t]);
@@ -397,7 +235,7 @@ Test(forward, cancel_and_bad_arguments) {
     seq.n_tokens = 3; /* sequences do not cover the batch */
     cr_assert_eq(llm_net_forward(f.net, f.kv, &b), LLM_ERR_INVALID_ARG);
     seq.n_tokens = 4;
-    pos[3] = N_BLOCKS * BLOCK; /* beyond the block table */
+    pos[3] = N_BLOCKS * GC_BLOCK; /* beyond the block table */
     cr_assert_eq(llm_net_forward(f.net, f.kv, &b), LLM_ERR_INVALID_ARG);
     pos[3] = 3;
     cr_assert_eq(llm_net_forward(f.net, f.kv, &b), LLM_OK);

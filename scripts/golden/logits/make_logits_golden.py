@@ -30,16 +30,17 @@ TOPK = 10
 N_CONT = 64
 
 
-def main():
-    model, out = sys.argv[1], sys.argv[2]
-    here = os.path.dirname(os.path.abspath(__file__))
-    prompts = json.load(open(os.path.join(here, "prompts.json"), encoding="utf-8"))
+def make_golden(model, prompts, n_cont=N_CONT, full_rows="last+middle"):
+    """The golden blob for `prompts` (dicts: name, text or file, max_tokens).
+    full_rows: "last+middle" (the last position, and the middle one of prompts
+    of 100+ tokens) or "last-of-first" (only the first prompt's last
+    position: for large vocabularies)."""
     llm = Llama(model_path=model, logits_all=True, n_ctx=1024, n_batch=1024, n_threads=2,
                 seed=0, verbose=False)
     n_vocab = llm.n_vocab()
     blob = bytearray(b"LLMLGLD1")
-    blob += struct.pack("<IIIII", 1, len(prompts), n_vocab, TOPK, N_CONT)
-    for p in prompts:
+    blob += struct.pack("<IIIII", 1, len(prompts), n_vocab, TOPK, n_cont)
+    for pi, p in enumerate(prompts):
         if "file" in p:
             text = open(p["file"], encoding="utf-8").read()
         else:
@@ -59,20 +60,31 @@ def main():
             blob += struct.pack("<if", int(order[0]), gap)
             blob += struct.pack("<%di" % TOPK, *[int(i) for i in order])
             blob += struct.pack("<%df" % TOPK, *[float(row[i]) for i in order])
-        full = sorted({len(toks) - 1} | ({len(toks) // 2} if len(toks) >= 100 else set()))
+        if full_rows == "last-of-first":
+            full = [len(toks) - 1] if pi == 0 else []
+        else:
+            full = sorted({len(toks) - 1} | ({len(toks) // 2} if len(toks) >= 100 else set()))
         blob += struct.pack("<I", len(full))
         for pos in full:
             blob += struct.pack("<i", pos) + scores[pos].astype("<f4").tobytes()
         # Greedy continuation: argmax of the last logits, fed back one token at a time.
-        blob += struct.pack("<I", N_CONT)
+        blob += struct.pack("<I", n_cont)
         last = scores[-1]
-        for _ in range(N_CONT):
+        for _ in range(n_cont):
             order = np.argsort(-last, kind="stable")[:2]
             tok = int(order[0])
             blob += struct.pack("<if", tok, float(last[order[0]] - last[order[1]]))
             llm.eval([tok])
             last = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float32)
         print(f"{p['name']}: {len(toks)} tokens, full logits at {full}", file=sys.stderr)
+    return blob
+
+
+def main():
+    model, out = sys.argv[1], sys.argv[2]
+    here = os.path.dirname(os.path.abspath(__file__))
+    prompts = json.load(open(os.path.join(here, "prompts.json"), encoding="utf-8"))
+    blob = make_golden(model, prompts)
     with open(out, "wb") as f:
         f.write(blob)
     print(f"wrote {out}: {len(blob)} bytes", file=sys.stderr)

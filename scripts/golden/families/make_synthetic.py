@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Synthetic GGUF models of the decoder families that have no weights on PyPI.
+
+Usage: make_synthetic.py FAMILY OUT.gguf      (FAMILY: see FAMILIES below, or --list)
+       make_synthetic.py --check FAMILY OUT.gguf   also compare the file's SHA-256 with
+                                                  synthetic.sha256 next to this script
+
+Each file has the real head layout of a small released model of the family
+(query heads, KV heads, head size, so the real GQA ratio), the family's
+GGUF metadata keys as llama.cpp's converter writes them, and the real
+tokenizer and chat template (from llama.cpp's vocabulary GGUFs and chat
+templates in ../shared/testdata), but only a few layers and a narrow residual
+stream, so that the files stay small enough to generate in CI (a few seconds,
+tens of MB). Weights are random at a realistic scale (normal, std
+1/sqrt(fan_in); norms 1 + small noise), drawn from a PCG64 stream seeded per
+tensor name, so the output is deterministic: the same numpy and gguf versions
+give the same bytes (the SHA-256 check says when they do not).
+
+The files are generated, never committed. The reference outputs on them come
+from llama.cpp (make_family_golden.py); tests regenerate the file and check
+its hash before comparing (tests/models/families).
+"""
+import argparse
+import hashlib
+import os
+import sys
+import zlib
+
+try:
+    import numpy as np
+    import gguf
+except ImportError as e:  # the tests treat 77 as "skipped"
+    print(f"skipped: {e} (pip install numpy gguf)", file=sys.stderr)
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+TESTDATA = os.environ.get("LLM_SHARED_TESTDATA", os.path.join(ROOT, "..", "shared", "testdata"))
+Q = gguf.GGMLQuantizationType
+
+# Head layout and hyper-parameters of a real small model per family; n_embd,
+# n_ff and n_layer shrunk (llama.cpp reads the head size from key_length, so
+# n_head * head_dim need not equal n_embd). wtype: the type of the layer
+# matrices; etype: token_embd (tied output unless `untied`).
+FAMILIES = {
+    # Qwen2.5-0.5B-Instruct: heads of 64 with 7 query heads per KV head (there 14 / 2; here
+    # 7 / 1, since llama.cpp's qwen2 ties n_embd to n_head * head_dim); Q/K/V biases; NEOX rope.
+    "qwen2": dict(arch="qwen2", vocab="qwen2", template="Qwen-Qwen2.5-7B-Instruct.jinja",
+                  n_head=7, n_head_kv=1, head_dim=64, n_embd=448, n_ff=1216, n_layer=3,
+                  rope_base=1000000.0, eps=1e-6, ctx=32768, qkv_bias=True,
+                  wtype=Q.F16, etype=Q.Q4_0),
+    # Qwen3-0.6B: 16 / 8 heads of 128, per-head RMSNorm on Q and K, no biases.
+    "qwen3": dict(arch="qwen3", vocab="qwen2", template="Qwen-Qwen3-0.6B.jinja",
+                  n_head=16, n_head_kv=8, head_dim=128, n_embd=256, n_ff=768, n_layer=3,
+                  rope_base=1000000.0, eps=1e-6, ctx=40960, qk_norm=True,
+                  wtype=Q.Q8_0, etype=Q.Q8_0),
+    # Llama-3.2-1B-Instruct: 32 / 8 heads of 64, llama3 rope scaling (rope_freqs), tied.
+    "llama3": dict(arch="llama", vocab="llama-bpe", template="meta-llama-Llama-3.2-3B-Instruct.jinja",
+                   n_head=32, n_head_kv=8, head_dim=64, n_embd=256, n_ff=768, n_layer=3,
+                   rope_base=500000.0, eps=1e-5, ctx=131072,
+                   llama3_rope=dict(factor=32.0, low=1.0, high=4.0, orig=8192),
+                   wtype=Q.Q4_0, etype=Q.Q8_0),
+    # Mistral-7B-Instruct-v0.2 head layout (32 / 8 of 128) with a SentencePiece vocabulary.
+    "mistral": dict(arch="llama", vocab="llama-spm", template="mistralai-Mistral-Nemo-Instruct-2407.jinja",
+                    n_head=32, n_head_kv=8, head_dim=128, n_embd=256, n_ff=768, n_layer=3,
+                    rope_base=1000000.0, eps=1e-5, ctx=32768, untied=True,
+                    wtype=Q.F16, etype=Q.F16),
+    # Phi-3.5-mini-instruct: heads of 96, as many KV heads as query heads (there 32, here 8,
+    # since llama.cpp's phi3 ties n_embd to n_head * head_dim), fused QKV and gate/up,
+    # long/short rope factors.
+    "phi3": dict(arch="phi3", vocab="phi-3", template="microsoft-Phi-3.5-mini-instruct.jinja",
+                 n_head=8, n_head_kv=8, head_dim=96, n_embd=768, n_ff=1024, n_layer=3,
+                 rope_base=10000.0, eps=1e-5, ctx=131072, fused=True, untied=True,
+                 longrope=dict(orig=4096), wtype=Q.Q8_0, etype=Q.Q8_0),
+}
+
+
+def rng_for(name):
+    return np.random.Generator(np.random.PCG64(zlib.crc32(name.encode())))
+
+
+def matrix(name, rows, cols):
+    """[rows][cols] float32, std 1/sqrt(cols) (cols = fan-in)."""
+    return (rng_for(name).standard_normal((rows, cols)) / np.sqrt(cols)).astype(np.float32)
+
+
+def norm_weight(name, n):
+    return (1.0 + 0.1 * rng_for(name).standard_normal(n)).astype(np.float32)
+
+
+def add(w, name, data, qtype):
+    if qtype == Q.F32:
+        w.add_tensor(name, data.astype(np.float32))
+    elif qtype == Q.F16:
+        w.add_tensor(name, data.astype(np.float16))
+    else:
+        w.add_tensor(name, gguf.quants.quantize(data, qtype), raw_dtype=qtype)
+
+
+def copy_vocab(w, vocab):
+    r = gguf.GGUFReader(os.path.join(TESTDATA, "llama-cpp-vocab", f"ggml-vocab-{vocab}.gguf"))
+    n_vocab = None
+    for key, f in r.fields.items():
+        if not key.startswith("tokenizer.") or key == "tokenizer.chat_template":
+            continue
+        t = f.types[0]
+        if t == gguf.GGUFValueType.ARRAY:
+            vals = f.contents()
+            w.add_key_value(key, vals, t, sub_type=f.types[1])
+            if key == "tokenizer.ggml.tokens":
+                n_vocab = len(vals)
+        else:
+            w.add_key_value(key, f.contents(), t)
+    return n_vocab
+
+
+def build(family, out):
+    s = FAMILIES[family]
+    arch, E, F, L = s["arch"], s["n_embd"], s["n_ff"], s["n_layer"]
+    H, KV, D = s["n_head"], s["n_head_kv"], s["head_dim"]
+    w = gguf.GGUFWriter(out, arch)
+    w.add_name(f"synthetic-{family}")
+    w.add_context_length(s["ctx"])
+    w.add_embedding_length(E)
+    w.add_block_count(L)
+    w.add_feed_forward_length(F)
+    w.add_head_count(H)
+    w.add_head_count_kv(KV)
+    w.add_key_length(D)
+    w.add_value_length(D)
+    w.add_rope_freq_base(s["rope_base"])
+    w.add_layer_norm_rms_eps(s["eps"])
+    w.add_rope_dimension_count(D)
+    if "longrope" in s:
+        w.add_key_value(f"{arch}.rope.scaling.original_context_length", s["longrope"]["orig"],
+                        gguf.GGUFValueType.UINT32)
+        w.add_key_value(f"{arch}.rope.scaling.attn_factor", 1.190238, gguf.GGUFValueType.FLOAT32)
+    w.add_file_type(1)
+    n_vocab = copy_vocab(w, s["vocab"])
+    with open(os.path.join(TESTDATA, "chat-templates", s["template"]), encoding="utf-8") as f:
+        w.add_chat_template(f.read())
+
+    # Output rows of std 3/sqrt(E): logits of std ~3 over the vocabulary, as
+    # in released models (the tied token_embd serves as the output).
+    add(w, "token_embd.weight", matrix("token_embd", n_vocab, E) * np.float32(3.0), s["etype"])
+    add(w, "output_norm.weight", norm_weight("output_norm", E), Q.F32)
+    if s.get("untied"):
+        add(w, "output.weight", matrix("output", n_vocab, E) * np.float32(3.0), s["wtype"])
+    if "llama3_rope" in s:
+        # What llama.cpp's converter stores for llama3 rope scaling: 1 / the
+        # per-frequency factor, in rope_freqs.weight ([head_dim / 2]).
+        r = s["llama3_rope"]
+        freqs = 1.0 / (s["rope_base"] ** (np.arange(0, D, 2, dtype=np.float32) / D))
+        low_wl, high_wl = r["orig"] / r["low"], r["orig"] / r["high"]
+        factors = []
+        for f in freqs:
+            wl = 2 * np.pi / f
+            if wl < high_wl:
+                factors.append(1.0)
+            elif wl > low_wl:
+                factors.append(r["factor"])
+            else:
+                sm = (r["orig"] / wl - r["low"]) / (r["high"] - r["low"])
+                factors.append(1.0 / ((1 - sm) / r["factor"] + sm))
+        add(w, "rope_freqs.weight", np.array(factors, dtype=np.float32), Q.F32)
+    if "longrope" in s:
+        add(w, "rope_factors_long.weight", 1.0 + np.abs(rng_for("rope_long").standard_normal(D // 2)).astype(np.float32) * 4, Q.F32)
+        add(w, "rope_factors_short.weight", 1.0 + np.abs(rng_for("rope_short").standard_normal(D // 2)).astype(np.float32) * 0.1, Q.F32)
+    wt = s["wtype"]
+    for il in range(L):
+        p = f"blk.{il}."
+        add(w, p + "attn_norm.weight", norm_weight(p + "attn_norm", E), Q.F32)
+        if s.get("fused"):
+            add(w, p + "attn_qkv.weight", matrix(p + "attn_qkv", (H + 2 * KV) * D, E), wt)
+        else:
+            add(w, p + "attn_q.weight", matrix(p + "attn_q", H * D, E), wt)
+            add(w, p + "attn_k.weight", matrix(p + "attn_k", KV * D, E), wt)
+            add(w, p + "attn_v.weight", matrix(p + "attn_v", KV * D, E), wt)
+        if s.get("qkv_bias"):
+            for t, n in (("q", H * D), ("k", KV * D), ("v", KV * D)):
+                add(w, p + f"attn_{t}.bias", 0.1 * rng_for(p + t + "b").standard_normal(n).astype(np.float32), Q.F32)
+        if s.get("qk_norm"):
+            add(w, p + "attn_q_norm.weight", norm_weight(p + "attn_q_norm", D), Q.F32)
+            add(w, p + "attn_k_norm.weight", norm_weight(p + "attn_k_norm", D), Q.F32)
+        add(w, p + "attn_output.weight", matrix(p + "attn_output", E, H * D), wt)
+        add(w, p + "ffn_norm.weight", norm_weight(p + "ffn_norm", E), Q.F32)
+        if s.get("fused"):
+            add(w, p + "ffn_up.weight", matrix(p + "ffn_up", 2 * F, E), wt)
+        else:
+            add(w, p + "ffn_gate.weight", matrix(p + "ffn_gate", F, E), wt)
+            add(w, p + "ffn_up.weight", matrix(p + "ffn_up", F, E), wt)
+        add(w, p + "ffn_down.weight", matrix(p + "ffn_down", E, F), wt)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("family", nargs="?")
+    ap.add_argument("out", nargs="?")
+    ap.add_argument("--list", action="store_true", help="print the families")
+    ap.add_argument("--check", action="store_true", help="compare the SHA-256 with synthetic.sha256")
+    a = ap.parse_args()
+    if a.list:
+        print("\n".join(FAMILIES))
+        return 0
+    if a.family not in FAMILIES or not a.out:
+        ap.error(f"need FAMILY ({', '.join(FAMILIES)}) and OUT")
+    tmp = a.out + ".tmp"
+    build(a.family, tmp)
+    digest = sha256(tmp)
+    print(f"{a.out}: {os.path.getsize(tmp)} bytes, sha256 {digest}", file=sys.stderr)
+    if a.check:
+        want = {}
+        with open(os.path.join(HERE, "synthetic.sha256")) as f:
+            for line in f:
+                if line.strip():
+                    h, n = line.split()
+                    want[n] = h
+        if want.get(a.family) != digest:
+            os.remove(tmp)
+            print(f"error: {a.family}: sha256 {digest}, expected {want.get(a.family)} (numpy {np.__version__}); "
+                  "nothing written: the goldens were made from the expected file", file=sys.stderr)
+            return 1
+    os.replace(tmp, a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+/*
+ * test_families.c -- the decoder families on their synthetic models
+ * (scripts/golden/families/make_synthetic.py: real head layout, real
+ * tokenizer and chat template, a few layers of random weights) against
+ * llama.cpp's logits and 32-token greedy continuations
+ * (scripts/golden/families/golden/FAMILY.bin, made by
+ * make_family_golden.py with llama-cpp-python 0.3.36 built for AVX2).
+ *
+ * The models are generated at test time by the CTest fixture
+ * runtime_families_generate into LLM_BINARY_DIR/synthetic, each checked
+ * against its SHA-256; a family whose file is missing (no numpy/gguf: that
+ * test is then reported as skipped, or a hash mismatch: that test fails) is
+ * skipped here. Requirements as for the default model (test_forward.c):
+ * bit-identical logits with the AVX2 kernels, argmax equal at every
+ * position, the greedy continuation equal.
+ *
+ *   llama3   llama architecture, Llama 3.2 1B's heads (32 / 8 of 64), llama3
+ *            rope scaling through rope_freqs.weight, tied Q8_0 embeddings, Q4_0
+ *            layers, the Llama 3 byte-level BPE vocabulary
+ *   mistral  llama architecture, Mistral 7B's heads (32 / 8 of 128), the
+ *            SentencePiece vocabulary, untied F16
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "golden_check.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define LIGHT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LIGHT 1
+#endif
+#endif
+#ifndef LIGHT
+#define LIGHT 0
+#endif
+
+static void open_family(gc_fx *f, golden_set *g, const char *family) {
+    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
+    char model[1024], gold[1024];
+    snprintf(model, sizeof model, "%s/synthetic/%s.gguf", bin ? bin : ".", family);
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/%s.bin", src ? src : ".", family);
+    gc_open(f, model, 2, LLM_KERNELS_AUTO);
+    cr_assert_eq(golden_load(gold, g), 0, "cannot read %s", gold);
+}
+
+static void check_logits(const char *family) {
+    gc_fx f;
+    golden_set g;
+    open_family(&f, &g, family);
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
+
+static void check_greedy(const char *family) {
+    gc_fx f;
+    golden_set g;
+    open_family(&f, &g, family);
+    gc_check_greedy(&f, &g, LIGHT ? 1 : 0, LIGHT ? 96 : 0, LIGHT ? 8 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
+
+#define FAMILY(name)                                                                               \
+    Test(families, name##_logits) { check_logits(#name); }                                         \
+    Test(families, name##_greedy) { check_greedy(#name); }
+
+FAMILY(llama3)
+FAMILY(mistral)
