@@ -38,6 +38,7 @@ struct llm_model {
     uint64_t kv_bytes;
     double load_ms;
     float *logits; /* [n_vocab] scratch used under `lock` */
+    bool vocab_only; /* tokenizer and metadata only: desc, be, pool, fwd, logits are NULL */
 };
 
 struct llm_session {
@@ -67,6 +68,14 @@ struct llm_session {
     int32_t prefill_tokens, reused_tokens, decode_tokens;
     int64_t total_prefill, total_reused, total_decode;
 };
+
+/* The sampling library's parameters for a session's llm_sampling_params
+ * (engine_params.c: the one conversion, with compile-time field checks). */
+llm_sampler_params llm__sampler_params_from(const llm_sampling_params *sp, int32_t n_vocab);
+
+/* Loads the tokenizer and metadata of `path` into `m` (engine_vocab.c) and
+ * fills m->info for a vocab-only model. The message is in llm_last_error(). */
+llm_status llm__model_load_vocab(llm_model *m, const char *path);
 
 /* Model helpers used by several files (model must be locked where noted). */
 bool llm__model_is_eog(const llm_model *m, llm_token t);

@@ -17,18 +17,7 @@
 /* ---- sampler / stop / detok setup --------------------------------------- */
 
 static llm_status build_chain(llm_session *s) {
-    llm_sampler_params p = llm_sampler_default_params();
-    p.n_vocab_max = s->m->info.n_vocab;
-    p.seed = s->sp.seed;
-    p.temperature = s->sp.temperature;
-    p.top_k = s->sp.top_k;
-    p.top_p = s->sp.top_p;
-    p.min_p = s->sp.min_p;
-    p.typical_p = 1.0f;
-    p.repeat_penalty = s->sp.repeat_penalty;
-    p.presence_penalty = s->sp.presence_penalty;
-    p.frequency_penalty = s->sp.frequency_penalty;
-    p.penalty_window = s->sp.repeat_last_n;
+    llm_sampler_params p = llm__sampler_params_from(&s->sp, s->m->info.n_vocab);
     llm_sampler_chain *ch = NULL;
     llm_status st = llm_sampler_chain_from_params(&p, &ch);
     if (st != LLM_OK) return SFAIL(s, st, "sampler: %s", llm_sampling_last_error());
@@ -49,6 +38,7 @@ static llm_status build_stop(llm_session *s) {
 llm_status llm_session_new(llm_model *m, const llm_session_params *params, llm_session **out) {
     if (out) *out = NULL;
     if (!m || !out) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_session_new: NULL argument");
+    if (m->vocab_only) return llm__fail(NULL, LLM_ERR_STATE, "llm_session_new: the model was loaded vocab_only");
     llm_session_params p = params ? *params : llm_session_default_params();
     if (p.n_ctx < 0 || p.n_ctx > m->n_ctx)
         return llm__fail(m->err, LLM_ERR_INVALID_ARG, "session n_ctx %d outside [0, %d]", p.n_ctx, m->n_ctx);
@@ -518,7 +508,7 @@ static llm_status text_append(llm_session *s, size_t *used, const char *a, size_
 }
 
 llm_status llm_session_next_token(llm_session *s, llm_token *tok_out, const char **text, size_t *len) {
-    if (tok_out) *tok_out = LLM_TOKEN_NONE;
+    if (tok_out) *tok_out = LLM_TOKEN_NULL;
     if (text) *text = "";
     if (len) *len = 0;
     if (!s) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_session_next_token: NULL session");

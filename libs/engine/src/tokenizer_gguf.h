@@ -20,11 +20,8 @@ extern "C" {
  * tokens); LLM_ERR_UNSUPPORTED (another tokenizer model, named in the
  * message); LLM_ERR_BAD_FORMAT (a key of the wrong type or size);
  * LLM_ERR_NO_MEMORY; or what llm_tokenizer_create returns. On failure *out
- * is NULL and llm__tokenizer_gguf_last_error() says why. */
+ * is NULL and the thread's engine message (llm_last_error()) says why. */
 llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out);
-
-/* The message of the last failure of llm__tokenizer_from_gguf on this thread. */
-const char *llm__tokenizer_gguf_last_error(void);
 
 #ifdef __cplusplus
 }
