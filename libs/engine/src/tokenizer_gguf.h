@@ -1,7 +1,7 @@
 /* tokenizer_gguf.h -- build an llm_tokenizer from a GGUF file's
  * tokenizer.ggml.* metadata (engine glue between llama-models and
- * llama-tokenizer; private to the engine, also compiled by tokenizer tests
- * and llm-tokenize). */
+ * llama-tokenizer; private to the engine). Other programs reach it through
+ * the public llama/engine_tokenizer.h (llm_load_tokenizer). */
 #ifndef LLM_TOKENIZER_GGUF_H
 #define LLM_TOKENIZER_GGUF_H
 
