@@ -7,8 +7,10 @@ set -euo pipefail
 nm_tool="$1"; shift
 
 # Made by the toolchain, not by our code: C++ exception-handling glue that
-# g++/nvcc emit for the CUDA backend's host code (a weak, hidden reference).
-toolchain_re='^DW\.ref\.__gxx_personality_v0$'
+# g++/nvcc emit for the CUDA backend's host code (a weak, hidden reference),
+# and AddressSanitizer's one-definition-rule indicator for each global
+# variable (__odr_asan.<our global>; sanitizer builds only).
+toolchain_re='^(DW\.ref\.__gxx_personality_v0|__odr_asan[._]llm_.*)$'
 
 # TEMPORARY (issue 12): the Jinja interpreter of llama-tokenizer still uses
 # jj_/jv_ prefixes; branch s15-tok renames them to llm__jj_/llm__jv_. The lead
