@@ -7,8 +7,11 @@
 #
 # Creates the static library target llama-<name> (alias llama::<name>) with
 # PUBLIC include/ and PRIVATE src/, installs it, and writes llama-<name>.pc.
-# Enforces DESIGN.md's dependency rule at configure time.
+# Enforces DESIGN.md's dependency rule at configure time. Every library links
+# llama-common (status codes, shared types, the error facility), which links
+# none of ours; it is not listed in LLM_DEPS.
 
+set(LLM_ALLOWED_DEPS_common "")
 set(LLM_ALLOWED_DEPS_kv "")
 set(LLM_ALLOWED_DEPS_sampling "")
 set(LLM_ALLOWED_DEPS_tokenizer "")
@@ -37,7 +40,9 @@ function(llm_add_library name)
     PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}/include>
            $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>
     PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-  target_link_libraries(${target} PUBLIC llama-common)
+  if(NOT name STREQUAL "common")
+    target_link_libraries(${target} PUBLIC llama-common)
+  endif()
   foreach(dep IN LISTS A_LLM_DEPS)
     target_link_libraries(${target} PUBLIC llama-${dep})
   endforeach()
@@ -51,6 +56,9 @@ function(llm_add_library name)
 
   # pkg-config: our own deps first, then system ones.
   set(_req "")
+  if(NOT name STREQUAL "common")
+    list(APPEND _req llama-common)
+  endif()
   foreach(dep IN LISTS A_LLM_DEPS)
     list(APPEND _req llama-${dep})
   endforeach()

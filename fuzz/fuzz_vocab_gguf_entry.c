@@ -1,6 +1,7 @@
 /*
  * fuzz_vocab_gguf_entry.c -- feeds one input to the GGUF reader and then the
- * engine's tokenizer.ggml.* glue (llm__tokenizer_from_gguf): wrong types,
+ * engine's tokenizer.ggml.* glue, through the engine's public
+ * llm_load_tokenizer_from_gguf_buffer (llama/engine_tokenizer.h): wrong types,
  * mismatched array lengths, huge or negative ids, empty vocabularies, merges
  * naming unknown tokens. When a tokenizer is built, a few fixed texts go
  * through encode / decode / the streaming detokenizer.
@@ -9,8 +10,7 @@
 
 #include "fuzz_entries.h"
 #include "fuzz_tok_common.h"
-#include "llama/models.h"
-#include "tokenizer_gguf.h"
+#include "llama/engine_tokenizer.h"
 
 static const char *const k_texts[] = {
     "Hello world! 123",
@@ -21,18 +21,12 @@ static const char *const k_texts[] = {
 };
 
 int llm_fuzz_vocab_gguf_one(const uint8_t *data, size_t size) {
-    llm_gguf *g = NULL;
-    if (llm_gguf_open_memory(data, size, "fuzz", &g) != LLM_OK) {
-        FZ_CHECK(g == NULL);
-        return 0;
-    }
     llm_tokenizer *tok = NULL;
-    llm_status st = llm__tokenizer_from_gguf(g, &tok);
-    /* Nothing is borrowed from g: close it before using the tokenizer. */
-    llm_gguf_close(g);
+    /* Nothing is borrowed from data: the tokenizer is used after the call. */
+    llm_status st = llm_load_tokenizer_from_gguf_buffer(data, size, &tok);
     if (st != LLM_OK) {
         FZ_CHECK(tok == NULL);
-        FZ_CHECK(llm__tokenizer_gguf_last_error()[0] != '\0');
+        FZ_CHECK(llm_last_error()[0] != '\0');
         return 0;
     }
     FZ_CHECK(tok != NULL);

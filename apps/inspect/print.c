@@ -135,7 +135,7 @@ void inspect_print_desc(FILE *out, const llm_model_desc *d, const inspect_opts *
     fprintf(out, "  n_vocab %u, n_embd %u, n_layer %u, n_head %u, n_head_kv %u, head_dim %u, n_ff %u, n_ctx_train %u\n",
             hp->n_vocab, hp->n_embd, hp->n_layer, hp->n_head, hp->n_head_kv, hp->head_dim, hp->n_ff, hp->n_ctx_train);
     fprintf(out, "  rope %s, n_rot %u, freq_base %g, scaling %s (factor %g), norm_eps %g, tied embeddings %s\n",
-            hp->rope_type == LLM_ROPE_NEOX ? "neox" : "normal", hp->n_rot, (double)hp->rope_freq_base,
+            hp->rope_type == LLM_ROPE_MODE_NEOX ? "neox" : "normal", hp->n_rot, (double)hp->rope_freq_base,
             scaling[hp->rope_scaling & 3], (double)hp->rope_scaling_factor, (double)hp->norm_eps,
             hp->tied_embeddings ? "yes" : "no");
     fprintf(out, "  bos %d, eos %d, pad %d, unk %d\n", hp->bos_id, hp->eos_id, hp->pad_id, hp->unk_id);

@@ -83,13 +83,13 @@ static llm_token *tokenize_file(const llm_model *m, const char *path, int32_t *n
     free(text);
     if (st != LLM_OK) {
         fprintf(stderr, "llm-perplexity: tokenize %s: %s\n", path,
-                st == LLM_ERR_NO_MEMORY ? "out of memory" : llm_model_last_error(m));
+                st == LLM_ERR_NO_MEMORY ? "out of memory" : llm_last_error());
         free(ids);
         return NULL;
     }
     llm_model_info info;
     llm_model_get_info(m, &info);
-    *bos = (n > 0 && info.bos != LLM_TOKEN_NONE && ids[0] == info.bos) ? info.bos : -1;
+    *bos = (n > 0 && info.bos != LLM_TOKEN_NULL && ids[0] == info.bos) ? info.bos : -1;
     *n_out = n;
     return ids;
 }

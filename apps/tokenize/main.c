@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llama/models.h"
+#include "llama/engine_tokenizer.h" /* llm_load_tokenizer: GGUF or tokenizer.json */
 #include "llama/tokenizer.h"
-#include "tokenizer_gguf.h"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -48,33 +47,9 @@ static char *read_all(FILE *f, size_t *len) {
     return p;
 }
 
-static int is_json(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    int c;
-    while ((c = fgetc(f)) == ' ' || c == '\n' || c == '\r' || c == '\t') {
-    }
-    fclose(f);
-    return c == '{';
-}
-
 static int load(const char *path, llm_tokenizer **tok) {
-    if (is_json(path)) {
-        if (llm_tokenizer_from_hf_json_file(path, tok) != LLM_OK) {
-            fprintf(stderr, "llm-tokenize: %s: %s\n", path, llm_tokenizer_last_error());
-            return -1;
-        }
-        return 0;
-    }
-    llm_gguf *g = NULL;
-    if (llm_gguf_open(path, &g) != LLM_OK) {
-        fprintf(stderr, "llm-tokenize: %s\n", llm_models_last_error());
-        return -1;
-    }
-    llm_status st = llm__tokenizer_from_gguf(g, tok);
-    llm_gguf_close(g);
-    if (st != LLM_OK) {
-        fprintf(stderr, "llm-tokenize: %s: %s\n", path, llm__tokenizer_gguf_last_error());
+    if (llm_load_tokenizer(path, tok) != LLM_OK) {
+        fprintf(stderr, "llm-tokenize: %s\n", llm_last_error());
         return -1;
     }
     return 0;

@@ -10,9 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "llama/models.h"
+#include "llama/engine_tokenizer.h"
 #include "llama/tokenizer.h"
-#include "tokenizer_gguf.h"
 
 static double now(void) {
     struct timespec ts;
@@ -56,24 +55,9 @@ int main(int argc, char **argv) {
     text[len] = 0;
 
     llm_tokenizer *tok = NULL;
-    size_t ml = strlen(argv[1]);
-    if (ml >= 5 && strcmp(argv[1] + ml - 5, ".json") == 0) {
-        if (llm_tokenizer_from_hf_json_file(argv[1], &tok) != LLM_OK) {
-            fprintf(stderr, "bench-tokenizer: %s\n", llm_tokenizer_last_error());
-            return 1;
-        }
-    } else {
-        llm_gguf *g = NULL;
-        if (llm_gguf_open(argv[1], &g) != LLM_OK) {
-            fprintf(stderr, "bench-tokenizer: %s\n", llm_models_last_error());
-            return 1;
-        }
-        llm_status st = llm__tokenizer_from_gguf(g, &tok);
-        llm_gguf_close(g);
-        if (st != LLM_OK) {
-            fprintf(stderr, "bench-tokenizer: %s\n", llm__tokenizer_gguf_last_error());
-            return 1;
-        }
+    if (llm_load_tokenizer(argv[1], &tok) != LLM_OK) {
+        fprintf(stderr, "bench-tokenizer: %s\n", llm_last_error());
+        return 1;
     }
     int32_t cap = (int32_t)(len + 16), n = 0;
     llm_token *ids = malloc((size_t)cap * sizeof *ids);

@@ -172,7 +172,7 @@ Test(context, end_of_generation_never_enters, .init = load, .fini = unload) {
     memcpy(want, p, (size_t)np * sizeof *p);
     int32_t n = np;
     llm_status st = LLM_OK;
-    llm_token t = LLM_TOKEN_NONE;
+    llm_token t = LLM_TOKEN_NULL;
     while (st == LLM_OK && n < 60) {
         st = llm_session_next_token(s, &t, NULL, NULL);
         if (st == LLM_OK) want[n++] = t;

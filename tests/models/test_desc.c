@@ -34,9 +34,9 @@ Test(desc, default_model) {
     cr_expect_eq(hp->n_rot, 64u);
     cr_expect_eq(hp->n_ff, 1536u);
     cr_expect_eq(hp->n_ctx_train, 8192u);
-    cr_expect_eq(hp->rope_type, LLM_ROPE_NORMAL);
+    cr_expect_eq(hp->rope_type, LLM_ROPE_MODE_NORMAL);
     cr_expect_eq(hp->rope_freq_base, 100000.0f);
-    cr_expect_eq(hp->rope_scaling, LLM_ROPE_SCALING_NONE);
+    cr_expect_eq(hp->rope_scaling, LLM_ROPE_SCALE_NONE);
     cr_expect_eq(hp->norm_eps, 9.999999747378752e-06f);
     cr_expect_eq(hp->tied_embeddings, 1);
     cr_expect_eq(hp->bos_id, 1);
@@ -247,9 +247,9 @@ Test(desc, hf_single_file) {
     const llm_model_hparams *hp = llm_model_desc_hparams(d);
     cr_expect(hp->n_embd == E && hp->n_head == NH && hp->n_head_kv == NKV && hp->head_dim == HD && hp->n_ff == FF);
     cr_expect_eq(hp->n_vocab, (uint32_t)NV);
-    cr_expect_eq(hp->rope_type, LLM_ROPE_NEOX);
+    cr_expect_eq(hp->rope_type, LLM_ROPE_MODE_NEOX);
     cr_expect_eq(hp->rope_freq_base, 500000.0f);
-    cr_expect_eq(hp->rope_scaling, LLM_ROPE_SCALING_LLAMA3);
+    cr_expect_eq(hp->rope_scaling, LLM_ROPE_SCALE_LLAMA3);
     cr_expect(hp->rope_scaling_factor == 8.0f && hp->rope_high_freq_factor == 4.0f && hp->rope_orig_ctx == 8192);
     cr_expect(hp->bos_id == 1 && hp->eos_id == 2 && hp->pad_id == -1);
     cr_expect_eq(hp->tied_embeddings, 1);

@@ -47,7 +47,7 @@ static void run_vocab(const char *dir, const char *name, run_stats *rs) {
     llm_tokenizer *tok = tt_load_gguf(path, &st);
     if (!tok) {
         if (st == LLM_ERR_UNSUPPORTED) {
-            printf("conformance: skip %-16s %s\n", name, llm__tokenizer_gguf_last_error());
+            printf("conformance: skip %-16s %s\n", name, llm_last_error());
             return;
         }
         cr_expect(0, "%s: cannot build the tokenizer (%s)", name, llm_status_str(st));

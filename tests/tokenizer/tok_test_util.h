@@ -8,8 +8,7 @@
 
 #include "llama/tokenizer.h"
 #ifndef TT_NO_GGUF
-#include "llama/models.h"
-#include "tokenizer_gguf.h"
+#include "llama/engine_tokenizer.h" /* llm_load_tokenizer: links llama-engine */
 #endif
 
 /* Read a whole file; NULL when it cannot be read. The buffer has a NUL after *len bytes. */
@@ -39,18 +38,12 @@ static inline char *tt_read_file(const char *path, size_t *len) {
 }
 
 #ifndef TT_NO_GGUF
-/* Tokenizer from a GGUF file through the engine glue; NULL with a message on stderr. */
+/* Tokenizer from a GGUF file through the engine's public llm_load_tokenizer;
+ * NULL with a message on stderr (and in llm_last_error()). */
 static inline llm_tokenizer *tt_load_gguf(const char *path, llm_status *st_out) {
-    llm_gguf *g = NULL;
-    llm_status st = llm_gguf_open(path, &g);
     llm_tokenizer *tok = NULL;
-    if (st != LLM_OK) {
-        fprintf(stderr, "cannot open %s: %s\n", path, llm_models_last_error());
-    } else {
-        st = llm__tokenizer_from_gguf(g, &tok);
-        if (st != LLM_OK) fprintf(stderr, "%s: %s\n", path, llm__tokenizer_gguf_last_error());
-        llm_gguf_close(g);
-    }
+    llm_status st = llm_load_tokenizer(path, &tok);
+    if (st != LLM_OK) fprintf(stderr, "%s\n", llm_last_error());
     if (st_out) *st_out = st;
     return tok;
 }

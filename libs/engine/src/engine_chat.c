@@ -1,27 +1,23 @@
 /* llm_chat_apply: renders a conversation with the model's chat template
- * through libs/tokenizer's chat module. This file includes llama/chat.h and
- * NOT llama/engine.h (both define the same llm_chat_message), so the public
- * prototype is repeated here; the types are identical by construction. */
+ * through libs/tokenizer's chat module. llm_chat_message is the one type of
+ * llama/types.h, so the engine passes the caller's messages straight on. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "llama/chat.h"
+#include "llama/engine.h"
 
 #include "engine_chat_bridge.h"
 #include "engine_error.h"
-
-typedef struct llm_model llm_model;
-
-/* Same declaration as in llama/engine.h. */
-llm_status llm_chat_apply(const llm_model *model, const llm_chat_message *msgs, size_t n,
-                          bool add_assistant, char *buf, size_t cap, int32_t *n_out);
 
 llm_status llm_chat_apply(const llm_model *m, const llm_chat_message *msgs, size_t n,
                           bool add_assistant, char *buf, size_t cap, int32_t *n_out) {
     if (!m || !n_out || (!msgs && n) || (!buf && cap))
         return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_chat_apply: invalid argument");
-    char *err = llm__model_errbuf(m);
+    /* Const and thread-safe: the message goes to this thread's llm_last_error()
+     * only, never into the shared model (see engine_error.h). */
+    char *err = NULL;
     const char *tmpl_str = llm__model_chat_template(m);
     llm_chat_params p = llm_chat_default_params();
     p.bos_token = llm__model_bos_text(m);

@@ -44,7 +44,7 @@ static llm_status emit(llm_session *s, size_t *used, const char *piece, size_t n
 }
 
 llm_status llm_session_next_token(llm_session *s, llm_token *tok_out, const char **text, size_t *len) {
-    if (tok_out) *tok_out = LLM_TOKEN_NONE;
+    if (tok_out) *tok_out = LLM_TOKEN_NULL;
     if (text) *text = "";
     if (len) *len = 0;
     if (!s) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_session_next_token: NULL session");

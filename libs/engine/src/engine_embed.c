@@ -48,6 +48,7 @@ llm_status llm_embed(llm_model *m, const char *const *texts, size_t n, llm_pooli
                      bool normalize, float *out, size_t dim) {
     if (!m || (!texts && n) || (!out && n))
         return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_embed: NULL argument");
+    if (m->vocab_only) return llm__fail(NULL, LLM_ERR_STATE, "llm_embed: the model was loaded vocab_only");
     if (dim != (size_t)m->info.n_embd)
         return llm__fail(m->err, LLM_ERR_INVALID_ARG, "llm_embed: dim %zu but the model's n_embd is %d",
                          dim, m->info.n_embd);

@@ -1,25 +1,20 @@
-/* Error text: one thread-local buffer for llm_last_error(), plus per-handle
- * copies written by the model and session code through llm__set_error. */
+/* Error text of the engine (llama/error.h): the thread's LLM__ERR_ENGINE slot
+ * behind llm_last_error(), plus per-handle copies (model, session) written by
+ * calls that own the handle, through llm__fail. */
 #include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "llama/engine.h"
+#include "llama/error.h"
 #include "engine_error.h"
 
-static _Thread_local char tls_error[LLM__ERR_CAP];
-
-const char *llm_last_error(void) { return tls_error; }
+const char *llm_last_error(void) { return llm__err_get(LLM__ERR_ENGINE); }
 
 llm_status llm__fail(char *handle_buf, llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(tls_error, sizeof tls_error, fmt, ap);
+    llm__err_vset_handle(LLM__ERR_ENGINE, handle_buf, handle_buf ? LLM__ERR_CAP : 0, st, fmt, ap);
     va_end(ap);
-    if (handle_buf) {
-        memcpy(handle_buf, tls_error, LLM__ERR_CAP);
-    }
     return st;
 }
 
-void llm__clear_error(void) { tls_error[0] = '\0'; }
+void llm__clear_error(void) { llm__err_clear(LLM__ERR_ENGINE); }

@@ -38,6 +38,7 @@ struct llm_model {
     uint64_t kv_bytes;
     double load_ms;
     int32_t *pos; /* [n_batch] positions of one forward pass, used under `lock` */
+    bool vocab_only; /* tokenizer and metadata only: desc, be, pool, fwd, pos are NULL */
 };
 
 /* ---- the batch loop (engine_compute.c) ----------------------------------- */
@@ -120,6 +121,14 @@ llm_status llm__ctx_reserve(llm_session *s, int32_t n);
 llm_status llm__session_compute(llm_session *s, float *all, int32_t rows_from, bool decoding);
 /* Resets the stop matcher and detokenizer for a new answer. */
 void llm__session_start_generation(llm_session *s);
+
+/* The sampling library's parameters for a session's llm_sampling_params
+ * (engine_params.c: the one conversion, with compile-time field checks). */
+llm_sampler_params llm__sampler_params_from(const llm_sampling_params *sp, int32_t n_vocab);
+
+/* Loads the tokenizer and metadata of `path` into `m` (engine_vocab.c) and
+ * fills m->info for a vocab-only model. The message is in llm_last_error(). */
+llm_status llm__model_load_vocab(llm_model *m, const char *path);
 
 /* Model helpers used by several files (model must be locked where noted). */
 bool llm__model_is_eog(const llm_model *m, llm_token t);

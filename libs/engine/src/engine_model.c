@@ -150,7 +150,16 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     llm_model *m = calloc(1, sizeof *m);
     if (!m) return llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
-    llm_status st = llm_model_desc_load(path, &m->desc);
+    llm_status st;
+    if (p.vocab_only) {
+        st = llm__model_load_vocab(m, path);
+        if (st != LLM_OK) goto fail;
+        m->load_ms = llm__now_ms() - t0;
+        *out = m;
+        llm__clear_error();
+        return LLM_OK;
+    }
+    st = llm_model_desc_load(path, &m->desc);
     if (st != LLM_OK) {
         llm__fail(NULL, st, "%s", llm_models_last_error());
         goto fail;
@@ -277,4 +286,3 @@ bool llm_token_is_eog(const llm_model *m, llm_token t) { return m && llm__model_
 const char *llm__model_chat_template(const llm_model *m) { return m->chat_template; }
 const char *llm__model_bos_text(const llm_model *m) { return m->bos_text; }
 const char *llm__model_eos_text(const llm_model *m) { return m->eos_text; }
-char *llm__model_errbuf(const llm_model *m) { return (char *)m->err; }

@@ -17,6 +17,7 @@ llm_model_params llm_model_default_params(void) {
     p.n_batch = 256;
     p.use_mmap = true;
     p.prefix_cache = true;
+    p.vocab_only = false;
     return p;
 }
 
@@ -30,6 +31,47 @@ llm_sampling_params llm_sampling_default_params(void) {
     p.min_p = 0.05f;
     p.repeat_penalty = 1.0f;
     p.repeat_last_n = 64;
+    return p;
+}
+
+/* engine.h keeps its own llm_sampling_params (the narrow waist exposes no
+ * type of a lower library, and apps have no use for n_vocab_max, logit-bias
+ * pointers or min_keep); this is the one place it becomes the sampling
+ * library's llm_sampler_params. Every shared field must have the same type
+ * on both sides, or the build fails here. */
+#define LLM__SAME_FIELD(a, fa, b, fb)                                                        \
+    _Static_assert(sizeof(((a *)0)->fa) == sizeof(((b *)0)->fb) &&                          \
+                       _Generic(((a *)0)->fa, float: 1, double: 1, default: 0) ==           \
+                           _Generic(((b *)0)->fb, float: 1, double: 1, default: 0),         \
+                   #a "." #fa " and " #b "." #fb " differ in type")
+LLM__SAME_FIELD(llm_sampling_params, seed, llm_sampler_params, seed);
+LLM__SAME_FIELD(llm_sampling_params, temperature, llm_sampler_params, temperature);
+LLM__SAME_FIELD(llm_sampling_params, top_k, llm_sampler_params, top_k);
+LLM__SAME_FIELD(llm_sampling_params, top_p, llm_sampler_params, top_p);
+LLM__SAME_FIELD(llm_sampling_params, min_p, llm_sampler_params, min_p);
+LLM__SAME_FIELD(llm_sampling_params, repeat_penalty, llm_sampler_params, repeat_penalty);
+LLM__SAME_FIELD(llm_sampling_params, repeat_last_n, llm_sampler_params, penalty_window);
+LLM__SAME_FIELD(llm_sampling_params, presence_penalty, llm_sampler_params, presence_penalty);
+LLM__SAME_FIELD(llm_sampling_params, frequency_penalty, llm_sampler_params, frequency_penalty);
+/* llm_sampling_params has 9 fields, all listed above: one 8-byte seed and
+ * eight 4-byte fields. The size check catches a field added to engine.h
+ * without a line here and in llm__sampler_params_from. */
+_Static_assert(sizeof(llm_sampling_params) == sizeof(uint64_t) + 8 * 4,
+               "llm_sampling_params gained a field: convert it in llm__sampler_params_from");
+
+llm_sampler_params llm__sampler_params_from(const llm_sampling_params *sp, int32_t n_vocab) {
+    llm_sampler_params p = llm_sampler_default_params();
+    p.n_vocab_max = n_vocab;
+    p.seed = sp->seed;
+    p.temperature = sp->temperature;
+    p.top_k = sp->top_k;
+    p.top_p = sp->top_p;
+    p.min_p = sp->min_p;
+    p.typical_p = 1.0f; /* not in engine.h: off */
+    p.repeat_penalty = sp->repeat_penalty;
+    p.presence_penalty = sp->presence_penalty;
+    p.frequency_penalty = sp->frequency_penalty;
+    p.penalty_window = sp->repeat_last_n;
     return p;
 }
 

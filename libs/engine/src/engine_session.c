@@ -15,19 +15,7 @@
 /* ---- sampler / stop / detok setup --------------------------------------- */
 
 static llm_status build_chain(llm_session *s) {
-    const llm_sampling_params *sp = &s->gen.sp;
-    llm_sampler_params p = llm_sampler_default_params();
-    p.n_vocab_max = s->m->info.n_vocab;
-    p.seed = sp->seed;
-    p.temperature = sp->temperature;
-    p.top_k = sp->top_k;
-    p.top_p = sp->top_p;
-    p.min_p = sp->min_p;
-    p.typical_p = 1.0f;
-    p.repeat_penalty = sp->repeat_penalty;
-    p.presence_penalty = sp->presence_penalty;
-    p.frequency_penalty = sp->frequency_penalty;
-    p.penalty_window = sp->repeat_last_n;
+    llm_sampler_params p = llm__sampler_params_from(&s->gen.sp, s->m->info.n_vocab);
     llm_sampler_chain *ch = NULL;
     llm_status st = llm_sampler_chain_from_params(&p, &ch);
     if (st != LLM_OK) return SFAIL(s, st, "sampler: %s", llm_sampling_last_error());
@@ -67,6 +55,7 @@ llm_status llm__ctx_reserve(llm_session *s, int32_t n) {
 llm_status llm_session_new(llm_model *m, const llm_session_params *params, llm_session **out) {
     if (out) *out = NULL;
     if (!m || !out) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_session_new: NULL argument");
+    if (m->vocab_only) return llm__fail(NULL, LLM_ERR_STATE, "llm_session_new: the model was loaded vocab_only");
     llm_session_params p = params ? *params : llm_session_default_params();
     if (p.n_ctx < 0 || p.n_ctx > m->n_ctx)
         return llm__fail(m->err, LLM_ERR_INVALID_ARG, "session n_ctx %d outside [0, %d]", p.n_ctx, m->n_ctx);

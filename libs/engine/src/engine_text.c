@@ -47,7 +47,7 @@ llm_status llm_tokenize(const llm_model *m, const char *text, size_t len, unsign
         return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_tokenize: invalid argument");
     size_t bad = utf8_check((const unsigned char *)text, len);
     if (bad != len)
-        return llm__fail((char *)m->err, LLM_ERR_BAD_UTF8,
+        return llm__fail(NULL, LLM_ERR_BAD_UTF8,
                          "input is not valid UTF-8 (bad byte 0x%02x at byte offset %zu)",
                          (unsigned char)text[bad], bad);
     unsigned tf = 0;
@@ -57,9 +57,9 @@ llm_status llm_tokenize(const llm_model *m, const char *text, size_t len, unsign
     llm_status st = llm_tokenizer_encode(m->tok, text, len, tf, out, cap, &n);
     if (st == LLM_ERR_BUFFER_TOO_SMALL) {
         *n_out = -n;
-        return llm__fail((char *)m->err, st, "token buffer too small: %d tokens needed", n);
+        return llm__fail(NULL, st, "token buffer too small: %d tokens needed", n);
     }
-    if (st != LLM_OK) return llm__fail((char *)m->err, st, "%s", llm_tokenizer_last_error());
+    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_tokenizer_last_error());
     *n_out = n;
     return LLM_OK;
 }
@@ -70,7 +70,7 @@ llm_status llm_detokenize(const llm_model *m, const llm_token *tokens, int32_t n
         return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_detokenize: invalid argument");
     for (int32_t i = 0; i < n; i++)
         if (tokens[i] < 0 || tokens[i] >= m->info.n_vocab)
-            return llm__fail((char *)m->err, LLM_ERR_INVALID_ARG,
+            return llm__fail(NULL, LLM_ERR_INVALID_ARG,
                              "token id %d at index %d is outside [0, %d)", tokens[i], i, m->info.n_vocab);
     size_t len = 0;
     char dummy[1];
@@ -80,20 +80,20 @@ llm_status llm_detokenize(const llm_model *m, const llm_token *tokens, int32_t n
         /* Our contract: the NUL is optional, so exactly `len` bytes suffice. */
         if (len <= cap && buf && len > 0) {
             char *tmp = malloc(len + 1);
-            if (!tmp) return llm__fail((char *)m->err, LLM_ERR_NO_MEMORY, "out of memory");
+            if (!tmp) return llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
             size_t l2 = 0;
             st = llm_tokenizer_decode(m->tok, tokens, n, render_special ? 0 : LLM_DETOKENIZE_SKIP_SPECIAL,
                                       tmp, len + 1, &l2);
             if (st == LLM_OK) memcpy(buf, tmp, l2);
             free(tmp);
-            if (st != LLM_OK) return llm__fail((char *)m->err, st, "%s", llm_tokenizer_last_error());
+            if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_tokenizer_last_error());
             *n_out = (int32_t)l2;
             return LLM_OK;
         }
         *n_out = -(int32_t)len;
-        return llm__fail((char *)m->err, st, "text buffer too small: %zu bytes needed", len);
+        return llm__fail(NULL, st, "text buffer too small: %zu bytes needed", len);
     }
-    if (st != LLM_OK) return llm__fail((char *)m->err, st, "%s", llm_tokenizer_last_error());
+    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_tokenizer_last_error());
     *n_out = (int32_t)len;
     return LLM_OK;
 }

@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "llama/error.h"
 #include "engine_error.h"
 #include "engine_tok.h"
 
@@ -35,7 +36,7 @@ llm_status llm__tokenizer_load(const llm_model_desc *d, llm_tokenizer **out, cha
     const llm_gguf *g = llm_model_desc_gguf(d);
     if (g) {
         llm_status st = llm__tokenizer_from_gguf(g, out);
-        if (st != LLM_OK) snprintf(err, cap, "%s", llm__tokenizer_gguf_last_error());
+        if (st != LLM_OK) snprintf(err, cap, "%s", llm__err_get(LLM__ERR_ENGINE));
         return st;
     }
     char *p = path_join(llm_model_desc_path(d), "tokenizer.json");
@@ -49,15 +50,21 @@ llm_status llm__tokenizer_load(const llm_model_desc *d, llm_tokenizer **out, cha
     return st;
 }
 
+char *llm__gguf_chat_template(const llm_gguf *g) {
+    const char *s;
+    size_t n;
+    if (llm_gguf_get_str(g, "tokenizer.chat_template", &s, &n) == LLM_OK) return dup_n(s, n);
+    return dup_n("", 0);
+}
+
 char *llm__chat_template_string(const llm_model_desc *d) {
     const llm_gguf *g = llm_model_desc_gguf(d);
-    if (g) {
-        const char *s;
-        size_t n;
-        if (llm_gguf_get_str(g, "tokenizer.chat_template", &s, &n) == LLM_OK) return dup_n(s, n);
-        return dup_n("", 0);
-    }
-    char *p = path_join(llm_model_desc_path(d), "tokenizer_config.json");
+    if (g) return llm__gguf_chat_template(g);
+    return llm__hf_chat_template(llm_model_desc_path(d));
+}
+
+char *llm__hf_chat_template(const char *dir) {
+    char *p = path_join(dir, "tokenizer_config.json");
     char *res = NULL;
     if (p) {
         json_error_t je;

@@ -14,5 +14,9 @@ llm_status llm__tokenizer_load(const llm_model_desc *d, llm_tokenizer **out, cha
 /* The model's Jinja chat template (malloc'd; "" when it has none), or NULL
  * when out of memory. */
 char *llm__chat_template_string(const llm_model_desc *d);
+/* The same from an open GGUF (tokenizer.chat_template) or from a Hugging Face
+ * folder (tokenizer_config.json's chat_template). */
+char *llm__gguf_chat_template(const llm_gguf *g);
+char *llm__hf_chat_template(const char *dir);
 
 #endif

@@ -6,19 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* This glue's own message (a copy of the tokenizer library's when
- * llm_tokenizer_create was what failed). */
-static _Thread_local char g_err[256];
+#include "llama/error.h"
 
-const char *llm__tokenizer_gguf_last_error(void) { return g_err; }
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
+/* The glue's messages go to the engine's slot (llm_last_error()); a copy of
+ * the tokenizer library's when llm_tokenizer_create was what failed. */
+LLM__PRINTF(2, 3)
 static llm_status fail(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    llm__err_vset(LLM__ERR_ENGINE, st, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -76,7 +72,6 @@ static llm_status copy_strings(const llm_gguf_value *arr, const char *key, char 
 }
 
 llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
-    g_err[0] = '\0';
     if (!out) return fail(LLM_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
     if (!g) return fail(LLM_ERR_INVALID_ARG, "gguf handle is NULL");

@@ -1,7 +1,7 @@
 /* tokenizer_gguf.h -- build an llm_tokenizer from a GGUF file's
  * tokenizer.ggml.* metadata (engine glue between llama-models and
- * llama-tokenizer; private to the engine, also compiled by tokenizer tests
- * and llm-tokenize). */
+ * llama-tokenizer; private to the engine). Other programs reach it through
+ * the public llama/engine_tokenizer.h (llm_load_tokenizer). */
 #ifndef LLM_TOKENIZER_GGUF_H
 #define LLM_TOKENIZER_GGUF_H
 
@@ -20,11 +20,8 @@ extern "C" {
  * tokens); LLM_ERR_UNSUPPORTED (another tokenizer model, named in the
  * message); LLM_ERR_BAD_FORMAT (a key of the wrong type or size);
  * LLM_ERR_NO_MEMORY; or what llm_tokenizer_create returns. On failure *out
- * is NULL and llm__tokenizer_gguf_last_error() says why. */
+ * is NULL and the thread's engine message (llm_last_error()) says why. */
 llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out);
-
-/* The message of the last failure of llm__tokenizer_from_gguf on this thread. */
-const char *llm__tokenizer_gguf_last_error(void);
 
 #ifdef __cplusplus
 }

@@ -5,18 +5,17 @@
 #include <string.h>
 
 #include "kv_internal.h"
+#include "llama/error.h"
 
-/* The last error text of this thread: the pool is single-threaded, but two
- * threads using two pools must not see each other's messages. */
-static _Thread_local char g_kv_err[256];
-
-
-const char *llm_kv_last_error(void) { return g_kv_err; }
+/* The last error text of this thread (llama/error.h): the pool is
+ * single-threaded, but two threads using two pools must not see each other's
+ * messages. */
+const char *llm_kv_last_error(void) { return llm__err_get(LLM__ERR_KV); }
 
 llm_status llm__kv_fail(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_kv_err, sizeof g_kv_err, fmt, ap);
+    llm__err_vset(LLM__ERR_KV, st, fmt, ap);
     va_end(ap);
     return st;
 }

@@ -159,6 +159,13 @@ llm_status llm_op_rope(llm_backend *be, const llm_tensor *x, const int32_t *posi
     if (p->mode != LLM_ROPE_MODE_NORMAL && p->mode != LLM_ROPE_MODE_NEOX) {
         return llm__err(LLM_ERR_INVALID_ARG, "rope: unknown mode %d", (int)p->mode);
     }
+    if (p->scaling == LLM_ROPE_SCALE_YARN) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "rope: YaRN scaling is not implemented");
+    }
+    if (p->scaling != LLM_ROPE_SCALE_NONE && p->scaling != LLM_ROPE_SCALE_LINEAR &&
+        p->scaling != LLM_ROPE_SCALE_LLAMA3) {
+        return llm__err(LLM_ERR_INVALID_ARG, "rope: unknown scaling %d", (int)p->scaling);
+    }
     uint64_t t0 = now_ns();
     llm_status st = be->iface->rope(be, x, positions, p);
     account(be, LLM_OP_ROPE, x, t0, 2 * llm_tensor_nbytes(x));

@@ -1,6 +1,9 @@
 /*
- * runtime.c -- errors, tensor views, backend creation and buffers: the parts
- * of the public API that only forward to the backend table.
+ * runtime.c -- tensor views, backend creation and buffers: the parts of the
+ * public API that only forward to the backend table. Calls go one way: this
+ * file calls the backends' create functions (cpu/backend_cpu.c,
+ * cuda/backend_cuda.cu); the backends call nothing here (their errors go
+ * through runtime_error.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -8,18 +11,6 @@
 #include <string.h>
 
 #include "backend.h"
-
-static _Thread_local char g_err[256];
-
-const char *llm_runtime_last_error(void) { return g_err; }
-
-llm_status llm__err(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(g_err, sizeof(g_err), fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 /* ---------------------------------------------------------------- tensors -- */
 

@@ -2,6 +2,7 @@
 # (paths relative to libs/runtime). The dtype helper lists src/dtype/ itself.
 set(LLM_RUNTIME_SOURCES
   src/runtime.c
+  src/runtime_error.c
   src/ops.c
   src/cpu/backend_cpu.c
   src/cpu/threadpool.c

@@ -13,18 +13,17 @@
 #include <stdlib.h>
 
 #include "chain_internal.h"
-
-static _Thread_local char g_err[256];
+#include "llama/error.h"
 
 llm_status llm__sampling_fail(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    llm__err_vset(LLM__ERR_SAMPLING, st, fmt, ap);
     va_end(ap);
     return st;
 }
 
-const char *llm_sampling_last_error(void) { return g_err; }
+const char *llm_sampling_last_error(void) { return llm__err_get(LLM__ERR_SAMPLING); }
 
 const char *llm_sampling_version(void) { return "0.1.0"; }
 

@@ -6,15 +6,14 @@
 #include <string.h>
 
 #include "tok_internal.h"
+#include "llama/error.h"
 
-static _Thread_local char g_err[512];
-
-const char *llm_tokenizer_last_error(void) { return g_err; }
+const char *llm_tokenizer_last_error(void) { return llm__err_get(LLM__ERR_TOKENIZER); }
 
 llm_status llm__tok_err(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    llm__err_vset(LLM__ERR_TOKENIZER, st, fmt, ap);
     va_end(ap);
     return st;
 }

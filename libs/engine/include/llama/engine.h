@@ -6,7 +6,7 @@
  * conversations in sessions: prefill a prompt, then decode tokens one by one
  * (by callback or by pulling), sample, detokenize, stop. It also computes
  * sentence embeddings. No type from a lower library appears here: this header
- * includes only standard C headers and llama/status.h.
+ * includes only standard C headers, llama/status.h and llama/types.h.
  *
  * Usage (error checks shortened):
  *
@@ -36,8 +36,9 @@
  * 0 ok, negative errors, positive non-fatal outcomes (LLM_CANCELLED,
  * LLM_CONTEXT_FULL, LLM_END_OF_STREAM). When a function returns a value other
  * than LLM_OK it also records an English message, readable on the same
- * thread with llm_last_error() and, for calls on a session or a model, with
- * llm_session_last_error() / llm_model_last_error(). Unless a function says
+ * thread with llm_last_error() and, for calls on a session or a non-const
+ * call on a model, with llm_session_last_error() / llm_model_last_error()
+ * (const, thread-safe calls write only the thread's message). Unless a function says
  * otherwise, an error leaves every object as it was before the call.
  *
  * Threads. A model may be shared by any number of sessions on any threads;
@@ -60,6 +61,7 @@
 #include <stdint.h>
 
 #include "llama/status.h"
+#include "llama/types.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,8 +83,8 @@ const char *llm_last_error(void);
 /* Models                                                                   */
 /* ------------------------------------------------------------------------ */
 
-typedef int32_t llm_token;             /* a token id: 0 <= id < n_vocab */
-#define LLM_TOKEN_NONE ((llm_token)-1) /* "this model has no such token" */
+/* llm_token (a token id, 0 <= id < n_vocab) and LLM_TOKEN_NULL ("this model
+ * has no such token") come from llama/types.h. */
 
 typedef struct llm_model llm_model;     /* opaque: weights, backend, KV pool, tokenizer */
 typedef struct llm_session llm_session; /* opaque: one conversation */
@@ -109,6 +111,12 @@ typedef struct llm_model_params {
                             NOTE: not honoured yet, the weights are always mapped. */
     bool prefix_cache;   /* share KV blocks of identical prompt prefixes across sessions
                             and turns; default true. */
+    bool vocab_only;     /* load only the tokenizer and the metadata: no weights, no
+                            backend, no KV cache; default false. The path may also be a
+                            vocab-only GGUF or a tokenizer.json. Tokenizing,
+                            detokenizing, llm_chat_apply and llm_model_get_info work;
+                            llm_session_new and llm_embed return LLM_ERR_STATE. Every
+                            field above is ignored. */
 } llm_model_params;
 
 /* The default model parameters (see each field). Never fails. */
@@ -140,7 +148,8 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params,
  * NULL and nothing is leaked. Returns LLM_OK, LLM_ERR_IO, LLM_ERR_BAD_FORMAT
  * (a corrupt or truncated file is always this, never a crash),
  * LLM_ERR_UNSUPPORTED, LLM_ERR_NO_MEMORY, LLM_ERR_BACKEND ("cuda" asked for
- * but unusable), LLM_ERR_INVALID_ARG. Thread-safe. */
+ * but unusable), LLM_ERR_INVALID_ARG, LLM_ERR_NOT_FOUND (vocab_only: the file
+ * has no tokenizer). Thread-safe. */
 llm_status llm_load_model(const char *path, const llm_model_params *params,
                           llm_model **out);
 
@@ -148,9 +157,12 @@ llm_status llm_load_model(const char *path, const llm_model_params *params,
  * of the model must have been freed before. */
 void llm_model_free(llm_model *model);
 
-/* The message of the most recent failure of a call on `model` (including
- * llm_tokenize, llm_chat_apply, llm_embed...), or "". Valid until the next
- * failing call on the model. Never NULL. */
+/* The message of the most recent failure of a non-const call on `model`
+ * (llm_embed, llm_session_new...), or "". Valid until the next failing such
+ * call on the model. Never NULL. Calls that take a const model and are
+ * thread-safe (llm_tokenize, llm_detokenize, llm_chat_apply, ...) do not
+ * write it, since several threads may run them on one model at once: their
+ * message is in the calling thread's llm_last_error(). */
 const char *llm_model_last_error(const llm_model *model);
 
 /* Facts about a loaded model. Strings are owned by the model and valid
@@ -171,8 +183,10 @@ typedef struct llm_model_info {
     int32_t n_head_kv;
     uint64_t n_params;         /* number of weights */
     uint64_t weights_bytes;    /* bytes of weights */
-    llm_token bos, eos, eot, pad, unk; /* special tokens, LLM_TOKEN_NONE if absent */
+    llm_token bos, eos, eot, pad, unk; /* special tokens, LLM_TOKEN_NULL if absent */
     bool is_encoder;           /* true for encoder-only models (BERT): no sessions */
+    bool vocab_only;           /* loaded with llm_model_params.vocab_only: the sizes
+                                  above other than n_vocab are 0, backend is "" */
 } llm_model_info;
 
 /* Fills *info. Returns LLM_OK or LLM_ERR_INVALID_ARG. Thread-safe. */
@@ -238,10 +252,8 @@ void llm_token_stream_free(llm_token_stream *d);
 /* Chat templates                                                           */
 /* ------------------------------------------------------------------------ */
 
-typedef struct llm_chat_message {
-    const char *role;    /* "system", "user" or "assistant" */
-    const char *content; /* UTF-8, NUL-terminated */
-} llm_chat_message;
+/* A message is an llm_chat_message (llama/types.h): role ("system", "user"
+ * or "assistant") and content, both NUL-terminated UTF-8. */
 
 /* Renders `n` messages with the model's chat template (its own Jinja
  * template string, run by a sandboxed interpreter with the recognised
@@ -289,7 +301,8 @@ llm_session_params llm_session_default_params(void);
  * NULL. The session reserves no KV blocks until tokens are prefilled; blocks
  * come from the model's shared pool. On success *out is owned by the caller
  * (llm_session_free()). Returns LLM_OK, LLM_ERR_NO_MEMORY,
- * LLM_ERR_UNSUPPORTED (an encoder-only model has no sessions; use
+ * LLM_ERR_STATE (the model was loaded vocab_only), LLM_ERR_UNSUPPORTED
+ * (an encoder-only model has no sessions; use
  * llm_embed), LLM_ERR_INVALID_ARG (n_ctx larger than the model's). */
 llm_status llm_session_new(llm_model *model, const llm_session_params *params,
                            llm_session **out);
@@ -511,7 +524,8 @@ llm_status llm_pooling_from_string(const char *s, llm_pooling *out);
  * not depend on how texts are batched), and pooled; with `normalize` each row
  * gets unit L2 norm. A text longer than the model's context is an error
  * (LLM_CONTEXT_FULL, message names the text index), never truncated. Returns
- * LLM_OK, LLM_CONTEXT_FULL, LLM_ERR_BAD_UTF8, LLM_ERR_INVALID_ARG (dim
+ * LLM_OK, LLM_CONTEXT_FULL, LLM_ERR_STATE (vocab_only model),
+ * LLM_ERR_BAD_UTF8, LLM_ERR_INVALID_ARG (dim
  * mismatch, empty text), LLM_ERR_BACKEND, LLM_ERR_NO_MEMORY. On error the
  * contents of `out` are unspecified. Thread-safe (serialized per model). */
 llm_status llm_embed(llm_model *model, const char *const *texts, size_t n,

@@ -64,6 +64,7 @@
 #include <stdint.h>
 
 #include "llama/dtype.h"
+#include "llama/rope.h"
 #include "llama/status.h"
 
 #ifdef __cplusplus
@@ -305,17 +306,9 @@ const char *llm_safetensors_meta_value(const llm_safetensors *st, int64_t i);
 /* Model descriptor                                                         */
 /* ------------------------------------------------------------------------ */
 
-typedef enum llm_rope_type {
-    LLM_ROPE_NORMAL = 0, /* rotate adjacent pairs (x[2i], x[2i+1]): llama.cpp's llama */
-    LLM_ROPE_NEOX = 2    /* rotate halves (x[i], x[i + n_rot/2]): HF's rotate_half */
-} llm_rope_type;
-
-typedef enum llm_rope_scaling {
-    LLM_ROPE_SCALING_NONE = 0,
-    LLM_ROPE_SCALING_LINEAR = 1,
-    LLM_ROPE_SCALING_YARN = 2,
-    LLM_ROPE_SCALING_LLAMA3 = 3
-} llm_rope_scaling;
+/* RoPE kinds are the runtime's (llama/rope.h): LLM_ROPE_MODE_NORMAL rotates
+ * adjacent pairs (llama.cpp's llama), LLM_ROPE_MODE_NEOX halves (HF's
+ * rotate_half); scaling NONE, LINEAR, YARN or LLAMA3. */
 
 /* Hyper-parameters, format-independent. */
 typedef struct llm_model_hparams {
@@ -328,9 +321,9 @@ typedef struct llm_model_hparams {
     uint32_t n_ff;         /* feed-forward width */
     uint32_t n_ctx_train;  /* context length trained for */
     uint32_t n_rot;        /* rotary dims per head (head_dim unless set) */
-    llm_rope_type rope_type;
+    llm_rope_mode rope_type;
     float rope_freq_base;  /* theta */
-    llm_rope_scaling rope_scaling; /* GGUF has no llama3 key: a GGUF carrying the tensor
+    llm_rope_scale_kind rope_scaling; /* GGUF has no llama3 key: a GGUF carrying the tensor
                                       rope_freqs.weight ([n_rot/2] per-dimension frequency
                                       divisors, precomputed by the converter) reports LLAMA3
                                       and the forward divides by that tensor; SafeTensors
@@ -383,7 +376,7 @@ llm_status llm_model_desc_from_gguf(const char *path, llm_model_desc **out);
  * ROPE: HF llama checkpoints store q/k rows in the order HF's rotate_half
  * expects; llama.cpp's converter permutes them so it can use NORMAL rope. We
  * do NOT permute (weights stay zero-copy in the mapping): a SafeTensors-
- * sourced llama gets rope_type = LLM_ROPE_NEOX, which is the same function
+ * sourced llama gets rope_type = LLM_ROPE_MODE_NEOX, which is the same function
  * of the unpermuted weights. Forwards must honour hparams.rope_type.
  * Returns as llm_model_desc_from_gguf. */
 llm_status llm_model_desc_from_dir(const char *dir, llm_model_desc **out);

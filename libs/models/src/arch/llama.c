@@ -125,7 +125,7 @@ llm_status llm__llama_load(llm_net *net) {
     llm_rope_params *r = &net->rope;
     memset(r, 0, sizeof(*r));
     r->n_dims = (int32_t)hp->n_rot;
-    r->mode = hp->rope_type == LLM_ROPE_NEOX ? LLM_ROPE_MODE_NEOX : LLM_ROPE_MODE_NORMAL;
+    r->mode = hp->rope_type == LLM_ROPE_MODE_NEOX ? LLM_ROPE_MODE_NEOX : LLM_ROPE_MODE_NORMAL;
     r->freq_base = hp->rope_freq_base > 0.0f ? hp->rope_freq_base : 10000.0f;
     r->scaling = LLM_ROPE_SCALE_NONE;
     r->freq_scale = 1.0f;
@@ -135,7 +135,7 @@ llm_status llm__llama_load(llm_net *net) {
             return llm__net_err(LLM_ERR_BAD_FORMAT, "llama: rope_freqs.weight must be f32 [n_rot/2]");
         }
         r->freq_factors = ff->data; /* host memory in the mapping: ops read it as a host array */
-    } else if (hp->rope_scaling == LLM_ROPE_SCALING_LLAMA3) {
+    } else if (hp->rope_scaling == LLM_ROPE_SCALE_LLAMA3) {
         r->scaling = LLM_ROPE_SCALE_LLAMA3;
         r->llama3_factor = hp->rope_scaling_factor;
         r->llama3_low_freq_factor = hp->rope_low_freq_factor;
@@ -146,10 +146,10 @@ llm_status llm__llama_load(llm_net *net) {
             return llm__net_err(LLM_ERR_BAD_FORMAT, "llama: incomplete llama3 rope scaling");
         }
     }
-    if (hp->rope_scaling == LLM_ROPE_SCALING_LINEAR && hp->rope_scaling_factor > 0.0f) {
+    if (hp->rope_scaling == LLM_ROPE_SCALE_LINEAR && hp->rope_scaling_factor > 0.0f) {
         r->scaling = LLM_ROPE_SCALE_LINEAR;
         r->freq_scale = 1.0f / hp->rope_scaling_factor;
-    } else if (hp->rope_scaling == LLM_ROPE_SCALING_YARN) {
+    } else if (hp->rope_scaling == LLM_ROPE_SCALE_YARN) {
         return llm__net_err(LLM_ERR_UNSUPPORTED, "llama: YaRN rope scaling is not implemented");
     }
     return LLM_OK;

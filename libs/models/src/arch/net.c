@@ -10,22 +10,21 @@
 #include <string.h>
 
 #include "arch/net_internal.h"
+#include "llama/error.h"
 
-static _Thread_local char g_err[256];
-
-const char *llm_net_last_error(void) { return g_err; }
+const char *llm_net_last_error(void) { return llm__err_get(LLM__ERR_NET); }
 
 llm_status llm__net_err(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(g_err, sizeof(g_err), fmt, ap);
+    llm__err_vset(LLM__ERR_NET, st, fmt, ap);
     va_end(ap);
     return st;
 }
 
 llm_status llm__net_op(llm_status st) {
     if (st < 0) {
-        snprintf(g_err, sizeof(g_err), "%s", llm_runtime_last_error());
+        llm__err_set(LLM__ERR_NET, st, "%s", llm_runtime_last_error());
     }
     return st;
 }

@@ -94,7 +94,7 @@ static llm_status llama_from_gguf(llm_model_desc *d, const llm_gguf *g) {
     if (key_len && val_len && key_len != val_len)
         return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: key_length %u != value_length %u", d->path, key_len, val_len);
     hp->head_dim = key_len;
-    hp->rope_type = LLM_ROPE_NORMAL; /* llama.cpp's converter permuted q/k for it */
+    hp->rope_type = LLM_ROPE_MODE_NORMAL; /* llama.cpp's converter permuted q/k for it */
     /* Rope scaling: "none", "linear", "yarn". Llama-3.1-style scaling is not a
      * key in GGUF: converters store per-dimension divisors in the tensor
      * rope_freqs.weight, which the forward applies; we flag it as LLAMA3. */
@@ -102,9 +102,9 @@ static llm_status llama_from_gguf(llm_model_desc *d, const llm_gguf *g) {
     size_t len;
     st = llm_gguf_get_str(g, "llama.rope.scaling.type", &s, &len);
     if (st == LLM_OK) {
-        if (len == 6 && !memcmp(s, "linear", 6)) hp->rope_scaling = LLM_ROPE_SCALING_LINEAR;
-        else if (len == 4 && !memcmp(s, "yarn", 4)) hp->rope_scaling = LLM_ROPE_SCALING_YARN;
-        else if (len == 4 && !memcmp(s, "none", 4)) hp->rope_scaling = LLM_ROPE_SCALING_NONE;
+        if (len == 6 && !memcmp(s, "linear", 6)) hp->rope_scaling = LLM_ROPE_SCALE_LINEAR;
+        else if (len == 4 && !memcmp(s, "yarn", 4)) hp->rope_scaling = LLM_ROPE_SCALE_YARN;
+        else if (len == 4 && !memcmp(s, "none", 4)) hp->rope_scaling = LLM_ROPE_SCALE_NONE;
         else
             return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: unsupported rope scaling type '%.*s'", d->path,
                                      (int)(len > 32 ? 32 : len), s);
@@ -114,8 +114,8 @@ static llm_status llama_from_gguf(llm_model_desc *d, const llm_gguf *g) {
     st = opt_f32(g, "llama.rope.scaling.factor", &hp->rope_scaling_factor);
     if (!st) st = opt_u32(g, "llama.rope.scaling.original_context_length", &hp->rope_orig_ctx);
     if (st) return st;
-    if (hp->rope_scaling == LLM_ROPE_SCALING_NONE && llm_model_desc_find_tensor(d, "rope_freqs.weight"))
-        hp->rope_scaling = LLM_ROPE_SCALING_LLAMA3;
+    if (hp->rope_scaling == LLM_ROPE_SCALE_NONE && llm_model_desc_find_tensor(d, "rope_freqs.weight"))
+        hp->rope_scaling = LLM_ROPE_SCALE_LLAMA3;
     return finish_hparams(d);
 }
 
@@ -168,16 +168,16 @@ static llm_status llama_from_hf(llm_model_desc *d, json_t *cfg) {
     cfg_id(cfg, "pad_token_id", &hp->pad_id);
     /* Unpermuted HF q/k weights pair with rotate_half, i.e. NEOX rope (see
      * llm_model_desc_from_dir in models.h). */
-    hp->rope_type = LLM_ROPE_NEOX;
+    hp->rope_type = LLM_ROPE_MODE_NEOX;
     json_t *rs = json_object_get(cfg, "rope_scaling");
     if (json_is_object(rs)) {
         json_t *ty = json_object_get(rs, "rope_type");
         if (!json_is_string(ty)) ty = json_object_get(rs, "type");
         const char *t = json_is_string(ty) ? json_string_value(ty) : "";
-        if (!strcmp(t, "linear")) hp->rope_scaling = LLM_ROPE_SCALING_LINEAR;
-        else if (!strcmp(t, "yarn")) hp->rope_scaling = LLM_ROPE_SCALING_YARN;
-        else if (!strcmp(t, "llama3")) hp->rope_scaling = LLM_ROPE_SCALING_LLAMA3;
-        else if (!strcmp(t, "default")) hp->rope_scaling = LLM_ROPE_SCALING_NONE;
+        if (!strcmp(t, "linear")) hp->rope_scaling = LLM_ROPE_SCALE_LINEAR;
+        else if (!strcmp(t, "yarn")) hp->rope_scaling = LLM_ROPE_SCALE_YARN;
+        else if (!strcmp(t, "llama3")) hp->rope_scaling = LLM_ROPE_SCALE_LLAMA3;
+        else if (!strcmp(t, "default")) hp->rope_scaling = LLM_ROPE_SCALE_NONE;
         else
             return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: unsupported rope_scaling type '%.32s'", d->path, t);
         if (!st) st = cfg_f32(d, rs, "factor", &hp->rope_scaling_factor);

@@ -14,21 +14,20 @@
 #include <unistd.h>
 
 #include "formats/formats_internal.h"
-
-static _Thread_local char t_error[1024];
+#include "llama/error.h"
 
 const char *llm_models_last_error(void) {
-    return t_error;
+    return llm__err_get(LLM__ERR_MODELS);
 }
 
 void llm__models_clear_error(void) {
-    t_error[0] = '\0';
+    llm__err_clear(LLM__ERR_MODELS);
 }
 
 llm_status llm__models_error(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(t_error, sizeof t_error, fmt, ap);
+    llm__err_vset(LLM__ERR_MODELS, st, fmt, ap);
     va_end(ap);
     return st;
 }

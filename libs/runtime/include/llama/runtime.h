@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "llama/dtype.h"
+#include "llama/rope.h"
 #include "llama/status.h"
 
 #ifdef __cplusplus
@@ -215,16 +216,7 @@ llm_status llm_op_matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
 llm_status llm_op_rms_norm(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                            const llm_tensor *weight, float eps);
 
-typedef enum llm_rope_mode {
-    LLM_ROPE_MODE_NORMAL = 0, /* rotate adjacent pairs (x[2i], x[2i+1]) (Llama GGUF) */
-    LLM_ROPE_MODE_NEOX = 2    /* rotate halves (x[i], x[i + n_dims/2]) (NeoX, Qwen, HF) */
-} llm_rope_mode;
-
-typedef enum llm_rope_scale_kind {
-    LLM_ROPE_SCALE_NONE = 0,
-    LLM_ROPE_SCALE_LINEAR = 1, /* positions multiplied by freq_scale */
-    LLM_ROPE_SCALE_LLAMA3 = 2  /* per-frequency factors from the Llama 3.1 rule */
-} llm_rope_scale_kind;
+/* llm_rope_mode and llm_rope_scale_kind: llama/rope.h. */
 
 typedef struct llm_rope_params {
     int32_t n_dims;          /* rotated dims per head (<= head_dim, even) */

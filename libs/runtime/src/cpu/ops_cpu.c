@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
+#include "rope_llama3.h"
 
 #define PAR_MIN_ELEMS 16384
 
@@ -205,25 +206,6 @@ llm_status llm__cpu_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_id
 
 /* -------------------------------------------------------------------- rope -- */
 
-/* Llama 3.1 rule: long wavelengths are slowed by `factor`, short ones kept,
- * with a smooth ramp between (as in Meta's reference code). */
-static float llama3_factor(const llm_rope_params *p, int i) {
-    const float pi = 3.14159265358979323846f;
-    float freq = powf(p->freq_base, -2.0f * (float)i / (float)p->n_dims);
-    float wavelen = 2.0f * pi / freq;
-    float low_wl = (float)p->llama3_orig_ctx / p->llama3_low_freq_factor;
-    float high_wl = (float)p->llama3_orig_ctx / p->llama3_high_freq_factor;
-    if (wavelen < high_wl) {
-        return 1.0f;
-    }
-    if (wavelen > low_wl) {
-        return p->llama3_factor;
-    }
-    float smooth = ((float)p->llama3_orig_ctx / wavelen - p->llama3_low_freq_factor) /
-                   (p->llama3_high_freq_factor - p->llama3_low_freq_factor);
-    return 1.0f / ((1.0f - smooth) / p->llama3_factor + smooth);
-}
-
 typedef struct {
     float *x;                /* [n][n_head][head_dim] */
     const int32_t *pos;      /* [n] */
@@ -247,7 +229,7 @@ static void rope_task(void *vp, int ith, int nth) {
             if (p->freq_factors) {
                 th /= p->freq_factors[i];
             } else if (p->scaling == LLM_ROPE_SCALE_LLAMA3) {
-                th /= llama3_factor(p, i);
+                th /= llm__rope_llama3_factor(p, i);
             }
             if (p->scaling == LLM_ROPE_SCALE_LINEAR) {
                 th *= p->freq_scale;

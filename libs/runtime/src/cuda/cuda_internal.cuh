@@ -117,6 +117,9 @@ static inline unsigned llm__cuda_grid(int64_t n, int bs) {
     return (unsigned)(g < 1 ? 1 : g > cap ? cap : g);
 }
 
+/* Helpers shared by the CUDA files: C linkage, so the library exports only
+ * llm_/llm__ names (tests/common's symbol check runs nm over it). */
+extern "C" {
 /* Copies `count` host arrays (srcs[i], sizes[i] bytes) to the device in one
  * stream-ordered upload; dev[i] receives each array's device address, valid
  * for kernels queued on c->stream until the ring wraps (8 slots later), i.e.
@@ -132,6 +135,7 @@ llm_status llm__cuda_reserve_download(llm__cuda *c, size_t n);
 
 /* Frees the cuRAND generator if one was created (random_cuda.cu). */
 void llm__cuda_rng_free(llm__cuda *c);
+} /* extern "C" */
 
 /* Op entry points, one family per file; arguments were validated by ops.c. */
 extern "C" {

@@ -13,25 +13,7 @@
 #include <math.h>
 
 #include "cuda/cuda_internal.cuh"
-
-/* The Llama 3.1 frequency rule, evaluated on the host exactly as the CPU
- * backend evaluates it (cpu/ops_cpu.c). */
-static float llama3_factor(const llm_rope_params *p, int i) {
-    const float pi = 3.14159265358979323846f;
-    float freq = powf(p->freq_base, -2.0f * (float)i / (float)p->n_dims);
-    float wavelen = 2.0f * pi / freq;
-    float low_wl = (float)p->llama3_orig_ctx / p->llama3_low_freq_factor;
-    float high_wl = (float)p->llama3_orig_ctx / p->llama3_high_freq_factor;
-    if (wavelen < high_wl) {
-        return 1.0f;
-    }
-    if (wavelen > low_wl) {
-        return p->llama3_factor;
-    }
-    float smooth = ((float)p->llama3_orig_ctx / wavelen - p->llama3_low_freq_factor) /
-                   (p->llama3_high_freq_factor - p->llama3_low_freq_factor);
-    return 1.0f / ((1.0f - smooth) / p->llama3_factor + smooth);
-}
+#include "rope_llama3.h" /* the Llama 3.1 rule, shared with cpu/ops_cpu.c */
 
 /* Grid: x over (head, pair) of one token, y over tokens. */
 static __global__ void rope_kernel(float *x,               /* [n][n_head][hd] */
@@ -80,7 +62,7 @@ extern "C" llm_status llm__cuda_rope(llm_backend *be, const llm_tensor *x,
     const int has_div = p->freq_factors != NULL || p->scaling == LLM_ROPE_SCALE_LLAMA3;
     if (has_div) {
         for (int i = 0; i < n_half; i++) {
-            div[i] = p->freq_factors ? p->freq_factors[i] : llama3_factor(p, i);
+            div[i] = p->freq_factors ? p->freq_factors[i] : llm__rope_llama3_factor(p, i);
         }
     }
     const void *srcs[2] = {positions, div};

@@ -39,19 +39,14 @@
 #include <stddef.h>
 
 #include "llama/status.h"
+#include "llama/types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* One message of a conversation. Both strings are NUL-terminated UTF-8 and
- * are only read during the call. Roles are free text: the usual ones are
- * "system", "user" and "assistant"; what a template does with another role
- * ("tool", ...) is what the model's template does (often an error). */
-typedef struct llm_chat_message {
-    const char *role;
-    const char *content;
-} llm_chat_message;
+/* One message of a conversation: llm_chat_message, defined in llama/types.h
+ * (the engine's llm_chat_apply takes the same type). */
 
 /* The template families we render. Each value is one published template
  * (named after the models that carry it); the name in quotes is what

@@ -42,14 +42,13 @@
 #include <stdint.h>
 
 #include "llama/status.h"
+#include "llama/types.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* A token id: an index into the vocabulary. -1 (LLM_TOKEN_NULL) means "none". */
-typedef int32_t llm_token;
-#define LLM_TOKEN_NULL ((llm_token)-1)
+/* llm_token and LLM_TOKEN_NULL ("none") come from llama/types.h. */
 
 /* The library's version string, e.g. "0.1.0". */
 const char *llm_tokenizer_version(void);

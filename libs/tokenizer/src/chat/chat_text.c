@@ -7,20 +7,19 @@
 #include <string.h>
 
 #include "chat/chat_internal.h"
-
-static _Thread_local char chat_error[256];
+#include "llama/error.h"
 
 llm_status llm__chat_fail(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(chat_error, sizeof chat_error, fmt, ap);
+    llm__err_vset(LLM__ERR_CHAT, st, fmt, ap);
     va_end(ap);
     return st;
 }
 
-void llm__chat_clear_error(void) { chat_error[0] = '\0'; }
+void llm__chat_clear_error(void) { llm__err_clear(LLM__ERR_CHAT); }
 
-const char *llm_chat_last_error(void) { return chat_error; }
+const char *llm_chat_last_error(void) { return llm__err_get(LLM__ERR_CHAT); }
 
 void llm__sb_put(llm__sb *sb, const char *s, size_t n) {
     if (sb->failed || n == 0)

@@ -1,0 +1,2 @@
+int llm_fixture_a(void);
+int llm_fixture_a(void) { return 0; }
