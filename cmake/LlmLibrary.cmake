@@ -16,7 +16,7 @@ set(LLM_ALLOWED_DEPS_kv "")
 set(LLM_ALLOWED_DEPS_sampling "")
 set(LLM_ALLOWED_DEPS_tokenizer "")
 set(LLM_ALLOWED_DEPS_runtime "")
-set(LLM_ALLOWED_DEPS_models "runtime;kv")
+set(LLM_ALLOWED_DEPS_models "runtime")
 set(LLM_ALLOWED_DEPS_engine "models;runtime;kv;tokenizer;sampling")
 set_property(GLOBAL PROPERTY LLM_LIBRARIES "")
 

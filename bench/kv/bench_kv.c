@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
     llm_kv_pool_params pp = llm_kv_pool_default_params();
     pp.n_blocks = n_blocks;
     pp.block_size = bs;
-    pp.bytes_per_token = llm_kv_bytes_per_token(30, 3, 64, 2);
+    pp.bytes_per_token = (size_t)2 * 30 * 3 * 64 * 2; /* K+V x layers x kv heads x head dim x F16 */
     llm_kv_pool *pool;
     CHECK(llm_kv_pool_create(&pp, &pool));
     printf("pool: %d blocks x %d tokens, %.2f GiB of F16 K/V for SmolLM2-135M (%zu B/token)\n",

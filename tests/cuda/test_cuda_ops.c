@@ -455,6 +455,17 @@ Test(cuda_ops, elementwise) {
             cu_check_close(got, want, NULL, (size_t)n, op == 3 ? 1e-7 : 0.0, op == 3 ? 1e-6 : 0.0,
                            names[op]);
         }
+        /* A bias: b is one row of d floats added to every row of a. */
+        const int64_t d = n < 97 ? n : 97, rows = n / d;
+        for (int side = 1; side >= 0; side--) {
+            llm_backend *be = side ? p.dev : p.cpu;
+            llm_tensor a2 = cu_view(&ab, side, 0, LLM_DTYPE_F32, d, rows, 1);
+            llm_tensor b2 = cu_view(&bb, side, 0, LLM_DTYPE_F32, d, 1, 1);
+            llm_tensor o2 = cu_view(&ob, side, 0, LLM_DTYPE_F32, d, rows, 1);
+            cr_assert_eq(llm_op_add(be, &o2, &a2, &b2), LLM_OK, "%s", llm_runtime_last_error());
+            cu_read(&ob, side, 0, side ? got : want, (size_t)(d * rows) * 4);
+        }
+        cu_check_close(got, want, NULL, (size_t)(d * rows), 0.0, 0.0, "add bias row");
         /* Aliasing: out = a + out. */
         cr_assert_eq(llm_buffer_read(bb.dev, 0, want, nb), LLM_OK);
         llm_tensor a = cu_view(&ab, 1, 0, LLM_DTYPE_F32, n, 1, 1);

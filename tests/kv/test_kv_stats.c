@@ -1,31 +1,7 @@
-/* Stats counters, byte accounting, injected allocation failures. */
+/* Stats counters, byte totals, injected allocation failures. */
 #include <stdlib.h>
 
 #include "kv_test_util.h"
-
-Test(kv_stats, bytes_per_token_for_real_models) {
-    /* SmolLM2-135M: 30 layers, 3 KV heads of 64, F16 K and V. */
-    cr_assert_eq(llm_kv_bytes_per_token(30, 3, 64, 2), (size_t)2 * 30 * 3 * 64 * 2);
-    cr_assert_eq(llm_kv_bytes_per_token(30, 3, 64, 2), 23040u);
-    /* Llama-3-8B: 32 layers, 8 KV heads of 128, F16: 128 KiB per token. */
-    cr_assert_eq(llm_kv_bytes_per_token(32, 8, 128, 2), 131072u);
-    cr_assert_eq(llm_kv_bytes_per_token(32, 8, 128, 4), 262144u);
-    cr_assert_eq(llm_kv_bytes_per_block(23040, 16), 368640u);
-    /* 1 GiB of F16 cache for Llama-3-8B in blocks of 16 tokens: 512 blocks. */
-    cr_assert_eq(llm_kv_blocks_for_budget((size_t)1 << 30, 131072, 16), 512);
-    cr_assert_eq(llm_kv_blocks_for_budget(((size_t)1 << 30) - 1, 131072, 16), 511);
-}
-
-Test(kv_stats, bytes_bad_arguments) {
-    cr_assert_eq(llm_kv_bytes_per_token(0, 3, 64, 2), 0u);
-    cr_assert_eq(llm_kv_bytes_per_token(30, -1, 64, 2), 0u);
-    cr_assert_eq(llm_kv_bytes_per_token(30, 3, 64, 0), 0u);
-    cr_assert_eq(llm_kv_bytes_per_token(INT32_MAX, INT32_MAX, INT32_MAX, SIZE_MAX / 2), 0u);
-    cr_assert_eq(llm_kv_bytes_per_block(0, 16), 0u);
-    cr_assert_eq(llm_kv_bytes_per_block(SIZE_MAX / 2, 16), 0u);
-    cr_assert_eq(llm_kv_blocks_for_budget(100, 0, 16), 0);
-    cr_assert_eq(llm_kv_blocks_for_budget(SIZE_MAX, 1, 1), INT32_MAX);
-}
 
 Test(kv_stats, counts_and_counters) {
     llm_kv_pool_params pp = llm_kv_pool_default_params();

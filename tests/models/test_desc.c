@@ -86,11 +86,12 @@ static const tspec k_llama[] = {
 #define N_LLAMA (sizeof k_llama / sizeof k_llama[0])
 
 /* Writes the tiny llama as GGUF (all F32) with tweaks: arch tag, one tensor
- * renamed/reshaped/retyped (index `which`, or -1). */
-static void tiny_gguf(gw *w, const char *arch, int which, const char *rename, int64_t ne1_override,
-                      uint32_t type_override) {
+ * renamed/reshaped/retyped (index `which`, or -1), and an optional extra
+ * F32 [E] tensor named `extra` at the end. */
+static void tiny_gguf_x(gw *w, const char *arch, int which, const char *rename, int64_t ne1_override,
+                        uint32_t type_override, const char *extra) {
     gw_init(w);
-    size_t nt = N_LLAMA;
+    size_t nt = N_LLAMA + (extra ? 1 : 0);
     gw_header(w, 3, nt, 7);
     gw_kv_str(w, "general.architecture", arch);
     gw_kv_u32(w, "llama.embedding_length", E);
@@ -100,9 +101,10 @@ static void tiny_gguf(gw *w, const char *arch, int which, const char *rename, in
     gw_kv_u32(w, "llama.feed_forward_length", FF);
     gw_kv_u32(w, "tokenizer.ggml.bos_token_id", 1);
     uint64_t off = 0;
-    uint64_t sizes[N_LLAMA];
+    uint64_t sizes[N_LLAMA + 1];
     for (size_t i = 0; i < nt; i++) {
-        const tspec *t = &k_llama[i];
+        const tspec xt = {extra, E, 0};
+        const tspec *t = i < N_LLAMA ? &k_llama[i] : &xt;
         int64_t ne[2] = {t->ne0, t->ne1};
         uint32_t type = 0;
         const char *name = t->name;
@@ -122,6 +124,11 @@ static void tiny_gguf(gw *w, const char *arch, int which, const char *rename, in
         for (uint64_t k = 0; k < sizes[i]; k++) gw_u8(w, 0);
         gw_pad(w, 32);
     }
+}
+
+static void tiny_gguf(gw *w, const char *arch, int which, const char *rename, int64_t ne1_override,
+                      uint32_t type_override) {
+    tiny_gguf_x(w, arch, which, rename, ne1_override, type_override, NULL);
 }
 
 static llm_status desc_from_gw(const gw *w, llm_model_desc **d) {
@@ -162,6 +169,27 @@ Test(desc, tiny_gguf_ok_and_rejections) {
     cr_expect(strstr(llm_models_last_error(), "blk.0.attn_k.weight") != NULL, "%s", llm_models_last_error());
     gw_free(&w);
 
+    /* A tensor no table entry claims is refused, by name: an unknown variant
+     * must not load and silently compute something else. */
+    tiny_gguf_x(&w, "llama", -1, NULL, 0, 0, "blk.0.attn_mystery.weight");
+    cr_expect_eq(desc_from_gw(&w, &d), LLM_ERR_UNSUPPORTED);
+    cr_expect(strstr(llm_models_last_error(), "'blk.0.attn_mystery.weight'") != NULL, "%s",
+              llm_models_last_error());
+    cr_expect_null(d);
+    gw_free(&w);
+    /* A layer beyond block_count is unclaimed too. */
+    tiny_gguf_x(&w, "llama", -1, NULL, 0, 0, "blk.1.attn_norm.weight");
+    cr_expect_eq(desc_from_gw(&w, &d), LLM_ERR_UNSUPPORTED);
+    cr_expect(strstr(llm_models_last_error(), "'blk.1.attn_norm.weight'") != NULL, "%s", llm_models_last_error());
+    gw_free(&w);
+    /* An optional tensor the table knows (a bias) is accepted. */
+    tiny_gguf_x(&w, "llama", -1, NULL, 0, 0, "blk.0.attn_output.bias");
+    cr_expect_eq(desc_from_gw(&w, &d), LLM_OK, "%s", llm_models_last_error());
+    cr_expect_not_null(llm_model_desc_find_tensor(d, "blk.0.attn_output.bias"));
+    llm_model_desc_free(d);
+    d = NULL;
+    gw_free(&w);
+
     /* IQ2_XXS: valid GGUF, readable, but not a type llm computes with. */
     tiny_gguf(&w, "llama", 9, NULL, 4, 16);
     cr_expect_eq(desc_from_gw(&w, &d), LLM_ERR_UNSUPPORTED);
@@ -189,7 +217,7 @@ static const char *hf_name(const char *gguf_name, char *buf, size_t cap) {
 }
 
 /* Writes tensors [from, to) of k_llama as BF16 into dir/file, with an extra
- * unused tensor; returns 0. */
+ * extra tensor (see below). */
 static void write_shard(const char *dir, const char *file, size_t from, size_t to, int extra) {
     char header[8192];
     size_t hl = 0;
@@ -211,8 +239,10 @@ static void write_shard(const char *dir, const char *file, size_t from, size_t t
         off += bytes;
     }
     if (extra) {
-        hl += (size_t)snprintf(header + hl, sizeof header - hl, ",\"model.layers.0.self_attn.rotary_emb.inv_freq\":{\"dtype\":\"F32\",\"shape\":[8],\"data_offsets\":[%llu,%llu]}",
-                               (unsigned long long)off, (unsigned long long)(off + 32));
+        /* 1: a known harmless tensor (skipped); 2: one no table entry knows. */
+        const char *xn = extra == 1 ? "model.layers.0.self_attn.rotary_emb.inv_freq" : "model.layers.0.mlp.mystery.weight";
+        hl += (size_t)snprintf(header + hl, sizeof header - hl, ",\"%s\":{\"dtype\":\"F32\",\"shape\":[8],\"data_offsets\":[%llu,%llu]}",
+                               xn, (unsigned long long)off, (unsigned long long)(off + 32));
         off += 32;
     }
     snprintf(header + hl, sizeof header - hl, "}");
@@ -263,6 +293,20 @@ Test(desc, hf_single_file) {
     llm_dtype_dequantize_row(LLM_DTYPE_BF16, t->data, &f, 1);
     cr_expect_eq(f, 1.0f);
     llm_model_desc_free(d);
+    st_rm_rf(dir);
+    free(dir);
+}
+
+Test(desc, hf_unknown_tensor_named) {
+    char *dir = st_tmpdir();
+    cr_assert_not_null(dir);
+    cr_assert_eq(st_write_text(dir, "config.json", k_config), 0);
+    write_shard(dir, "model.safetensors", 0, N_LLAMA, 2);
+    llm_model_desc *d = NULL;
+    cr_expect_eq(llm_model_desc_load(dir, &d), LLM_ERR_UNSUPPORTED);
+    cr_expect(strstr(llm_models_last_error(), "'model.layers.0.mlp.mystery.weight'") != NULL, "%s",
+              llm_models_last_error());
+    cr_expect_null(d);
     st_rm_rf(dir);
     free(dir);
 }

@@ -244,3 +244,69 @@ Test(forward, cancel_and_bad_arguments) {
     free(lg); free(ref);
     fx_close(&f);
 }
+
+/* llm_net_plan reports what create allocates, from the same code. */
+Test(forward, plan) {
+    fx f;
+    fx_open(&f, 1);
+    llm_net_memory m;
+    cr_assert_eq(llm_net_plan(f.desc, NULL, &m), LLM_OK, "%s", llm_net_last_error());
+    cr_expect_eq(m.kv_bytes_per_token_layer, llm_net_kv_bytes_per_token_layer(f.net));
+    cr_expect_eq(m.kv_bytes_per_token, 30u * 2 * 3 * 64 * 2); /* SmolLM2: 30 layers, F16 */
+    cr_expect_eq(m.host_bytes, 512u * sizeof(int32_t));
+    /* Arena for 512 tokens: x, xn, tmp [512][576]; q, att [512][576]; k, v
+     * [512][192]; gate, up [512][1536]; logits [71][49152], each 64-aligned. */
+    const size_t want = 4u * (512u * 576 * 5 + 512u * 192 * 2 + 512u * 1536 * 2 + 71u * 49152);
+    cr_expect_eq(m.arena_bytes, want);
+    llm_net_params p = llm_net_default_params();
+    p.kv_type = LLM_DTYPE_F32;
+    p.max_batch = 1;
+    cr_assert_eq(llm_net_plan(f.desc, &p, &m), LLM_OK);
+    cr_expect_eq(m.kv_bytes_per_token, 30u * 2 * 3 * 64 * 4);
+    cr_expect_eq(m.arena_bytes, 4u * (576 * 5 + 192 * 2 + 1536 * 2 + 49152)); /* every slot 64-aligned already */
+    p.max_batch = 0;
+    cr_expect_eq(llm_net_plan(f.desc, &p, &m), LLM_ERR_INVALID_ARG);
+    cr_expect_eq(llm_net_plan(NULL, NULL, &m), LLM_ERR_INVALID_ARG);
+    fx_close(&f);
+}
+
+/* Copy-on-write of a block goes through the backend: every layer's K and V
+ * slots [0, n) of dst become src's, the rest of dst is untouched. */
+Test(forward, kv_copy_block) {
+    fx f;
+    fx_open(&f, 1);
+    const int32_t toks[5] = {1, 2, 3, 4, 5}, pos[5] = {0, 1, 2, 3, 4};
+    int32_t table[1] = {7};
+    llm_net_seq seq = {5, table, 1};
+    llm_net_batch b = llm_net_batch_default();
+    b.tokens = toks;
+    b.positions = pos;
+    b.n_tokens = 5;
+    b.seqs = &seq;
+    b.n_seqs = 1;
+    b.logits_mode = LLM_LOGITS_NONE;
+    cr_assert_eq(llm_net_forward(f.net, f.kv, &b), LLM_OK, "%s", llm_net_last_error());
+    cr_assert_eq(llm_net_kv_copy_block(f.kv, 7, 9, 3), LLM_OK, "%s", llm_net_last_error());
+    for (int32_t l = 0; l < 30; l += 29) {
+        llm_tensor k, v;
+        cr_assert_eq(llm_net_kv_layer(f.kv, l, &k, &v), LLM_OK);
+        const llm_tensor *t[2] = {&k, &v};
+        for (int w = 0; w < 2; w++) {
+            const size_t blk = t[w]->nb[3], tok = t[w]->nb[2];
+            unsigned char *src = malloc(blk), *dst = malloc(blk);
+            cr_assert_eq(llm_buffer_read(t[w]->buffer, t[w]->offset + 7 * blk, src, blk), LLM_OK);
+            cr_assert_eq(llm_buffer_read(t[w]->buffer, t[w]->offset + 9 * blk, dst, blk), LLM_OK);
+            cr_expect_eq(memcmp(src, dst, 3 * tok), 0, "layer %d: copied slots differ", l);
+            int rest_zero = 1;
+            for (size_t i = 3 * tok; i < blk; i++) rest_zero &= dst[i] == 0;
+            cr_expect(rest_zero, "layer %d: slots past n_tokens were written", l);
+            cr_expect_neq(memcmp(src + 3 * tok, dst + 3 * tok, tok), 0, "slot 3 of src is data");
+            free(src);
+            free(dst);
+        }
+    }
+    cr_expect_eq(llm_net_kv_copy_block(f.kv, 7, N_BLOCKS, 3), LLM_ERR_INVALID_ARG);
+    cr_expect_eq(llm_net_kv_copy_block(f.kv, 7, 9, BLOCK + 1), LLM_ERR_INVALID_ARG);
+    cr_expect_eq(llm_net_kv_copy_block(f.kv, 7, 7, 3), LLM_OK);
+    fx_close(&f);
+}

@@ -16,20 +16,18 @@ struct llm__fwd {
     int32_t n_layer, n_vocab;
 };
 
-static size_t kv_elem(llm_dtype t) { return t == LLM_DTYPE_F32 ? 4 : 2; }
-
 llm_status llm__fwd_sizes(const llm_model_desc *d, const llm__fwd_params *p, uint64_t *kv_bytes,
                           uint64_t *scratch_bytes) {
-    const llm_model_hparams *hp = llm_model_desc_hparams(d);
-    uint64_t per_tok = 2ull * hp->n_layer * hp->n_head_kv * hp->head_dim * kv_elem(p->kv_dtype);
-    *kv_bytes = per_tok * (uint64_t)p->block_size * (uint64_t)p->n_blocks;
-    /* The net's arena holds, per batch token, the residual stream, a normed
-     * copy, q/k/v, the attention output and the two FFN halves, plus one row
-     * of logits; an estimate from the shapes (the net does not report it). */
-    uint64_t nb = (uint64_t)p->n_batch;
-    uint64_t per = 2ull * hp->n_embd + 2ull * hp->n_head * hp->head_dim + 2ull * hp->n_head_kv * hp->head_dim +
-                   2ull * hp->n_ff;
-    *scratch_bytes = 4ull * (nb * per + hp->n_vocab);
+    /* The net reports what it allocates (llm_net_plan): the same code carves
+     * the arena and sizes the K/V storage. */
+    llm_net_params np = llm_net_default_params();
+    np.max_batch = p->n_batch;
+    np.kv_type = p->kv_dtype;
+    llm_net_memory m;
+    llm_status st = llm_net_plan(d, &np, &m);
+    if (st != LLM_OK) return st;
+    *kv_bytes = (uint64_t)m.kv_bytes_per_token * (uint64_t)p->block_size * (uint64_t)p->n_blocks;
+    *scratch_bytes = (uint64_t)m.arena_bytes + (uint64_t)m.host_bytes;
     return LLM_OK;
 }
 
@@ -102,31 +100,7 @@ llm_status llm__fwd_run(llm__fwd *f, const int32_t *tokens, const int32_t *posit
 
 llm_status llm__fwd_copy_block(llm__fwd *f, int32_t src, int32_t dst, int32_t n_tokens, char *err,
                                size_t cap) {
-    void *tmp = NULL;
-    size_t tmp_cap = 0;
-    llm_status st = LLM_OK;
-    for (int32_t l = 0; l < f->n_layer && st == LLM_OK; l++) {
-        llm_tensor kv[2];
-        st = llm_net_kv_layer(f->kv, l, &kv[0], &kv[1]);
-        for (int w = 0; w < 2 && st == LLM_OK; w++) {
-            /* ne = {head_dim, n_head_kv, block_size, n_blocks}: a block is nb[3]
-             * bytes and its first n_tokens slots are n_tokens * nb[2] bytes. */
-            size_t bytes = (size_t)n_tokens * kv[w].nb[2];
-            if (bytes > tmp_cap) {
-                void *t2 = realloc(tmp, bytes);
-                if (!t2) {
-                    st = LLM_ERR_NO_MEMORY;
-                    break;
-                }
-                tmp = t2;
-                tmp_cap = bytes;
-            }
-            st = llm_buffer_read(kv[w].buffer, kv[w].offset + (size_t)src * kv[w].nb[3], tmp, bytes);
-            if (st == LLM_OK)
-                st = llm_buffer_write(kv[w].buffer, kv[w].offset + (size_t)dst * kv[w].nb[3], tmp, bytes);
-        }
-    }
-    free(tmp);
-    if (st != LLM_OK) snprintf(err, cap, "KV block copy: %s", llm_status_str(st));
+    llm_status st = llm_net_kv_copy_block(f->kv, src, dst, n_tokens); /* on the backend */
+    if (st != LLM_OK) snprintf(err, cap, "KV block copy: %s", llm_net_last_error());
     return st;
 }

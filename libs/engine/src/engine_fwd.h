@@ -26,7 +26,8 @@ typedef struct llm__fwd_params {
 } llm__fwd_params;
 
 /* Bytes the adapter will allocate for KV storage and for its arena, for a
- * descriptor and params (used by the memory plan and by load). */
+ * descriptor and params (used by the memory plan and by load), as the net
+ * reports them (llm_net_plan). Errors: llm_net_last_error(). */
 llm_status llm__fwd_sizes(const llm_model_desc *d, const llm__fwd_params *p,
                           uint64_t *kv_bytes, uint64_t *scratch_bytes);
 
@@ -55,7 +56,7 @@ llm_status llm__fwd_run(llm__fwd *f, const int32_t *tokens, const int32_t *posit
                         float *out, const atomic_int *cancel, char *err, size_t err_cap);
 
 /* Copies token slots [0, n_tokens) of physical block src to dst in every
- * layer's K and V (copy-on-write of a shared partial block). */
+ * layer's K and V (copy-on-write of a shared partial block), on the backend. */
 llm_status llm__fwd_copy_block(llm__fwd *f, int32_t src, int32_t dst, int32_t n_tokens,
                                char *err, size_t err_cap);
 

@@ -8,6 +8,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "llama/arch.h"
+
 #include "engine_internal.h"
 #include "engine_tok.h"
 
@@ -110,7 +112,7 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_
             plan->n_ctx = r.n_ctx;
             plan->kv_blocks = r.n_blocks;
         } else {
-            llm__fail(NULL, st, "memory plan: %s", llm_runtime_last_error());
+            llm__fail(NULL, st, "memory plan: %s", llm_net_last_error());
         }
     }
     llm_model_desc_free(d);
@@ -188,7 +190,11 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
 
     llm__fwd_params fp = {r.n_ctx, r.n_batch, r.n_blocks, r.block_size, r.kv_dtype};
     uint64_t kvb = 0, scratch = 0;
-    llm__fwd_sizes(m->desc, &fp, &kvb, &scratch);
+    st = llm__fwd_sizes(m->desc, &fp, &kvb, &scratch);
+    if (st != LLM_OK) {
+        llm__fail(NULL, st, "%s", llm_net_last_error());
+        goto fail;
+    }
     st = llm__fwd_create(m->desc, m->be, &fp, &m->fwd, err, sizeof err);
     if (st != LLM_OK) {
         llm__fail(NULL, st, "%s", err);

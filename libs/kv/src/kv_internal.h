@@ -76,6 +76,11 @@ int32_t llm__kv_index_find(const llm_kv_pool *pool, uint64_t hash, uint64_t pare
                            const int32_t *tokens);
 void llm__kv_index_insert(llm_kv_pool *pool, int32_t b, uint64_t hash, uint64_t parent_uid);
 void llm__kv_index_remove(llm_kv_pool *pool, int32_t b);
+/* Walks the index along tokens ([n_tokens]) block by block and returns the
+ * number of matching leading full blocks; if table is given (with hash and
+ * uid, each long enough) the matches are written there. */
+int32_t llm__kv_index_walk(const llm_kv_pool *pool, const int32_t *tokens, int32_t n_tokens,
+                           int32_t *table, uint64_t *hash, uint64_t *uid);
 
 /* Sequences (kv_seq.c). */
 kv_seq *llm__kv_seq_get(const llm_kv_pool *pool, llm_kv_seq_id id);

@@ -1,5 +1,7 @@
 /* kv_seq.c -- sequences: block tables, append with copy-on-write, fork,
- * truncate, sliding-window release, free. */
+ * truncate, sliding-window release, free, and attaching / committing a
+ * sequence's prefix through the index. Calls go one way: kv_seq.c uses
+ * kv_pool.c (blocks) and kv_index.c (the index); kv_pool.c uses kv_index.c. */
 #include <string.h>
 
 #include "kv_internal.h"
@@ -273,4 +275,75 @@ int32_t llm_kv_seq_slot(const llm_kv_pool *pool, llm_kv_seq_id seq, int32_t pos)
     const int32_t bs = pool->p.block_size;
     const int32_t b = s->table[pos / bs];
     return b < 0 ? -1 : b * bs + pos % bs;
+}
+
+/* ------------------------------------------------ prefix cache of a sequence -- */
+
+llm_status llm_kv_seq_attach_prefix(llm_kv_pool *pool, llm_kv_seq_id seq, const int32_t *tokens,
+                                    int32_t n_tokens, int32_t *n_cached) {
+    if (n_cached) *n_cached = 0;
+    if (!pool || !n_cached || n_tokens < 0 || (n_tokens > 0 && !tokens))
+        return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: attach_prefix: bad argument");
+    kv_seq *s = llm__kv_seq_get(pool, seq);
+    if (!s) return LLM_ERR_INVALID_ARG;
+    if (s->len != 0)
+        return llm__kv_fail(LLM_ERR_STATE, "kv: attach_prefix: sequence %d is not empty (%d tokens)",
+                            (int)seq, (int)s->len);
+    if (!pool->p.enable_prefix_cache) return LLM_OK;
+    const int32_t bs = pool->p.block_size;
+    const int32_t n_full = n_tokens / bs;
+    /* Grow first so that a failure leaves everything as it was. */
+    llm_status st = llm__kv_seq_grow(pool, s, n_full);
+    if (st != LLM_OK) return st;
+    const int32_t hits = llm__kv_index_walk(pool, tokens, n_tokens, s->table, s->hash, s->uid);
+    for (int32_t i = 0; i < hits; i++) llm__kv_block_retain(pool, s->table[i]);
+    s->first = 0;
+    s->len = hits * bs;
+    s->n_hashed = hits;
+    pool->ctr.lookups++;
+    pool->ctr.hit_blocks += (uint64_t)hits;
+    pool->ctr.miss_blocks += (uint64_t)(n_full - hits);
+    *n_cached = s->len;
+    return LLM_OK;
+}
+
+llm_status llm_kv_seq_commit(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_written) {
+    if (!pool) return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: NULL pool");
+    kv_seq *s = llm__kv_seq_get(pool, seq);
+    if (!s) return LLM_ERR_INVALID_ARG;
+    if (n_written < 0 || n_written > s->len)
+        return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: commit: n_written %d outside [0, %d]",
+                            (int)n_written, (int)s->len);
+    if (!pool->p.enable_prefix_cache) return LLM_OK;
+    const int32_t n_full = n_written / pool->p.block_size;
+    for (int32_t i = s->n_hashed; i < n_full; i++) {
+        if (i < s->first) break; /* released by the window before commit: chain ends */
+        const int32_t id = s->table[i];
+        kv_block *b = &pool->blocks[id];
+        if (!b->hashable) break;
+        const int32_t *t = llm__kv_block_tokens(pool, id);
+        const uint64_t seed = i > 0 ? s->hash[i - 1] : pool->p.hash_seed;
+        const uint64_t parent = i > 0 ? s->uid[i - 1] : 0;
+        const uint64_t h = llm__kv_hash(pool, t, seed);
+        uint64_t uid;
+        if (b->indexed) {
+            /* Shared with a sequence that committed it first (fork): same
+             * content, same prefix, so its entry stands for this block too. */
+            uid = b->uid;
+        } else {
+            const int32_t e = llm__kv_index_find(pool, h, parent, t);
+            if (e >= 0) {
+                /* Same prefix computed twice: keep the older entry, this block
+                 * stays private and returns to the free list when released. */
+                uid = pool->blocks[e].uid;
+            } else {
+                llm__kv_index_insert(pool, id, h, parent);
+                uid = b->uid;
+            }
+        }
+        s->hash[i] = h;
+        s->uid[i] = uid;
+        s->n_hashed = i + 1;
+    }
+    return LLM_OK;
 }

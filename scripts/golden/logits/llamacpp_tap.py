@@ -21,7 +21,8 @@ end); default K = all tokens.
 
 Captured per layer l, by llama.cpp's callback names "<name>-<l>": attn_norm,
 Qcur and Kcur (the last tensor of that name in the graph: after RoPE), Vcur,
-kqv_out (attention output before Wo), attn_out, ffn_inp, ffn_norm, ffn_swiglu,
+kqv_out (attention output before Wo), attn_out, ffn_inp, ffn_norm, ffn_gate_b and
+ffn_up_b (only in models with FFN biases), ffn_swiglu,
 ffn_out, l_out; plus kq and kq_soft_max (unless --no-attn-probs), and
 result_norm (layer -1). --logits adds result_output [rows][n_vocab] (from
 llama_get_logits). Views and F16 tensors are read through their strides and
@@ -53,7 +54,7 @@ _QUIET = L.llama_log_callback(lambda level, text, user: None)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 STAGES = ["attn_norm", "Qcur", "Kcur", "Vcur", "kq", "kq_soft_max", "kqv_out", "attn_out",
-          "ffn_inp", "ffn_norm", "ffn_swiglu", "ffn_out", "l_out"]
+          "ffn_inp", "ffn_norm", "ffn_gate_b", "ffn_up_b", "ffn_swiglu", "ffn_out", "l_out"]
 GGML_TYPE_F32, GGML_TYPE_F16 = 0, 1
 
 

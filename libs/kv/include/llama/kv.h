@@ -1,8 +1,8 @@
 /*
  * llama/kv.h -- device-free bookkeeping of a paged KV cache with prefix caching.
  *
- * The K/V tensors live in a runtime buffer that libs/models allocates from the
- * sizes reported here (llm_kv_bytes_per_token() * block_size * n_blocks). This
+ * The K/V tensors live in runtime buffers that libs/models allocates and sizes
+ * (llm_net_plan in llama/arch.h reports the bytes per token). This
  * library only decides WHICH physical block holds which positions of which
  * sequence. Attention reads a sequence through its block table: an int32 array
  * mapping logical block i (positions [i*block_size, (i+1)*block_size)) to a
@@ -161,24 +161,6 @@ const char *llm_kv_version(void);
 /* Text of the last error on the calling thread ("" if none). Valid until the
  * next failing llm_kv call on this thread. Never NULL. */
 const char *llm_kv_last_error(void);
-
-/* ---- Byte accounting --------------------------------------------------- */
-
-/* Bytes of K plus V for one token over all layers:
- * 2 * n_layer * n_head_kv * head_dim * dtype_bytes. Returns 0 if an argument
- * is <= 0 or the product overflows size_t. For F16 K/V dtype_bytes is 2. */
-size_t llm_kv_bytes_per_token(int32_t n_layer, int32_t n_head_kv, int32_t head_dim,
-                              size_t dtype_bytes);
-
-/* bytes_per_token * block_size, or 0 on a zero argument or overflow. The
- * storage of one block: for each layer, K [block_size][n_head_kv][head_dim]
- * and V likewise (the runtime chooses the actual layout). */
-size_t llm_kv_bytes_per_block(size_t bytes_per_token, int32_t block_size);
-
-/* The number of blocks that fit in budget_bytes (capped at INT32_MAX), or 0
- * if an argument is zero. Use it to size params.n_blocks from a memory budget. */
-int32_t llm_kv_blocks_for_budget(size_t budget_bytes, size_t bytes_per_token,
-                                 int32_t block_size);
 
 /* ---- Pool --------------------------------------------------------------- */
 

@@ -53,8 +53,26 @@ typedef struct llm_net_params {
 /* Defaults: max_batch 512, F16 K/V. */
 llm_net_params llm_net_default_params(void);
 
-/* Non-zero if an architecture tag has a forward here ("llama"). */
+/* Non-zero if an architecture tag has a forward here ("llama"). Every
+ * architecture a descriptor can be built for has one (one registry). */
 int llm_net_supports_arch(const char *arch);
+
+/* What llm_net_create and llm_net_kv_create will allocate for a descriptor
+ * and params, computed by the same code that carves the arena. */
+typedef struct llm_net_memory {
+    size_t arena_bytes;              /* backend activation arena for max_batch tokens */
+    size_t host_bytes;               /* host scratch of the net */
+    size_t kv_bytes_per_token;       /* K + V of one token over all layers, in kv_type */
+    size_t kv_bytes_per_token_layer; /* the same for one layer */
+} llm_net_memory;
+
+/* Fills *out for desc and params (NULL: defaults). A K/V storage of
+ * n_blocks blocks of block_size tokens takes kv_bytes_per_token * block_size
+ * * n_blocks bytes. Returns LLM_OK, LLM_ERR_INVALID_ARG (NULL, bad params) or
+ * LLM_ERR_UNSUPPORTED (architecture without a forward); *out is zeroed on
+ * failure. */
+llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params,
+                        llm_net_memory *out);
 
 /* Builds a runnable network for desc on be. desc and be must outlive the net
  * (weights stay in desc's mapping on the CPU backend). params may be NULL.
@@ -84,6 +102,13 @@ llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
 void llm_net_kv_free(llm_net_kv *kv);
 int32_t llm_net_kv_block_size(const llm_net_kv *kv);
 int32_t llm_net_kv_n_blocks(const llm_net_kv *kv);
+/* Copies token slots [0, n_tokens) of physical block src into block dst, in
+ * every layer's K and V, on the backend (no host round trip): the
+ * copy-on-write of a shared partial block. src == dst or n_tokens == 0 does
+ * nothing. Returns LLM_OK, LLM_ERR_INVALID_ARG (a block outside [0,
+ * n_blocks) or n_tokens outside [0, block_size]) or a backend error (dst's
+ * earlier layers may then be copied already). */
+llm_status llm_net_kv_copy_block(llm_net_kv *kv, int32_t src, int32_t dst, int32_t n_tokens);
 /* The K and V cache tensors of a layer (for tests and other backends' tools). */
 llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, llm_tensor *v);
 
@@ -110,13 +135,15 @@ typedef enum llm_logits_mode {
  * Per layer l (0-based), with n = the batch's n_tokens, all tensors F32 and
  * contiguous, shapes outermost first:
  *   "attn_norm"  [n][n_embd]            rms_norm(x) * attn_norm weight
- *   "Qcur"       [n][n_head][head_dim]  query after RoPE
+ *   "Qcur"       [n][n_head][head_dim]  query (+ bias) after RoPE
  *   "Kcur"       [n][n_head_kv][head_dim] key after RoPE (before the cache's type)
- *   "Vcur"       [n][n_head_kv][head_dim] value (before the cache's type)
+ *   "Vcur"       [n][n_head_kv][head_dim] value (+ bias; before the cache's type)
  *   "kqv_out"    [n][n_head*head_dim]   attention output, before Wo
- *   "attn_out"   [n][n_embd]            after Wo
+ *   "attn_out"   [n][n_embd]            after Wo (+ bias)
  *   "ffn_inp"    [n][n_embd]            residual after the attention add
  *   "ffn_norm"   [n][n_embd]            rms_norm(ffn_inp) * ffn_norm weight
+ *   "ffn_gate_b" [n][n_ff]              gate projection + its bias (only with ffn_gate.bias)
+ *   "ffn_up_b"   [n][n_ff]              up projection + its bias (only with ffn_up.bias)
  *   "ffn_swiglu" [n][n_ff]              silu(gate) * up
  *   "ffn_out"    [n][n_embd]            after the down projection
  *   "l_out"      [n][n_embd]            residual after the FFN add

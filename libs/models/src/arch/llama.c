@@ -1,63 +1,154 @@
 /*
- * arch/llama.c -- the Llama forward pass (Llama 2/3, SmolLM2, Mistral-style
- * GQA, tied embeddings), written only against runtime ops.
+ * arch/llama.c -- the llama architecture (Llama 2/3, SmolLM2, Mistral-style
+ * GQA, tied embeddings): hyper-parameters (GGUF `llama.*` keys or a Hugging
+ * Face config.json), the tensor table that drives validation, HF name
+ * mapping and loading, and the forward pass, written only against runtime ops.
  *
  * Per layer, for the batch's tokens x [n][n_embd]:
  *     xn   = rms_norm(x) * attn_norm
- *     q,k,v = xn . Wq^T, xn . Wk^T, xn . Wv^T       rope(q), rope(k)
+ *     q,k,v = xn . Wq^T (+ bq), xn . Wk^T (+ bk), xn . Wv^T (+ bv)   rope(q), rope(k)
  *     per sequence: write k,v to the paged cache; att = attention(q, cache)
- *     x   += att . Wo^T
+ *     x   += att . Wo^T (+ bo)
  *     xn   = rms_norm(x) * ffn_norm
- *     x   += (silu(xn . Wg^T) * (xn . Wu^T)) . Wd^T
+ *     x   += (silu(xn . Wg^T + bg) * (xn . Wu^T + bu)) . Wd^T (+ bd)
  * then logits = rms_norm(x) * output_norm . Wout^T (Wout = token_embd when tied).
+ * The biases are optional (llama.cpp loads them too): each is one F32 add of
+ * a row after its projection, as ggml_add does, so logits stay bit-identical.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
-#include "arch/net_internal.h"
+#include "arch/arch_internal.h"
+#include "formats/formats_internal.h"
 
-#define LOGITS_CHUNK 64 /* LM-head rows per matmul: bounds the logits arena */
-#define LOGITS_TAIL 8   /* a last chunk shorter than this joins the one before */
+/* ------------------------------------------------------------ hparams -- */
 
-static llm_status get_weight(llm_net *net, llm_tensor *out, int64_t ne0, int64_t ne1,
-                             int optional, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 6, 7)))
-#endif
-    ;
-
-static llm_status get_weight(llm_net *net, llm_tensor *out, int64_t ne0, int64_t ne1,
-                             int optional, const char *fmt, ...) {
-    char name[128];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(name, sizeof(name), fmt, ap);
-    va_end(ap);
-    const llm_model_tensor *t = llm_model_desc_find_tensor(net->desc, name);
-    memset(out, 0, sizeof(*out));
-    if (!t) {
-        return optional ? LLM_ERR_NOT_FOUND
-                        : llm__net_err(LLM_ERR_BAD_FORMAT, "llama: tensor '%s' is missing", name);
+static llm_status llama_hparams_gguf(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g) {
+    const char *path = llm_model_desc_path(d);
+    llm_status st = LLM_OK;
+    uint32_t key_len = 0, val_len = 0;
+    if (!st) st = llm__gguf_req_u32(d, g, "llama.embedding_length", &hp->n_embd);
+    if (!st) st = llm__gguf_req_u32(d, g, "llama.block_count", &hp->n_layer);
+    if (!st) st = llm__gguf_req_u32(d, g, "llama.attention.head_count", &hp->n_head);
+    if (!st) st = llm__gguf_req_u32(d, g, "llama.feed_forward_length", &hp->n_ff);
+    if (!st) st = llm__gguf_opt_u32(g, "llama.attention.head_count_kv", &hp->n_head_kv);
+    if (!st) st = llm__gguf_opt_u32(g, "llama.attention.key_length", &key_len);
+    if (!st) st = llm__gguf_opt_u32(g, "llama.attention.value_length", &val_len);
+    if (!st) st = llm__gguf_opt_u32(g, "llama.context_length", &hp->n_ctx_train);
+    if (!st) st = llm__gguf_opt_u32(g, "llama.rope.dimension_count", &hp->n_rot);
+    if (!st) st = llm__gguf_opt_f32(g, "llama.rope.freq_base", &hp->rope_freq_base);
+    hp->norm_eps = 1e-5f;
+    if (!st) st = llm__gguf_opt_f32(g, "llama.attention.layer_norm_rms_epsilon", &hp->norm_eps);
+    if (!st) st = llm__gguf_opt_i32(g, "tokenizer.ggml.bos_token_id", &hp->bos_id);
+    if (!st) st = llm__gguf_opt_i32(g, "tokenizer.ggml.eos_token_id", &hp->eos_id);
+    if (!st) st = llm__gguf_opt_i32(g, "tokenizer.ggml.padding_token_id", &hp->pad_id);
+    if (!st) st = llm__gguf_opt_i32(g, "tokenizer.ggml.unknown_token_id", &hp->unk_id);
+    if (st) return st;
+    if (key_len && val_len && key_len != val_len)
+        return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: key_length %u != value_length %u", path, key_len,
+                                 val_len);
+    hp->head_dim = key_len;
+    hp->rope_type = LLM_ROPE_MODE_NORMAL; /* llama.cpp's converter permuted q/k for it */
+    /* Rope scaling: "none", "linear", "yarn". Llama-3.1-style scaling is not a
+     * key in GGUF: converters store per-dimension divisors in the tensor
+     * rope_freqs.weight, which the forward applies; we flag it as LLAMA3. */
+    const char *s;
+    size_t len;
+    st = llm_gguf_get_str(g, "llama.rope.scaling.type", &s, &len);
+    if (st == LLM_OK) {
+        if (len == 6 && !memcmp(s, "linear", 6)) hp->rope_scaling = LLM_ROPE_SCALE_LINEAR;
+        else if (len == 4 && !memcmp(s, "yarn", 4)) hp->rope_scaling = LLM_ROPE_SCALE_YARN;
+        else if (len == 4 && !memcmp(s, "none", 4)) hp->rope_scaling = LLM_ROPE_SCALE_NONE;
+        else
+            return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: unsupported rope scaling type '%.*s'", path,
+                                     (int)(len > 32 ? 32 : len), s);
+    } else if (st != LLM_ERR_NOT_FOUND) {
+        return st;
     }
-    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
-        return llm__net_err(LLM_ERR_BAD_FORMAT,
-                            "llama: tensor '%s' is [%lld][%lld], expected [%lld][%lld]", name,
-                            (long long)t->ne[1], (long long)t->ne[0], (long long)ne1, (long long)ne0);
-    }
-    return llm__net_wrap_tensor(net, t, out);
+    st = llm__gguf_opt_f32(g, "llama.rope.scaling.factor", &hp->rope_scaling_factor);
+    if (!st) st = llm__gguf_opt_u32(g, "llama.rope.scaling.original_context_length", &hp->rope_orig_ctx);
+    if (st) return st;
+    if (hp->rope_scaling == LLM_ROPE_SCALE_NONE && llm_model_desc_find_tensor(d, "rope_freqs.weight"))
+        hp->rope_scaling = LLM_ROPE_SCALE_LLAMA3;
+    return llm__hparams_finish(hp, d);
 }
 
-static llm_status check_mm(llm_net *net, const llm_tensor *w, const char *what) {
-    if (!llm_backend_supports(net->be, LLM_OP_MATMUL, w->dtype)) {
-        return llm__net_err(LLM_ERR_UNSUPPORTED, "llama: backend %s cannot multiply %s weights (%s)",
-                            llm_backend_name(net->be), llm_dtype_name(w->dtype), what);
+static llm_status llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d, json_t *cfg) {
+    llm_status st = LLM_OK;
+    if (!st) st = llm__cfg_u32(d, cfg, "hidden_size", 1, &hp->n_embd);
+    if (!st) st = llm__cfg_u32(d, cfg, "num_hidden_layers", 1, &hp->n_layer);
+    if (!st) st = llm__cfg_u32(d, cfg, "num_attention_heads", 1, &hp->n_head);
+    if (!st) st = llm__cfg_u32(d, cfg, "intermediate_size", 1, &hp->n_ff);
+    if (!st) st = llm__cfg_u32(d, cfg, "num_key_value_heads", 0, &hp->n_head_kv);
+    if (!st) st = llm__cfg_u32(d, cfg, "head_dim", 0, &hp->head_dim);
+    if (!st) st = llm__cfg_u32(d, cfg, "max_position_embeddings", 0, &hp->n_ctx_train);
+    if (!st) st = llm__cfg_f32(d, cfg, "rope_theta", &hp->rope_freq_base);
+    hp->norm_eps = 1e-6f; /* transformers' LlamaConfig default */
+    if (!st) st = llm__cfg_f32(d, cfg, "rms_norm_eps", &hp->norm_eps);
+    if (st) return st;
+    llm__cfg_id(cfg, "bos_token_id", &hp->bos_id);
+    llm__cfg_id(cfg, "eos_token_id", &hp->eos_id);
+    llm__cfg_id(cfg, "pad_token_id", &hp->pad_id);
+    /* Unpermuted HF q/k weights pair with rotate_half, i.e. NEOX rope (see
+     * llm_model_desc_from_dir in models.h). */
+    hp->rope_type = LLM_ROPE_MODE_NEOX;
+    json_t *rs = json_object_get(cfg, "rope_scaling");
+    if (json_is_object(rs)) {
+        json_t *ty = json_object_get(rs, "rope_type");
+        if (!json_is_string(ty)) ty = json_object_get(rs, "type");
+        const char *t = json_is_string(ty) ? json_string_value(ty) : "";
+        if (!strcmp(t, "linear")) hp->rope_scaling = LLM_ROPE_SCALE_LINEAR;
+        else if (!strcmp(t, "yarn")) hp->rope_scaling = LLM_ROPE_SCALE_YARN;
+        else if (!strcmp(t, "llama3")) hp->rope_scaling = LLM_ROPE_SCALE_LLAMA3;
+        else if (!strcmp(t, "default")) hp->rope_scaling = LLM_ROPE_SCALE_NONE;
+        else
+            return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: unsupported rope_scaling type '%.32s'",
+                                     llm_model_desc_path(d), t);
+        if (!st) st = llm__cfg_f32(d, rs, "factor", &hp->rope_scaling_factor);
+        if (!st) st = llm__cfg_f32(d, rs, "low_freq_factor", &hp->rope_low_freq_factor);
+        if (!st) st = llm__cfg_f32(d, rs, "high_freq_factor", &hp->rope_high_freq_factor);
+        if (!st) st = llm__cfg_u32(d, rs, "original_max_position_embeddings", 0, &hp->rope_orig_ctx);
+        if (st) return st;
     }
-    return LLM_OK;
+    return llm__hparams_finish(hp, d);
 }
+
+/* -------------------------------------------------------- tensor table -- */
+
+/* GGUF name, HF name, required/optional, use, shape (ne0 innermost), field. */
+#define GLOBAL(name, hf, opt, kind, ne0, ne1, field)                                                \
+    {name, hf, 0, opt, LLM__W_##kind, LLM__D_##ne0, LLM__D_##ne1, (int)offsetof(llm_net, field)}
+#define LAYER(name, hf, opt, kind, ne0, ne1, field)                                                 \
+    {name, hf, 1, opt, LLM__W_##kind, LLM__D_##ne0, LLM__D_##ne1, (int)offsetof(llm__layer_w, field)}
+enum { REQ = 0, OPT = 1 };
+
+static const llm__tensor_spec k_llama_tensors[] = {
+    GLOBAL("token_embd.weight", "model.embed_tokens.weight", REQ, ROWS, EMBD, VOCAB, tok_embd),
+    GLOBAL("output_norm.weight", "model.norm.weight", REQ, F32, EMBD, 1, out_norm),
+    GLOBAL("output.weight", "lm_head.weight", OPT, MATMUL, EMBD, VOCAB, output), /* absent: tied */
+    /* Llama 3.1 per-frequency rope divisors, read on the host by llama_load. */
+    {"rope_freqs.weight", NULL, 0, OPT, LLM__W_HOST, LLM__D_ROT_HALF, LLM__D_1, LLM__NO_FIELD},
+    LAYER("attn_norm.weight", "input_layernorm.weight", REQ, F32, EMBD, 1, attn_norm),
+    LAYER("attn_q.weight", "self_attn.q_proj.weight", REQ, MATMUL, EMBD, Q, wq),
+    LAYER("attn_k.weight", "self_attn.k_proj.weight", REQ, MATMUL, EMBD, KV, wk),
+    LAYER("attn_v.weight", "self_attn.v_proj.weight", REQ, MATMUL, EMBD, KV, wv),
+    LAYER("attn_output.weight", "self_attn.o_proj.weight", REQ, MATMUL, Q, EMBD, wo),
+    LAYER("attn_q.bias", "self_attn.q_proj.bias", OPT, F32, Q, 1, bq),
+    LAYER("attn_k.bias", "self_attn.k_proj.bias", OPT, F32, KV, 1, bk),
+    LAYER("attn_v.bias", "self_attn.v_proj.bias", OPT, F32, KV, 1, bv),
+    LAYER("attn_output.bias", "self_attn.o_proj.bias", OPT, F32, EMBD, 1, bo),
+    LAYER("ffn_norm.weight", "post_attention_layernorm.weight", REQ, F32, EMBD, 1, ffn_norm),
+    LAYER("ffn_gate.weight", "mlp.gate_proj.weight", REQ, MATMUL, EMBD, FF, wg),
+    LAYER("ffn_up.weight", "mlp.up_proj.weight", REQ, MATMUL, EMBD, FF, wu),
+    LAYER("ffn_down.weight", "mlp.down_proj.weight", REQ, MATMUL, FF, EMBD, wd),
+    LAYER("ffn_gate.bias", "mlp.gate_proj.bias", OPT, F32, FF, 1, bg),
+    LAYER("ffn_up.bias", "mlp.up_proj.bias", OPT, F32, FF, 1, bu),
+    LAYER("ffn_down.bias", "mlp.down_proj.bias", OPT, F32, EMBD, 1, bd),
+};
+
+/* ------------------------------------------------------------- loading -- */
 
 #define TRY(expr)                                                                                  \
     do {                                                                                           \
@@ -65,62 +156,21 @@ static llm_status check_mm(llm_net *net, const llm_tensor *w, const char *what) 
         if (st_ != LLM_OK) return st_;                                                             \
     } while (0)
 
-/* One op of the forward: the cancel callback is polled before every op, so a
- * cancelled forward stops within one op's time. */
-#define OP(expr)                                                                                   \
-    do {                                                                                           \
-        if (b->cancel && b->cancel(b->cancel_user)) return LLM_CANCELLED;                         \
-        TRY(llm__net_op(expr));                                                                    \
-    } while (0)
-
-llm_status llm__llama_load(llm_net *net) {
+/* After the table: tied output and RoPE. */
+static llm_status llama_load(llm_net *net) {
     const llm_model_hparams *hp = &net->hp;
-    const int64_t E = hp->n_embd, F = hp->n_ff, V = hp->n_vocab;
-    const int64_t QD = (int64_t)hp->n_head * hp->head_dim, KD = (int64_t)hp->n_head_kv * hp->head_dim;
-    if (E <= 0 || F <= 0 || V <= 0 || hp->n_layer == 0 || hp->n_head == 0 || hp->n_head_kv == 0 ||
-        hp->head_dim == 0 || hp->n_head % hp->n_head_kv != 0 || hp->n_rot == 0 ||
+    if (hp->n_embd == 0 || hp->n_ff == 0 || hp->n_vocab == 0 || hp->n_layer == 0 || hp->n_head == 0 ||
+        hp->n_head_kv == 0 || hp->head_dim == 0 || hp->n_head % hp->n_head_kv != 0 || hp->n_rot == 0 ||
         hp->n_rot > hp->head_dim || hp->n_rot % 2 != 0) {
         return llm__net_err(LLM_ERR_BAD_FORMAT, "llama: inconsistent hyper-parameters");
     }
-    TRY(get_weight(net, &net->tok_embd, E, V, 0, "token_embd.weight"));
-    TRY(get_weight(net, &net->out_norm, E, 1, 0, "output_norm.weight"));
-    llm_status st = get_weight(net, &net->output, E, V, 1, "output.weight");
-    if (st == LLM_ERR_NOT_FOUND) {
+    if (!llm__has(&net->output)) {
         net->output = net->tok_embd; /* tied embeddings */
-    } else if (st != LLM_OK) {
-        return st;
-    }
-    TRY(check_mm(net, &net->output, "output"));
-    net->layers = calloc(hp->n_layer, sizeof(*net->layers));
-    if (!net->layers) {
-        return llm__net_err(LLM_ERR_NO_MEMORY, "llama: out of memory");
-    }
-    for (uint32_t l = 0; l < hp->n_layer; l++) {
-        llm__layer_w *w = &net->layers[l];
-        TRY(get_weight(net, &w->attn_norm, E, 1, 0, "blk.%u.attn_norm.weight", l));
-        TRY(get_weight(net, &w->wq, E, QD, 0, "blk.%u.attn_q.weight", l));
-        TRY(get_weight(net, &w->wk, E, KD, 0, "blk.%u.attn_k.weight", l));
-        TRY(get_weight(net, &w->wv, E, KD, 0, "blk.%u.attn_v.weight", l));
-        TRY(get_weight(net, &w->wo, QD, E, 0, "blk.%u.attn_output.weight", l));
-        TRY(get_weight(net, &w->ffn_norm, E, 1, 0, "blk.%u.ffn_norm.weight", l));
-        TRY(get_weight(net, &w->wg, E, F, 0, "blk.%u.ffn_gate.weight", l));
-        TRY(get_weight(net, &w->wu, E, F, 0, "blk.%u.ffn_up.weight", l));
-        TRY(get_weight(net, &w->wd, F, E, 0, "blk.%u.ffn_down.weight", l));
-        const llm_tensor *mm[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->wg, &w->wu, &w->wd};
-        for (size_t i = 0; i < sizeof(mm) / sizeof(mm[0]); i++) {
-            TRY(check_mm(net, mm[i], "layer weight"));
-        }
-        const llm_tensor *norms[] = {&w->attn_norm, &w->ffn_norm};
-        for (size_t i = 0; i < 2; i++) {
-            if (norms[i]->dtype != LLM_DTYPE_F32) {
-                return llm__net_err(LLM_ERR_UNSUPPORTED, "llama: norm weights must be f32");
-            }
+        if (!llm_backend_supports(net->be, LLM_OP_MATMUL, net->output.dtype)) {
+            return llm__net_err(LLM_ERR_UNSUPPORTED, "llama: backend %s cannot multiply %s weights (output)",
+                                llm_backend_name(net->be), llm_dtype_name(net->output.dtype));
         }
     }
-    if (net->out_norm.dtype != LLM_DTYPE_F32) {
-        return llm__net_err(LLM_ERR_UNSUPPORTED, "llama: norm weights must be f32");
-    }
-
     /* RoPE: GGUF llama weights are permuted for adjacent-pair rotation. */
     llm_rope_params *r = &net->rope;
     memset(r, 0, sizeof(*r));
@@ -131,10 +181,7 @@ llm_status llm__llama_load(llm_net *net) {
     r->freq_scale = 1.0f;
     const llm_model_tensor *ff = llm_model_desc_find_tensor(net->desc, "rope_freqs.weight");
     if (ff) {
-        if (ff->type != LLM_DTYPE_F32 || ff->ne[0] != hp->n_rot / 2) {
-            return llm__net_err(LLM_ERR_BAD_FORMAT, "llama: rope_freqs.weight must be f32 [n_rot/2]");
-        }
-        r->freq_factors = ff->data; /* host memory in the mapping: ops read it as a host array */
+        r->freq_factors = ff->data; /* f32 [n_rot/2] (table-checked), host memory in the mapping */
     } else if (hp->rope_scaling == LLM_ROPE_SCALE_LLAMA3) {
         r->scaling = LLM_ROPE_SCALE_LLAMA3;
         r->llama3_factor = hp->rope_scaling_factor;
@@ -155,6 +202,22 @@ llm_status llm__llama_load(llm_net *net) {
     return LLM_OK;
 }
 
+/* ------------------------------------------------------------- forward -- */
+
+/* One op of the forward: the cancel callback is polled before every op, so a
+ * cancelled forward stops within one op's time. */
+#define OP(expr)                                                                                   \
+    do {                                                                                           \
+        if (b->cancel && b->cancel(b->cancel_user)) return LLM_CANCELLED;                         \
+        TRY(llm__net_op(expr));                                                                    \
+    } while (0)
+
+/* y += bias, when the file has that bias (one F32 add per element). */
+#define BIAS(y, bias)                                                                              \
+    do {                                                                                           \
+        if (llm__has(&(bias))) OP(llm_op_add(be, &(y), &(y), &(bias)));                            \
+    } while (0)
+
 /* The debug tap (llama/arch.h): one branch per stage when unset. */
 #define TAP(name, layer, t)                                                                        \
     do {                                                                                           \
@@ -166,24 +229,24 @@ static llm_tensor act(const llm_net *net, size_t off, int64_t ne0, int64_t ne1, 
     return llm_tensor_4d(net->arena, off, LLM_DTYPE_F32, ne0, ne1, n, 1);
 }
 
-llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
+static llm_status llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
     const llm_model_hparams *hp = &net->hp;
     llm_backend *be = net->be;
     const int64_t n = b->n_tokens, E = hp->n_embd, F = hp->n_ff, V = hp->n_vocab;
     const int64_t hd = hp->head_dim, nh = hp->n_head, nkv = hp->n_head_kv;
     const float eps = hp->norm_eps, kq_scale = 1.0f / sqrtf((float)hd);
 
-    llm_tensor x = act(net, net->off_x, E, n, 1);      /* [n][E] residual stream */
-    llm_tensor xn = act(net, net->off_xn, E, n, 1);    /* [n][E] normed */
-    llm_tensor tmp = act(net, net->off_tmp, E, n, 1);  /* [n][E] block output */
-    llm_tensor q = act(net, net->off_q, hd, nh, n);    /* [n][n_head][hd] */
-    llm_tensor k = act(net, net->off_k, hd, nkv, n);   /* [n][n_head_kv][hd] */
-    llm_tensor v = act(net, net->off_v, hd, nkv, n);   /* [n][n_head_kv][hd] */
-    llm_tensor gate = act(net, net->off_gate, F, n, 1); /* [n][F] */
-    llm_tensor up = act(net, net->off_up, F, n, 1);     /* [n][F] */
+    llm_tensor x = act(net, net->a.off_x, E, n, 1);      /* [n][E] residual stream */
+    llm_tensor xn = act(net, net->a.off_xn, E, n, 1);    /* [n][E] normed */
+    llm_tensor tmp = act(net, net->a.off_tmp, E, n, 1);  /* [n][E] block output */
+    llm_tensor q = act(net, net->a.off_q, hd, nh, n);    /* [n][n_head][hd] */
+    llm_tensor k = act(net, net->a.off_k, hd, nkv, n);   /* [n][n_head_kv][hd] */
+    llm_tensor v = act(net, net->a.off_v, hd, nkv, n);   /* [n][n_head_kv][hd] */
+    llm_tensor gate = act(net, net->a.off_gate, F, n, 1); /* [n][F] */
+    llm_tensor up = act(net, net->a.off_up, F, n, 1);     /* [n][F] */
     /* 2-D views of the per-head tensors for the projections. */
-    llm_tensor q2 = act(net, net->off_q, hd * nh, n, 1), att2 = act(net, net->off_att, hd * nh, n, 1);
-    llm_tensor k2 = act(net, net->off_k, hd * nkv, n, 1), v2 = act(net, net->off_v, hd * nkv, n, 1);
+    llm_tensor q2 = act(net, net->a.off_q, hd * nh, n, 1), att2 = act(net, net->a.off_att, hd * nh, n, 1);
+    llm_tensor k2 = act(net, net->a.off_k, hd * nkv, n, 1), v2 = act(net, net->a.off_v, hd * nkv, n, 1);
 
     OP(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n));
     for (uint32_t l = 0; l < hp->n_layer; l++) {
@@ -191,8 +254,11 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         OP(llm_op_rms_norm(be, &xn, &x, &w->attn_norm, eps));
         TAP("attn_norm", l, xn);
         OP(llm_op_matmul(be, &q2, &xn, &w->wq));
+        BIAS(q2, w->bq);
         OP(llm_op_matmul(be, &k2, &xn, &w->wk));
+        BIAS(k2, w->bk);
         OP(llm_op_matmul(be, &v2, &xn, &w->wv));
+        BIAS(v2, w->bv);
         OP(llm_op_rope(be, &q, b->positions, &net->rope));
         OP(llm_op_rope(be, &k, b->positions, &net->rope));
         TAP("Qcur", l, q);
@@ -204,10 +270,10 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         for (int32_t s = 0; s < b->n_seqs; s++) {
             const llm_net_seq *sq = &b->seqs[s];
             const int64_t ns = sq->n_tokens;
-            llm_tensor ks = act(net, net->off_k + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
-            llm_tensor vs = act(net, net->off_v + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
-            llm_tensor qs = act(net, net->off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            llm_tensor os = act(net, net->off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
+            llm_tensor ks = act(net, net->a.off_k + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
+            llm_tensor vs = act(net, net->a.off_v + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
+            llm_tensor qs = act(net, net->a.off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
+            llm_tensor os = act(net, net->a.off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
             OP(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0,
                                             sq->block_table, sq->n_table));
             OP(llm_op_attention(be, &os, &qs, &kc, &vc, b->positions + t0,
@@ -216,16 +282,22 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         }
         TAP("kqv_out", l, att2);
         OP(llm_op_matmul(be, &tmp, &att2, &w->wo));
+        BIAS(tmp, w->bo);
         TAP("attn_out", l, tmp);
         OP(llm_op_add(be, &x, &x, &tmp));
         TAP("ffn_inp", l, x);
         OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
         TAP("ffn_norm", l, xn);
         OP(llm_op_matmul(be, &gate, &xn, &w->wg));
+        BIAS(gate, w->bg);
         OP(llm_op_matmul(be, &up, &xn, &w->wu));
+        BIAS(up, w->bu);
+        if (llm__has(&w->bg)) TAP("ffn_gate_b", l, gate);
+        if (llm__has(&w->bu)) TAP("ffn_up_b", l, up);
         OP(llm_op_swiglu(be, &gate, &gate, &up));
         TAP("ffn_swiglu", l, gate);
         OP(llm_op_matmul(be, &tmp, &gate, &w->wd));
+        BIAS(tmp, w->bd);
         TAP("ffn_out", l, tmp);
         OP(llm_op_add(be, &x, &x, &tmp));
         TAP("l_out", l, x);
@@ -237,14 +309,14 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         OP(llm_op_rms_norm(be, &xn, &x, &net->out_norm, eps));
         TAP("result_norm", -1, xn);
         if (b->hidden) {
-            OP(llm_buffer_read(net->arena, net->off_xn, b->hidden,
+            OP(llm_buffer_read(net->arena, net->a.off_xn, b->hidden,
                                             (size_t)(n * E) * sizeof(float)));
         }
     }
     if (b->logits_mode == LLM_LOGITS_NONE) {
         return LLM_OK;
     }
-    size_t src_off = net->off_xn;
+    size_t src_off = net->a.off_xn;
     if (b->logits_mode == LLM_LOGITS_LAST) {
         int64_t t0 = 0;
         for (int32_t s = 0; s < b->n_seqs; s++) {
@@ -254,27 +326,46 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         rows = b->n_seqs;
         /* The gathered rows go to tmp, since xn may hold the hidden states. */
         const llm_tensor *src = b->hidden ? &xn : &x;
-        llm_tensor g = act(net, net->off_tmp, E, rows, 1);
+        llm_tensor g = act(net, net->a.off_tmp, E, rows, 1);
         OP(llm_op_get_rows(be, &g, src, net->gather_ids, rows));
         if (!b->hidden) {
             OP(llm_op_rms_norm(be, &g, &g, &net->out_norm, eps));
             TAP("result_norm", -1, g);
         }
-        src_off = net->off_tmp;
+        src_off = net->a.off_tmp;
     }
     for (int64_t r0 = 0, c; r0 < rows; r0 += c) {
-        c = rows - r0 < LOGITS_CHUNK ? rows - r0 : LOGITS_CHUNK;
+        c = rows - r0 < LLM__LOGITS_CHUNK ? rows - r0 : LLM__LOGITS_CHUNK;
         /* No last chunk of 1..7 rows: the CPU matmul, like llama.cpp, picks
          * some K-quant kernels by row count (8 and up: its tiled order), and
          * llama.cpp multiplies all rows at once. */
-        if (rows - r0 - c > 0 && rows - r0 - c < LOGITS_TAIL) {
+        if (rows - r0 - c > 0 && rows - r0 - c < LLM__LOGITS_TAIL) {
             c = rows - r0;
         }
         llm_tensor in = act(net, src_off + (size_t)(r0 * E) * sizeof(float), E, c, 1);
-        llm_tensor lg = act(net, net->off_logits, V, c, 1);
+        llm_tensor lg = act(net, net->a.off_logits, V, c, 1);
         OP(llm_op_matmul(be, &lg, &in, &net->output));
-        OP(llm_buffer_read(net->arena, net->off_logits, b->logits + r0 * V,
+        OP(llm_buffer_read(net->arena, net->a.off_logits, b->logits + r0 * V,
                                         (size_t)(c * V) * sizeof(float)));
     }
     return LLM_OK;
 }
+
+/* ---------------------------------------------------------- the entry -- */
+
+static const char *const k_llama_hf_types[] = {"llama", NULL};
+/* HF tensors that are known and not needed: recomputed from hparams. */
+static const char *const k_llama_hf_ignore[] = {"rotary_emb.inv_freq", NULL};
+
+const llm__arch llm__arch_llama = {
+    .tag = "llama",
+    .hf_model_types = k_llama_hf_types,
+    .hf_layer_prefix = "model.layers.",
+    .hf_ignore = k_llama_hf_ignore,
+    .tensors = k_llama_tensors,
+    .n_tensors = sizeof k_llama_tensors / sizeof k_llama_tensors[0],
+    .hparams_gguf = llama_hparams_gguf,
+    .hparams_hf = llama_hparams_hf,
+    .load = llama_load,
+    .forward = llama_forward,
+};

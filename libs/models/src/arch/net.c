@@ -1,7 +1,8 @@
 /*
- * arch/net.c -- creating a runnable network from a model descriptor: the
- * architecture registry, weight wrapping, the activation arena, K/V storage
- * and batch validation. The forward itself lives in one file per architecture.
+ * arch/net.c -- creating a runnable network from a model descriptor: weight
+ * wrapping, the activation arena and its plan, K/V storage (and block copies)
+ * and batch validation. Weights are loaded through the architecture's tensor
+ * table (tensor_table.c); the forward lives in one file per architecture.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
@@ -9,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/net_internal.h"
-#include "llama/error.h"
+#include "arch/arch_internal.h"
 
 const char *llm_net_last_error(void) { return llm__err_get(LLM__ERR_NET); }
 
@@ -28,27 +28,6 @@ llm_status llm__net_op(llm_status st) {
     }
     return st;
 }
-
-typedef struct {
-    const char *tag;
-    llm_status (*load)(llm_net *net);
-    llm_status (*forward)(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
-} arch_entry;
-
-static const arch_entry g_arches[] = {
-    {"llama", llm__llama_load, llm__llama_forward},
-};
-
-static const arch_entry *find_arch(const char *tag) {
-    for (size_t i = 0; tag && i < sizeof(g_arches) / sizeof(g_arches[0]); i++) {
-        if (strcmp(g_arches[i].tag, tag) == 0) {
-            return &g_arches[i];
-        }
-    }
-    return NULL;
-}
-
-int llm_net_supports_arch(const char *arch) { return find_arch(arch) != NULL; }
 
 llm_net_params llm_net_default_params(void) {
     llm_net_params p;
@@ -116,32 +95,76 @@ llm_status llm__net_wrap_tensor(llm_net *net, const llm_model_tensor *t, llm_ten
 
 static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
-static llm_status make_arena(llm_net *net) {
-    const llm_model_hparams *hp = &net->hp;
-    const size_t B = (size_t)net->p.max_batch, f = sizeof(float);
+/* The arena's slots for max_batch tokens. llm_net_plan reports exactly what
+ * make_arena allocates, since both call this. */
+static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, llm__arena_layout *a) {
+    const size_t B = (size_t)p->max_batch, f = sizeof(float);
     const size_t E = hp->n_embd, QD = (size_t)hp->n_head * hp->head_dim;
     const size_t KD = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, V = hp->n_vocab;
-    const size_t LR = B < 64 + 7 ? B : 64 + 7; /* LOGITS_CHUNK + LOGITS_TAIL - 1 in the forward files */
+    /* LM-head rows at once: a chunk plus a tail too short to stand alone. */
+    const size_t LR = B < LLM__LOGITS_CHUNK + LLM__LOGITS_TAIL - 1 ? B : LLM__LOGITS_CHUNK + LLM__LOGITS_TAIL - 1;
     size_t off = 0;
 #define SLOT(field, bytes)                                                                         \
-    net->field = off;                                                                              \
+    a->field = off;                                                                                \
     off = align64(off + (bytes))
-    SLOT(off_x, B * E * f);
-    SLOT(off_xn, B * E * f);
-    SLOT(off_tmp, B * E * f);
-    SLOT(off_q, B * QD * f);
-    SLOT(off_att, B * QD * f);
-    SLOT(off_k, B * KD * f);
-    SLOT(off_v, B * KD * f);
-    SLOT(off_gate, B * F * f);
-    SLOT(off_up, B * F * f);
-    SLOT(off_logits, LR * V * f);
+    SLOT(off_x, B * E * f);        /* [B][E] residual stream */
+    SLOT(off_xn, B * E * f);       /* [B][E] normed */
+    SLOT(off_tmp, B * E * f);      /* [B][E] block output */
+    SLOT(off_q, B * QD * f);       /* [B][n_head][hd] */
+    SLOT(off_att, B * QD * f);     /* [B][n_head][hd] attention output */
+    SLOT(off_k, B * KD * f);       /* [B][n_head_kv][hd] */
+    SLOT(off_v, B * KD * f);       /* [B][n_head_kv][hd] */
+    SLOT(off_gate, B * F * f);     /* [B][F] */
+    SLOT(off_up, B * F * f);       /* [B][F] */
+    SLOT(off_logits, LR * V * f);  /* [LR][V] */
 #undef SLOT
-    net->gather_ids = calloc(B, sizeof(int32_t));
+    a->bytes = off;
+}
+
+static size_t kv_bytes_per_token_layer(const llm_model_hparams *hp, llm_dtype kv_type) {
+    const size_t es = kv_type == LLM_DTYPE_F16 ? 2 : 4;
+    return 2 * (size_t)hp->n_head_kv * hp->head_dim * es;
+}
+
+static llm_status check_params(const llm_net_params *p, const char *fn) {
+    if (p->max_batch < 1 || p->max_batch > (1 << 20) ||
+        (p->kv_type != LLM_DTYPE_F16 && p->kv_type != LLM_DTYPE_F32)) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "%s: bad max_batch or kv_type", fn);
+    }
+    return LLM_OK;
+}
+
+llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params, llm_net_memory *out) {
+    if (!desc || !out) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_plan: NULL descriptor or out");
+    }
+    memset(out, 0, sizeof(*out));
+    llm_net_params p = params ? *params : llm_net_default_params();
+    llm_status st = check_params(&p, "llm_net_plan");
+    if (st != LLM_OK) {
+        return st;
+    }
+    if (!llm__arch_find(llm_model_desc_arch(desc))) {
+        return llm__net_err(LLM_ERR_UNSUPPORTED, "architecture '%s' has no forward",
+                            llm_model_desc_arch(desc) ? llm_model_desc_arch(desc) : "?");
+    }
+    const llm_model_hparams *hp = llm_model_desc_hparams(desc);
+    llm__arena_layout a;
+    arena_layout(hp, &p, &a);
+    out->arena_bytes = a.bytes;
+    out->host_bytes = (size_t)p.max_batch * sizeof(int32_t);
+    out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, p.kv_type);
+    out->kv_bytes_per_token = out->kv_bytes_per_token_layer * hp->n_layer;
+    return LLM_OK;
+}
+
+static llm_status make_arena(llm_net *net) {
+    arena_layout(&net->hp, &net->p, &net->a);
+    net->gather_ids = calloc((size_t)net->p.max_batch, sizeof(int32_t));
     if (!net->gather_ids) {
         return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
     }
-    return llm__net_op(llm_buffer_alloc(net->be, off, &net->arena));
+    return llm__net_op(llm_buffer_alloc(net->be, net->a.bytes, &net->arena));
 }
 
 llm_status llm_net_create(const llm_model_desc *desc, llm_backend *be,
@@ -154,11 +177,11 @@ llm_status llm_net_create(const llm_model_desc *desc, llm_backend *be,
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_create: NULL descriptor or backend");
     }
     llm_net_params p = params ? *params : llm_net_default_params();
-    if (p.max_batch < 1 || p.max_batch > (1 << 20) ||
-        (p.kv_type != LLM_DTYPE_F16 && p.kv_type != LLM_DTYPE_F32)) {
-        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_create: bad max_batch or kv_type");
+    llm_status pst = check_params(&p, "llm_net_create");
+    if (pst != LLM_OK) {
+        return pst;
     }
-    const arch_entry *a = find_arch(llm_model_desc_arch(desc));
+    const llm__arch *a = llm__arch_find(llm_model_desc_arch(desc));
     if (!a) {
         return llm__net_err(LLM_ERR_UNSUPPORTED, "architecture '%s' has no forward",
                             llm_model_desc_arch(desc) ? llm_model_desc_arch(desc) : "?");
@@ -168,10 +191,14 @@ llm_status llm_net_create(const llm_model_desc *desc, llm_backend *be,
         return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
     }
     net->desc = desc;
+    net->arch = a;
     net->be = be;
     net->hp = *llm_model_desc_hparams(desc);
     net->p = p;
     llm_status st = wrap_files(net);
+    if (st == LLM_OK) {
+        st = llm__table_load(net);
+    }
     if (st == LLM_OK) {
         st = a->load(net);
     }
@@ -205,8 +232,7 @@ int32_t llm_net_max_batch(const llm_net *net) { return net->p.max_batch; }
 llm_backend *llm_net_backend(const llm_net *net) { return net->be; }
 
 size_t llm_net_kv_bytes_per_token_layer(const llm_net *net) {
-    size_t es = net->p.kv_type == LLM_DTYPE_F16 ? 2 : 4;
-    return 2 * (size_t)net->hp.n_head_kv * net->hp.head_dim * es;
+    return kv_bytes_per_token_layer(&net->hp, net->p.kv_type);
 }
 
 /* ------------------------------------------------------------------- kv -- */
@@ -274,6 +300,30 @@ void llm_net_kv_free(llm_net_kv *kv) {
 int32_t llm_net_kv_block_size(const llm_net_kv *kv) { return kv->block_size; }
 int32_t llm_net_kv_n_blocks(const llm_net_kv *kv) { return kv->n_blocks; }
 
+llm_status llm_net_kv_copy_block(llm_net_kv *kv, int32_t src, int32_t dst, int32_t n_tokens) {
+    if (!kv || src < 0 || src >= kv->n_blocks || dst < 0 || dst >= kv->n_blocks || n_tokens < 0 ||
+        n_tokens > kv->block_size) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_copy_block: bad block or token count");
+    }
+    if (src == dst || n_tokens == 0) {
+        return LLM_OK;
+    }
+    for (uint32_t l = 0; l < kv->net->hp.n_layer; l++) {
+        const llm_tensor *t[2] = {&kv->kt[l], &kv->vt[l]};
+        for (int w = 0; w < 2; w++) {
+            /* ne = {head_dim, n_head_kv, block_size, n_blocks}: a block is
+             * nb[3] bytes, its first n_tokens slots n_tokens * nb[2] bytes. */
+            const size_t bytes = (size_t)n_tokens * t[w]->nb[2];
+            llm_status st = llm_buffer_copy(t[w]->buffer, t[w]->offset + (size_t)dst * t[w]->nb[3],
+                                            t[w]->buffer, t[w]->offset + (size_t)src * t[w]->nb[3], bytes);
+            if (st != LLM_OK) {
+                return llm__net_op(st);
+            }
+        }
+    }
+    return LLM_OK;
+}
+
 llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, llm_tensor *v) {
     if (!kv || layer < 0 || (uint32_t)layer >= kv->net->hp.n_layer || !k || !v) {
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_layer: bad layer");
@@ -332,6 +382,5 @@ llm_status llm_net_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b)
                                 b->tokens[i]);
         }
     }
-    const arch_entry *a = find_arch(llm_model_desc_arch(net->desc));
-    return a->forward(net, kv, b);
+    return net->arch->forward(net, kv, b);
 }

@@ -1,22 +1,41 @@
 /*
  * arch/net_internal.h -- PRIVATE: the runnable network shared by the
- * architecture files (one file per architecture) and net.c (creation, KV
- * storage, batch validation).
+ * architecture files (one file per architecture), the tensor table machinery
+ * (tensor_table.c) and net.c (creation, arena, K/V storage, batch validation).
  */
 #ifndef LLM_ARCH_NET_INTERNAL_H
 #define LLM_ARCH_NET_INTERNAL_H
 
 #include "llama/arch.h"
 
+/* One layer's weights: the union of what the architectures use. A tensor an
+ * architecture's table does not fill, or an optional one the file lacks, has
+ * buffer == NULL (test with llm__has). Shapes outermost first, with
+ * E = n_embd, Q = n_head*head_dim, KV = n_head_kv*head_dim, F = n_ff. */
 typedef struct llm__layer_w {
     llm_tensor attn_norm;           /* f32 [E] */
-    llm_tensor wq, wk, wv, wo;      /* [n_head*hd][E], [n_kv*hd][E] x2, [E][n_head*hd] */
+    llm_tensor wq, wk, wv;          /* [Q][E], [KV][E], [KV][E] */
+    llm_tensor bq, bk, bv;          /* f32 [Q], [KV], [KV] (optional biases) */
+    llm_tensor wo, bo;              /* [E][Q]; f32 [E] (optional bias) */
     llm_tensor ffn_norm;            /* f32 [E] */
     llm_tensor wg, wu, wd;          /* [F][E], [F][E], [E][F] */
+    llm_tensor bg, bu, bd;          /* f32 [F], [F], [E] (optional biases) */
 } llm__layer_w;
+
+/* Arena slots, carved once for max_batch tokens (byte offsets into arena). */
+typedef struct llm__arena_layout {
+    size_t off_x, off_xn, off_tmp, off_q, off_k, off_v, off_att, off_gate, off_up, off_logits;
+    size_t bytes; /* total */
+} llm__arena_layout;
+
+/* LM-head rows per matmul (bounds the logits slot), and the shortest last
+ * chunk: a shorter tail joins the chunk before (see llama.c). */
+#define LLM__LOGITS_CHUNK 64
+#define LLM__LOGITS_TAIL 8
 
 struct llm_net {
     const llm_model_desc *desc;
+    const struct llm__arch *arch;
     llm_backend *be;
     llm_model_hparams hp;
     llm_net_params p;
@@ -27,10 +46,9 @@ struct llm_net {
     llm_tensor output;    /* [V][E] (token_embd when tied) */
     llm__layer_w *layers; /* [n_layer] */
     llm_rope_params rope;
-    /* Activation arena, carved once for max_batch tokens (byte offsets). */
-    llm_buffer *arena;
-    size_t off_x, off_xn, off_tmp, off_q, off_k, off_v, off_att, off_gate, off_up, off_logits;
-    int32_t *gather_ids; /* host [max_batch] */
+    llm_buffer *arena;    /* activation arena */
+    llm__arena_layout a;
+    int32_t *gather_ids;  /* host [max_batch] */
 };
 
 struct llm_net_kv {
@@ -39,6 +57,8 @@ struct llm_net_kv {
     llm_buffer **k, **v; /* [n_layer] each */
     llm_tensor *kt, *vt; /* [n_layer] cache tensors */
 };
+
+static inline int llm__has(const llm_tensor *t) { return t->buffer != NULL; }
 
 /* Sets the thread-local message; returns st. */
 llm_status llm__net_err(llm_status st, const char *fmt, ...)
@@ -50,9 +70,5 @@ llm_status llm__net_err(llm_status st, const char *fmt, ...)
 llm_status llm__net_op(llm_status st);
 /* A weight tensor of the descriptor as a runtime tensor in the wrapped buffers. */
 llm_status llm__net_wrap_tensor(llm_net *net, const llm_model_tensor *t, llm_tensor *out);
-
-/* Architecture hooks. */
-llm_status llm__llama_load(llm_net *net);
-llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
 
 #endif

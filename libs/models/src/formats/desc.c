@@ -1,7 +1,8 @@
 /*
  * desc.c -- the model descriptor: construction helpers, the tensor map and
- * the public accessors. Format-specific building is in desc_gguf.c and
- * desc_hf.c; per-architecture knowledge in arch_*.c.
+ * the public accessors. It calls nothing above it: the format-specific
+ * builders (desc_gguf.c, desc_hf.c) use it, per-architecture knowledge is in
+ * arch/<tag>.c, and desc_load.c chooses a builder for a path.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "formats/desc_internal.h"
 
@@ -75,25 +75,6 @@ llm_status llm__desc_finish(llm_model_desc *d) {
     return LLM_OK;
 }
 
-llm_status llm__desc_expect(const llm_model_desc *d, const char *name, int optional, uint32_t n_dims,
-                            int64_t ne0, int64_t ne1) {
-    const llm_model_tensor *t = llm_model_desc_find_tensor(d, name);
-    if (!t) {
-        if (optional) return LLM_OK;
-        return llm__models_error(LLM_ERR_NOT_FOUND, "model: %s: %s: required tensor '%s' is missing", d->path,
-                                 d->arch, name);
-    }
-    const int64_t want[4] = {ne0, n_dims > 1 ? ne1 : 1, 1, 1};
-    int ok = 1;
-    for (int i = 0; i < 4; i++) ok &= t->ne[i] == want[i];
-    if (!ok)
-        return llm__models_error(LLM_ERR_BAD_FORMAT,
-                                 "model: %s: tensor '%s' has shape [%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                                 "], expected [%" PRId64 ", %" PRId64 "]",
-                                 d->path, name, t->ne[0], t->ne[1], t->ne[2], t->ne[3], want[0], want[1]);
-    return LLM_OK;
-}
-
 void llm_model_desc_free(llm_model_desc *d) {
     if (!d) return;
     for (int64_t i = 0; i < d->n_tensors; i++) free((char *)d->tensors[i].name);
@@ -108,14 +89,6 @@ void llm_model_desc_free(llm_model_desc *d) {
     free(d->file_paths);
     free(d->path);
     free(d);
-}
-
-llm_status llm_model_desc_load(const char *path, llm_model_desc **out) {
-    if (out) *out = NULL;
-    if (!path || !out) return llm__models_error(LLM_ERR_INVALID_ARG, "model: NULL argument");
-    struct stat sb;
-    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return llm_model_desc_from_dir(path, out);
-    return llm_model_desc_from_gguf(path, out);
 }
 
 llm_model_source llm_model_desc_source(const llm_model_desc *d) { return d->source; }

@@ -1,12 +1,14 @@
 /*
  * desc_gguf.c -- model descriptor from a GGUF file: architecture lookup,
  * tensor map straight from the tensor infos (zero-copy), then the
- * architecture's hyper-parameters and validation.
+ * architecture's hyper-parameters and its tensor table's validation (every
+ * tensor of the file must be one the architecture uses).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch_internal.h"
 #include "formats/desc_internal.h"
 
 llm_status llm__desc_from_gguf_handle(llm_gguf *g, const char *path, llm_model_desc **out) {
@@ -50,8 +52,8 @@ llm_status llm__desc_from_gguf_handle(llm_gguf *g, const char *path, llm_model_d
         st = llm__desc_add_tensor(d, t->name, (int)t->type, t->n_dims, t->ne, t->data, t->size, 0, t->offset);
     }
     if (!st) st = llm__desc_finish(d);
-    if (!st) st = arch->hparams_from_gguf(d, g);
-    if (!st) st = arch->validate(d);
+    if (!st) st = arch->hparams_gguf(&d->hp, d, g);
+    if (!st) st = llm__table_validate(d, arch);
     if (st) {
         llm_model_desc_free(d);
         return st;

@@ -2,7 +2,8 @@
  * desc_hf.c -- model descriptor from a Hugging Face folder: config.json plus
  * model.safetensors, or model.safetensors.index.json and its shards.
  * Tensors stay zero-copy in the shard mappings; names are mapped to the
- * GGUF-style names by the architecture.
+ * GGUF-style names through the architecture's tensor table; a tensor the
+ * table does not know is an error unless the arch lists it as harmless.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "arch/arch_internal.h"
 #include "formats/desc_internal.h"
 
 static char *join(const char *dir, const char *name) {
@@ -67,7 +69,12 @@ static llm_status map_shard_tensors(llm_model_desc *d, const llm__arch *arch, ui
     for (int64_t i = 0; i < llm_safetensors_tensor_count(st); i++) {
         const llm_st_tensor *t = llm_safetensors_tensor_at(st, i);
         char name[128];
-        if (!arch->map_hf_name(t->name, name, sizeof name)) continue;
+        const int m = llm__table_map_hf(arch, t->name, name, sizeof name);
+        if (m == 0) continue; /* known and not needed (the arch's hf_ignore list) */
+        if (m < 0)
+            return llm__models_error(LLM_ERR_UNSUPPORTED,
+                                     "model: %s: tensor '%.96s' is not used by architecture %s (unknown variant?)",
+                                     d->file_paths[fi], t->name, arch->tag);
         if (t->type < 0)
             return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: tensor '%.64s' has dtype %s (F32, F16, BF16 supported)",
                                      d->file_paths[fi], t->name, t->dtype);
@@ -161,8 +168,8 @@ llm_status llm_model_desc_from_dir(const char *dir, llm_model_desc **out) {
     }
     free(index_path);
     if (!rc) rc = llm__desc_finish(d);
-    if (!rc) rc = arch->hparams_from_hf(d, cfg);
-    if (!rc) rc = arch->validate(d);
+    if (!rc) rc = arch->hparams_hf(&d->hp, d, cfg);
+    if (!rc) rc = llm__table_validate(d, arch);
 done:
     json_decref(cfg);
     free(cfg_path);

@@ -1,5 +1,5 @@
 # Model file formats and the model descriptor (owner: models/formats helper).
-# Paths are relative to libs/models. One architecture = one arch_<tag>.c.
+# Paths are relative to libs/models. Architectures live in src/arch/ (arch.cmake).
 set(LLM_MODELS_FORMAT_SOURCES
   src/formats/util.c
   src/formats/gguf.c
@@ -8,5 +8,4 @@ set(LLM_MODELS_FORMAT_SOURCES
   src/formats/desc.c
   src/formats/desc_gguf.c
   src/formats/desc_hf.c
-  src/formats/arch_registry.c
-  src/formats/arch_llama.c)
+  src/formats/desc_load.c)

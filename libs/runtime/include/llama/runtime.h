@@ -239,7 +239,10 @@ llm_status llm_op_rope(llm_backend *be, const llm_tensor *x, const int32_t *posi
 /* out = silu(gate) * up, elementwise. All F32 of one shape (out may alias). */
 llm_status llm_op_swiglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
                          const llm_tensor *up);
-/* out = a + b and out = a * b, elementwise, same shapes (out may alias a or b). */
+/* out = a + b and out = a * b, elementwise, same shapes (out may alias a or b).
+ * add also takes a single row b: F32 [1][d] (nb rows of 1) with a, out [n][d]
+ * gives out[i][j] = a[i][j] + b[j] (a bias after a projection, ggml_add's
+ * broadcast: one F32 add per element, so the same bits as llama.cpp). */
 llm_status llm_op_add(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
                       const llm_tensor *b);
 llm_status llm_op_mul(llm_backend *be, const llm_tensor *out, const llm_tensor *a,

@@ -88,6 +88,7 @@ typedef struct {
     const float *a, *b;
     float s;
     int64_t n;
+    int64_t bd; /* 0: b has n elements; else b is one row of bd floats, repeated */
     int kind;
 } ew_ctx;
 
@@ -99,7 +100,17 @@ static void ew_task(void *p, int ith, int nth) {
     const float *x = c->a, *y = c->b;
     switch (c->kind) {
     case EW_ADD:
-        for (int64_t i = b; i < e; i++) o[i] = x[i] + y[i];
+        if (!c->bd) {
+            for (int64_t i = b; i < e; i++) o[i] = x[i] + y[i];
+            break;
+        }
+        /* Broadcast row (a bias): runs of one row, each a plain loop the
+         * compiler vectorizes; one F32 add per element either way. */
+        for (int64_t i = b, m; i < e; i += m) {
+            const int64_t j = i % c->bd;
+            m = c->bd - j < e - i ? c->bd - j : e - i;
+            for (int64_t k = 0; k < m; k++) o[i + k] = x[i + k] + y[j + k];
+        }
         break;
     case EW_MUL:
         for (int64_t i = b; i < e; i++) o[i] = x[i] * y[i];
@@ -113,7 +124,10 @@ static void ew_task(void *p, int ith, int nth) {
 static llm_status ew_run(llm_backend *be, int kind, const llm_tensor *out, const llm_tensor *a,
                          const llm_tensor *b, float s) {
     ew_ctx c = {llm__host_ptr(out), llm__host_ptr(a), b ? (const float *)llm__host_ptr(b) : NULL, s,
-                out->ne[0] * rows_of(out), kind};
+                out->ne[0] * rows_of(out), 0, kind};
+    if (b && rows_of(b) != rows_of(out)) {
+        c.bd = b->ne[0]; /* add of a single row, validated in ops.c */
+    }
     int nth = pick_nth(be, c.n, c.n);
     llm__threadpool_run(llm__cpu_of(be)->tp, ew_task, &c, nth);
     return LLM_OK;

@@ -14,13 +14,13 @@ enum { EW_ADD, EW_MUL, EW_SWIGLU, EW_SCALE };
 template <int KIND>
 static __global__ void ew_kernel(float *out,       /* [n] */
                                  const float *a,   /* [n] */
-                                 const float *b,   /* [n] (NULL for scale) */
-                                 float s, int64_t n) {
+                                 const float *b,   /* [n], or [bd] repeated (add), NULL for scale */
+                                 float s, int64_t n, int64_t bd) {
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
         const float x = a[i];
         if (KIND == EW_ADD) {
-            out[i] = x + b[i];
+            out[i] = x + b[bd ? i % bd : i];
         } else if (KIND == EW_MUL) {
             out[i] = x * b[i];
         } else if (KIND == EW_SWIGLU) {
@@ -37,9 +37,11 @@ static llm_status ew_run(llm_backend *be, const llm_tensor *out, const llm_tenso
     llm__cuda *c = llm__cuda_of(be);
     LLM_TRY(llm__cuda_enter(c));
     const int64_t n = out->ne[0] * llm__cuda_rows(out);
+    /* add of a single row b [1][d] (validated in ops.c): a bias. */
+    const int64_t bd = b && llm__cuda_rows(b) != llm__cuda_rows(out) ? b->ne[0] : 0;
     ew_kernel<KIND><<<llm__cuda_grid(n, 256), 256, 0, c->stream>>>(
         (float *)llm__cuda_ptr(out), (const float *)llm__cuda_ptr(a),
-        b ? (const float *)llm__cuda_ptr(b) : (const float *)NULL, s, n);
+        b ? (const float *)llm__cuda_ptr(b) : (const float *)NULL, s, n, bd);
     LLM_CU_LAUNCHED("elementwise kernel");
     return LLM_OK;
 }

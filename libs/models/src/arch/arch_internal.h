@@ -1,0 +1,108 @@
+/*
+ * arch/arch_internal.h -- PRIVATE: what an architecture is. One file per
+ * architecture (arch/<tag>.c) defines one llm__arch; arch/registry.c lists
+ * them, one line each. Everything about an architecture lives in its file:
+ * hyper-parameter parsing (GGUF keys and Hugging Face config.json), the
+ * tensor table, and the forward pass.
+ *
+ * The tensor table is the single statement of which tensors exist: the
+ * descriptor builders validate a file against it (every required tensor
+ * present with its shape, and no tensor that no entry claims), the HF reader
+ * maps names through it, and llm_net_create loads weights through it (each
+ * entry names the field it fills). An entry the forward does not read is
+ * therefore a bug one can see in one file.
+ */
+#ifndef LLM_ARCH_ARCH_INTERNAL_H
+#define LLM_ARCH_ARCH_INTERNAL_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "arch/net_internal.h"
+
+/* A dimension of a tensor, resolved from the hyper-parameters. Later
+ * architectures add what they need here and in llm__dim_value. */
+typedef enum llm__dim {
+    LLM__D_1 = 0,     /* 1 (a vector's second dimension) */
+    LLM__D_EMBD,      /* n_embd */
+    LLM__D_VOCAB,     /* n_vocab */
+    LLM__D_FF,        /* n_ff */
+    LLM__D_Q,         /* n_head * head_dim */
+    LLM__D_KV,        /* n_head_kv * head_dim */
+    LLM__D_HEAD,      /* head_dim (per-head norms) */
+    LLM__D_ROT_HALF   /* n_rot / 2 (rope frequency factors) */
+} llm__dim;
+
+/* How the forward uses a tensor, which fixes what the loader checks. */
+typedef enum llm__wkind {
+    LLM__W_MATMUL = 0, /* a projection: any type the backend can multiply */
+    LLM__W_ROWS,       /* an embedding read by get_rows: any known type */
+    LLM__W_F32,        /* a norm weight or a bias: must be F32 */
+    LLM__W_HOST        /* F32, read from the mapping by the arch's load hook (no field) */
+} llm__wkind;
+
+#define LLM__NO_FIELD (-1)
+
+typedef struct llm__tensor_spec {
+    const char *name;   /* GGUF name; per layer the part after "blk.<l>." */
+    const char *hf;     /* HF name; per layer the part after hf_layer_prefix "<l>.";
+                           NULL: not in HF checkpoints */
+    unsigned char per_layer, optional, kind; /* kind: llm__wkind */
+    llm__dim ne0, ne1;  /* GGUF order (ne0 innermost); ne1 = LLM__D_1 for a vector */
+    int field;          /* offsetof in llm__layer_w (per layer) or llm_net; LLM__NO_FIELD */
+} llm__tensor_spec;
+
+typedef struct llm__arch {
+    const char *tag;                   /* general.architecture and GGUF key prefix */
+    const char *const *hf_model_types; /* config.json "model_type" values, NULL-terminated */
+    const char *hf_layer_prefix;       /* e.g. "model.layers." (then "<l>.") */
+    const char *const *hf_ignore;      /* name suffixes of HF tensors that are known and
+                                          not needed (e.g. "rotary_emb.inv_freq"), NULL-ended */
+    const llm__tensor_spec *tensors;   /* the tensor table */
+    size_t n_tensors;
+    /* Hyper-parameters into *hp (preset by the builder: ids -1, rope base
+     * 10000, scaling factor 1). d holds every tensor already (n_vocab comes
+     * from token_embd). Errors through llm__models_error. */
+    llm_status (*hparams_gguf)(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g);
+    llm_status (*hparams_hf)(llm_model_hparams *hp, const llm_model_desc *d, json_t *cfg);
+    /* After the table filled net's tensors: what the table cannot say (tied
+     * output, rope). Errors through llm__net_err. */
+    llm_status (*load)(llm_net *net);
+    llm_status (*forward)(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
+} llm__arch;
+
+/* registry.c */
+const llm__arch *llm__arch_find(const char *tag);
+const llm__arch *llm__arch_find_hf(const char *model_type);
+
+/* tensor_table.c */
+int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d);
+/* The GGUF name of entry s for layer l (ignored for global entries). */
+int llm__spec_name(const llm__tensor_spec *s, uint32_t l, char *out, size_t cap);
+/* Descriptor check: every required entry present with its shape, and every
+ * tensor of d claimed by an entry. LLM_ERR_NOT_FOUND / LLM_ERR_BAD_FORMAT with
+ * a message naming the tensor (llm_models_last_error). */
+llm_status llm__table_validate(const llm_model_desc *d, const llm__arch *a);
+/* HF name -> GGUF name in out[cap]: 1 mapped, 0 known and not needed
+ * (hf_ignore), -1 not a tensor of this architecture. */
+int llm__table_map_hf(const llm__arch *a, const char *hf, char *out, size_t cap);
+/* Fills net's fields from the table: wraps each present tensor and checks
+ * the backend can use it. Errors through llm__net_err. */
+llm_status llm__table_load(llm_net *net);
+
+/* hparams.c: readers shared by the architectures' hyper-parameter hooks.
+ * Missing optional keys keep *v; a wrong type is an error. */
+llm_status llm__gguf_req_u32(const llm_model_desc *d, const llm_gguf *g, const char *key, uint32_t *v);
+llm_status llm__gguf_opt_u32(const llm_gguf *g, const char *key, uint32_t *v);
+llm_status llm__gguf_opt_f32(const llm_gguf *g, const char *key, float *v);
+llm_status llm__gguf_opt_i32(const llm_gguf *g, const char *key, int32_t *v);
+llm_status llm__cfg_u32(const llm_model_desc *d, json_t *cfg, const char *key, int required, uint32_t *v);
+llm_status llm__cfg_f32(const llm_model_desc *d, json_t *cfg, const char *key, float *v);
+/* Token ids may be an integer, null, or a list (the first element is used). */
+void llm__cfg_id(json_t *cfg, const char *key, int32_t *v);
+/* Derived fields and sanity limits of a decoder: n_vocab from token_embd,
+ * n_head_kv / head_dim / n_rot defaults, tied embeddings (no output.weight),
+ * special ids outside the vocabulary dropped. */
+llm_status llm__hparams_finish(llm_model_hparams *hp, const llm_model_desc *d);
+
+#endif

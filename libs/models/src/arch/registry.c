@@ -1,0 +1,34 @@
+/*
+ * arch/registry.c -- the architectures llm can describe and run, one line
+ * each. Adding one (qwen2, qwen3, gemma3, phi3, bert) = one arch/<tag>.c
+ * defining its llm__arch + one line here + one line in arch.cmake.
+ */
+#include <string.h>
+
+#include "arch/arch_internal.h"
+
+extern const llm__arch llm__arch_llama;
+
+static const llm__arch *const k_archs[] = {
+    &llm__arch_llama,
+};
+static const char *const k_arch_names[] = {"llama", NULL}; /* the tags above, in order */
+_Static_assert(sizeof k_arch_names / sizeof k_arch_names[0] == sizeof k_archs / sizeof k_archs[0] + 1,
+               "k_arch_names must list every registered architecture");
+
+const llm__arch *llm__arch_find(const char *tag) {
+    for (size_t i = 0; tag && i < sizeof k_archs / sizeof k_archs[0]; i++)
+        if (strcmp(k_archs[i]->tag, tag) == 0) return k_archs[i];
+    return NULL;
+}
+
+const llm__arch *llm__arch_find_hf(const char *model_type) {
+    for (size_t i = 0; model_type && i < sizeof k_archs / sizeof k_archs[0]; i++)
+        for (const char *const *t = k_archs[i]->hf_model_types; t && *t; t++)
+            if (strcmp(*t, model_type) == 0) return k_archs[i];
+    return NULL;
+}
+
+const char *const *llm_model_arch_list(void) { return k_arch_names; }
+
+int llm_net_supports_arch(const char *arch) { return llm__arch_find(arch) != NULL; }
