@@ -306,7 +306,7 @@ Test(forward, kv_copy_block) {
         }
     }
     cr_expect_eq(llm_net_kv_copy_block(f.kv, 7, N_BLOCKS, 3), LLM_ERR_INVALID_ARG);
-    cr_expect_eq(llm_net_kv_copy_block(f.kv, 7, 9, BLOCK + 1), LLM_ERR_INVALID_ARG);
+    cr_expect_eq(llm_net_kv_copy_block(f.kv, 7, 9, GC_BLOCK + 1), LLM_ERR_INVALID_ARG);
     cr_expect_eq(llm_net_kv_copy_block(f.kv, 7, 7, 3), LLM_OK);
     fx_close(&f);
 }

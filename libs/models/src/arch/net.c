@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arch/arch_internal.h"
+#include "llama/error.h"
 
 const char *llm_net_last_error(void) { return llm__err_get(LLM__ERR_NET); }
 
