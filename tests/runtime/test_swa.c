@@ -402,6 +402,17 @@ Test(swa, validation) {
     cr_assert_eq(attend(&f, Q, pos, 1, 10, table, o), LLM_OK, "%s", llm_runtime_last_error());
     table[11] = -1;
     cr_assert_eq(attend(&f, Q, pos, 1, 10, table, o), LLM_ERR_INVALID_ARG);
+    /* kv_write reads only the entries of the positions it writes. */
+    table[11] = f.table[11];
+    table[12] = f.table[12];
+    llm_buffer *bkv;
+    cr_assert_eq(llm_buffer_alloc(be, sizeof(float) * 32, &bkv), LLM_OK);
+    llm_tensor kv = llm_tensor_4d(bkv, 0, LLM_DTYPE_F32, 32, 1, 1, 1);
+    int32_t wpos[1] = {201};
+    cr_assert_eq(llm_op_kv_write(be, &f.kc, &f.vc, &kv, &kv, wpos, table, NBLK), LLM_OK, "%s", llm_runtime_last_error());
+    wpos[0] = 150; /* block 9: -1 */
+    cr_assert_eq(llm_op_kv_write(be, &f.kc, &f.vc, &kv, &kv, wpos, table, NBLK), LLM_ERR_INVALID_ARG);
+    llm_buffer_free(bkv);
     fixture_free(&f);
     llm_backend_free(be);
 }

@@ -245,9 +245,11 @@ static llm_status check_cache(llm_backend *be, const llm_tensor *c, const char *
     return LLM_OK;
 }
 
-/* Every position maps into the table; every entry from block first_block
- * up to the block of the last position is a valid block id (the entries
- * before first_block are not read: a sliding window left them). */
+/* Every position maps into the table. first_block >= 0: every entry from
+ * block first_block up to the block of the last position is a valid block id
+ * (attention reads them all; the entries before first_block are not read: a
+ * sliding window left them). first_block < 0: only the entries of the
+ * positions themselves must be valid (kv_write reads no other). */
 static llm_status check_table(const llm_tensor *kc, const int32_t *positions, int64_t n,
                               const int32_t *block_table, int32_t n_table, int64_t first_block,
                               const char *op) {
@@ -260,6 +262,16 @@ static llm_status check_table(const llm_tensor *kc, const int32_t *positions, in
             return llm__err(LLM_ERR_INVALID_ARG, "%s: position %d outside the block table (%d x %lld)",
                             op, positions[i], n_table, (long long)bs);
         }
+    }
+    if (first_block < 0) {
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t id = block_table[positions[i] / bs];
+            if (id < 0 || id >= kc->ne[3]) {
+                return llm__err(LLM_ERR_INVALID_ARG, "%s: block id %d of position %d out of range [0, %lld)",
+                                op, id, positions[i], (long long)kc->ne[3]);
+            }
+        }
+        return LLM_OK;
     }
     int64_t need = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -293,7 +305,7 @@ llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm
         k->ne[1] != k_cache->ne[1] || !same_shape(k, v) || v->ne[1] != k->ne[1]) {
         return llm__err(LLM_ERR_INVALID_ARG, "kv_write: k/v [n][n_head_kv][head_dim] do not match the cache");
     }
-    CHECK(check_table(k_cache, positions, n, block_table, n_table, 0, "kv_write"));
+    CHECK(check_table(k_cache, positions, n, block_table, n_table, -1, "kv_write"));
     uint64_t t0 = now_ns();
     llm_status st = be->iface->kv_write(be, k_cache, v_cache, k, v, positions, block_table, n_table);
     account(be, LLM_OP_KV_WRITE, NULL, t0, 2 * llm_tensor_nbytes(k) * 3 / 2);

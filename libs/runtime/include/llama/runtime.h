@@ -276,7 +276,9 @@ llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tens
 
 /* Writes k, v (F32 [n][n_head_kv][head_dim]) for token positions[i] into the
  * caches through block_table (host [n_table]; every position must map to an
- * entry, and each id must be < n_blocks). Values are rounded to the cache type. */
+ * entry holding a block id in [0, n_blocks); the other entries are not read
+ * and may hold anything, e.g. -1 for blocks a sliding window released).
+ * Values are rounded to the cache type. */
 llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                            const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                            const int32_t *block_table, int32_t n_table);
