@@ -337,10 +337,13 @@ llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm
                         "n_head_kv %lld)",
                         (long long)k_cache->ne[0], (long long)k_cache->ne[1]);
     }
-    /* Keys before the earliest window start are not read, nor their blocks. */
+    /* Positions first (in order: a bad one ends the check before the next
+     * is read), then every block from the earliest window start on: keys
+     * before it are not read, nor their blocks. */
+    CHECK(check_table(k_cache, positions, n, block_table, n_table, -1, "attention"));
     int64_t first = INT64_MAX;
     int64_t kv_len = 0;
-    for (int64_t i = 0; positions && i < n; i++) {
+    for (int64_t i = 0; i < n; i++) {
         int64_t lo = p->n_swa > 0 ? (int64_t)positions[i] + 1 - p->n_swa : 0;
         lo = lo > 0 ? lo : 0;
         first = lo < first ? lo : first;
