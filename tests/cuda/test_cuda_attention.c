@@ -3,7 +3,8 @@
  * against the CPU backend: F16 and F32 caches, several head layouts (GQA
  * groups of 1, 3, 8; head_dim 40, 64, 128, 256), block sizes that do and do not
  * divide the sequence, a scrambled block table, a prefill batch, a decode step
- * after it, and queries at scattered positions.
+ * after it, and queries at scattered positions; sliding windows (n_swa 1, 7,
+ * 33) over the same layouts.
  *
  * Tolerances (why): the caches must be byte-identical (F32 copied, F16 rounded
  * to nearest even on both sides). Attention reads identical K/V values and
@@ -71,33 +72,40 @@ static void write_kv(cu_pair *p, cache *c, const att_shape *s, const int32_t *po
     cu_buf_free(&vb);
 }
 
-static void attend(cu_pair *p, cache *c, const att_shape *s, const int32_t *pos, int64_t n,
-                   uint64_t seed, const char *what) {
+static void attend_swa(cu_pair *p, cache *c, const att_shape *s, const int32_t *pos, int64_t n,
+                       uint64_t seed, const char *what, int32_t n_swa) {
     const size_t cnt = (size_t)(n * s->n_head * s->hd);
     cu_buf qb, ob;
     cu_buf_alloc(p, &qb, cnt * 4);
     cu_buf_alloc(p, &ob, cnt * 4);
     cu_fill_uniform(p, &qb, 0, cnt, -1.0f, 1.0f, seed, NULL);
     float *got = malloc(cnt * 4), *want = malloc(cnt * 4);
-    const float scale = 1.0f / sqrtf((float)s->hd);
+    llm_attn_params ap = llm_attn_default_params();
+    ap.scale = 1.0f / sqrtf((float)s->hd);
+    ap.n_swa = n_swa;
     for (int side = 1; side >= 0; side--) {
         llm_tensor kc = cache_view(c, &c->kc, side, s), vc = cache_view(c, &c->vc, side, s);
         llm_tensor q = cu_view(&qb, side, 0, LLM_DTYPE_F32, s->hd, s->n_head, n);
         llm_tensor o = cu_view(&ob, side, 0, LLM_DTYPE_F32, s->hd, s->n_head, n);
-        cr_assert_eq(llm_op_attention(side ? p->dev : p->cpu, &o, &q, &kc, &vc, pos, c->table,
-                                      c->n_table, scale),
+        cr_assert_eq(llm_op_attention_ex(side ? p->dev : p->cpu, &o, &q, &kc, &vc, pos, c->table,
+                                         c->n_table, &ap),
                      LLM_OK, "%s", llm_runtime_last_error());
         cu_read(&ob, side, 0, side ? got : want, cnt * 4);
     }
     char msg[160];
-    snprintf(msg, sizeof msg, "%s: %s cache, n_head %lld, n_kv %lld, hd %lld, block %lld", what,
-             llm_dtype_name(c->t), (long long)s->n_head, (long long)s->n_kv, (long long)s->hd,
-             (long long)s->bs);
+    snprintf(msg, sizeof msg, "%s: %s cache, n_head %lld, n_kv %lld, hd %lld, block %lld, n_swa %d",
+             what, llm_dtype_name(c->t), (long long)s->n_head, (long long)s->n_kv, (long long)s->hd,
+             (long long)s->bs, (int)n_swa);
     cu_check_close(got, want, NULL, cnt, c->t == LLM_DTYPE_F16 ? 1e-3 : 2e-5, 1e-5, msg);
     free(got);
     free(want);
     cu_buf_free(&qb);
     cu_buf_free(&ob);
+}
+
+static void attend(cu_pair *p, cache *c, const att_shape *s, const int32_t *pos, int64_t n,
+                   uint64_t seed, const char *what) {
+    attend_swa(p, c, s, pos, n, seed, what, 0);
 }
 
 Test(cuda_attention, paged_prefill_decode_scattered) {
@@ -134,6 +142,12 @@ Test(cuda_attention, paged_prefill_decode_scattered) {
             /* Queries at scattered positions see only keys up to their own. */
             int32_t sc[4] = {0, 5, 36, 17};
             attend(&p, &c, s, sc, 4, seed + 5, "scattered");
+            /* Sliding windows: each query sees its last n_swa keys only. */
+            static const int32_t windows[] = {1, 7, 33};
+            for (int w = 0; w < 3; w++) {
+                attend_swa(&p, &c, s, pos, n1, seed + 6 + (uint64_t)w, "prefill, window", windows[w]);
+                attend_swa(&p, &c, s, &dpos, 1, seed + 9 + (uint64_t)w, "decode, window", windows[w]);
+            }
             cu_buf_free(&c.kc);
             cu_buf_free(&c.vc);
         }

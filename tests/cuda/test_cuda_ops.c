@@ -11,6 +11,9 @@
  *  - rms_norm: 1e-6 relative (same float ops; only the double sum's order differs).
  *  - swiglu 1e-6, softmax 1e-6 absolute + 1e-5 relative: CUDA's expf may
  *    differ from glibc's by ~2 ulp.
+ *  - geglu 1e-6 absolute + 1.5e-3 relative: CUDA's tanhf may differ from
+ *    glibc's by an ulp or two, which now and then moves the F16-rounded gelu
+ *    by one F16 ulp (2^-10 relative).
  *  - rope: 1e-5 absolute on inputs in [-1, 1]: identical float angles, only
  *    cosf/sinf may differ by an ulp or two, even at positions of a few thousand.
  *  - matmul vs the double reference sum_k x*w (w dequantized by the reference
@@ -438,7 +441,7 @@ Test(cuda_ops, elementwise) {
         cu_fill_uniform(&p, &ab, 0, (size_t)n, -8.0f, 8.0f, 40 + si, NULL);
         cu_fill_uniform(&p, &bb, 0, (size_t)n, -2.0f, 2.0f, 50 + si, NULL);
         float *got = malloc(nb), *want = malloc(nb);
-        for (int op = 0; op < 4; op++) {
+        for (int op = 0; op < 5; op++) {
             for (int side = 1; side >= 0; side--) {
                 llm_backend *be = side ? p.dev : p.cpu;
                 llm_tensor a = cu_view(&ab, side, 0, LLM_DTYPE_F32, n, 1, 1);
@@ -447,13 +450,14 @@ Test(cuda_ops, elementwise) {
                 llm_status st = op == 0   ? llm_op_add(be, &o, &a, &b)
                                 : op == 1 ? llm_op_mul(be, &o, &a, &b)
                                 : op == 2 ? llm_op_scale(be, &o, &a, -0.37f)
-                                          : llm_op_swiglu(be, &o, &a, &b);
+                                : op == 3 ? llm_op_swiglu(be, &o, &a, &b)
+                                          : llm_op_geglu(be, &o, &a, &b);
                 cr_assert_eq(st, LLM_OK, "%s", llm_runtime_last_error());
                 cu_read(&ob, side, 0, side ? got : want, nb);
             }
-            static const char *names[] = {"add", "mul", "scale", "swiglu"};
-            cu_check_close(got, want, NULL, (size_t)n, op == 3 ? 1e-7 : 0.0, op == 3 ? 1e-6 : 0.0,
-                           names[op]);
+            static const char *names[] = {"add", "mul", "scale", "swiglu", "geglu"};
+            cu_check_close(got, want, NULL, (size_t)n, op == 3 ? 1e-7 : op == 4 ? 1e-6 : 0.0,
+                           op == 3 ? 1e-6 : op == 4 ? 1.5e-3 : 0.0, names[op]);
         }
         /* A bias: b is one row of d floats added to every row of a. */
         const int64_t d = n < 97 ? n : 97, rows = n / d;

@@ -213,7 +213,7 @@ Test(llama_order, grouped_attention_equals_per_query) {
             for (int tiled = 0; tiled < 2; tiled++) {
                 for (int64_t i = 0; i < nq * stride; i++) sg[i] = 1234.5f; /* nothing past len is written */
                 llm__kv_rows vr = {vh, offs, (size_t)(kvh * hd), 1};
-                K->attn_scores_f16_g(&kr, rep % 2 ? &vr : NULL, len, hd, q16, nq, 0.125f, tiled, sg, stride, qf);
+                K->attn_scores_f16_g(&kr, rep % 2 ? &vr : NULL, 0, len, hd, q16, nq, 0.125f, tiled, sg, stride, qf);
                 for (int64_t j = 0; j < nq; j++) {
                     K->attn_scores_f16(&kr, len, hd, q16 + j * hd, 0.125f, tiled, s1);
                     cr_assert(memcmp(s1, sg + j * stride, 4 * (size_t)len) == 0,
@@ -235,7 +235,7 @@ Test(llama_order, grouped_attention_equals_per_query) {
                 llm__kv_rows vr = {f16 ? (const void *)vh : (const void *)vf, offs, (size_t)(kvh * hd), f16};
                 for (int tiled = 0; tiled < 2; tiled++) {
                     og[nq * hd] = 777.0f;
-                    K->attn_wsum_g(&vr, len, n_all, hd, pr, stride, nq, tiled, og, scr);
+                    K->attn_wsum_g(&vr, 0, len, n_all, hd, pr, stride, nq, tiled, og, scr);
                     cr_assert(og[nq * hd] == 777.0f, "attn_wsum_g writes past nq * hd");
                     for (int64_t j = 0; j < nq; j++) {
                         if (tiled) {

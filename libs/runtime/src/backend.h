@@ -50,8 +50,11 @@ typedef struct llm__backend_iface {
     llm_status (*attention)(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                             const llm_tensor *k_cache, const llm_tensor *v_cache,
                             const int32_t *positions, const int32_t *block_table,
-                            int32_t n_table, float scale);
+                            int32_t n_table, const llm_attn_params *p);
     llm_status (*argmax)(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
+    /* NULL: the op returns LLM_ERR_UNSUPPORTED. */
+    llm_status (*geglu)(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
+                        const llm_tensor *up);
 } llm__backend_iface;
 
 /* Optional entry points added after the table was fixed. They live in the

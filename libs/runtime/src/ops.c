@@ -184,9 +184,14 @@ static llm_status binary(llm_backend *be, llm_op op, const llm_tensor *out, cons
     if (!same_shape(out, a) || (!same_shape(out, b) && !row_b)) {
         return llm__err(LLM_ERR_INVALID_ARG, "%s: shapes differ", name);
     }
+    if (op == LLM_OP_GEGLU && !be->iface->geglu) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "%s: not implemented by the %s backend", name,
+                        be->iface->name);
+    }
     uint64_t t0 = now_ns();
     llm_status st = op == LLM_OP_ADD      ? be->iface->add(be, out, a, b)
                     : op == LLM_OP_MUL    ? be->iface->mul(be, out, a, b)
+                    : op == LLM_OP_GEGLU  ? be->iface->geglu(be, out, a, b)
                                           : be->iface->swiglu(be, out, a, b);
     account(be, op, out, t0, 3 * llm_tensor_nbytes(out));
     return st;
@@ -195,6 +200,10 @@ static llm_status binary(llm_backend *be, llm_op op, const llm_tensor *out, cons
 llm_status llm_op_swiglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
                          const llm_tensor *up) {
     return binary(be, LLM_OP_SWIGLU, out, gate, up);
+}
+llm_status llm_op_geglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
+                        const llm_tensor *up) {
+    return binary(be, LLM_OP_GEGLU, out, gate, up);
 }
 llm_status llm_op_add(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
                       const llm_tensor *b) {
@@ -245,8 +254,14 @@ static llm_status check_cache(llm_backend *be, const llm_tensor *c, const char *
     return LLM_OK;
 }
 
+/* Every position maps into the table. first_block >= 0: every entry from
+ * block first_block up to the block of the last position is a valid block id
+ * (attention reads them all; the entries before first_block are not read: a
+ * sliding window left them). first_block < 0: only the entries of the
+ * positions themselves must be valid (kv_write reads no other). */
 static llm_status check_table(const llm_tensor *kc, const int32_t *positions, int64_t n,
-                              const int32_t *block_table, int32_t n_table, const char *op) {
+                              const int32_t *block_table, int32_t n_table, int64_t first_block,
+                              const char *op) {
     if (!positions || !block_table || n_table <= 0) {
         return llm__err(LLM_ERR_INVALID_ARG, "%s: NULL positions or empty block table", op);
     }
@@ -257,12 +272,22 @@ static llm_status check_table(const llm_tensor *kc, const int32_t *positions, in
                             op, positions[i], n_table, (long long)bs);
         }
     }
+    if (first_block < 0) {
+        for (int64_t i = 0; i < n; i++) {
+            const int32_t id = block_table[positions[i] / bs];
+            if (id < 0 || id >= kc->ne[3]) {
+                return llm__err(LLM_ERR_INVALID_ARG, "%s: block id %d of position %d out of range [0, %lld)",
+                                op, id, positions[i], (long long)kc->ne[3]);
+            }
+        }
+        return LLM_OK;
+    }
     int64_t need = 0;
     for (int64_t i = 0; i < n; i++) {
         int64_t b = positions[i] / bs + 1;
         need = b > need ? b : need;
     }
-    for (int64_t i = 0; i < need; i++) {
+    for (int64_t i = first_block; i < need; i++) {
         if (block_table[i] < 0 || block_table[i] >= kc->ne[3]) {
             return llm__err(LLM_ERR_INVALID_ARG, "%s: block id %d out of range [0, %lld)", op,
                             block_table[i], (long long)kc->ne[3]);
@@ -289,10 +314,57 @@ llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm
         k->ne[1] != k_cache->ne[1] || !same_shape(k, v) || v->ne[1] != k->ne[1]) {
         return llm__err(LLM_ERR_INVALID_ARG, "kv_write: k/v [n][n_head_kv][head_dim] do not match the cache");
     }
-    CHECK(check_table(k_cache, positions, n, block_table, n_table, "kv_write"));
+    CHECK(check_table(k_cache, positions, n, block_table, n_table, -1, "kv_write"));
     uint64_t t0 = now_ns();
     llm_status st = be->iface->kv_write(be, k_cache, v_cache, k, v, positions, block_table, n_table);
     account(be, LLM_OP_KV_WRITE, NULL, t0, 2 * llm_tensor_nbytes(k) * 3 / 2);
+    return st;
+}
+
+llm_attn_params llm_attn_default_params(void) {
+    llm_attn_params p = {1.0f, 0};
+    return p;
+}
+
+llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                               const llm_tensor *k_cache, const llm_tensor *v_cache,
+                               const int32_t *positions, const int32_t *block_table,
+                               int32_t n_table, const llm_attn_params *p) {
+    BE_CHECK(be);
+    CHECK(check_f32(be, out, "attention", "out"));
+    CHECK(check_f32(be, q, "attention", "q"));
+    CHECK(check_cache(be, k_cache, "attention", "k"));
+    CHECK(check_cache(be, v_cache, "attention", "v"));
+    if (!p || !isfinite(p->scale) || p->n_swa < 0) {
+        return llm__err(LLM_ERR_INVALID_ARG, "attention: NULL params, non-finite scale or n_swa < 0");
+    }
+    int64_t n = q->ne[2] * q->ne[3];
+    if (!same_cache_shape(k_cache, v_cache) || q->ne[0] != k_cache->ne[0] ||
+        q->ne[1] % k_cache->ne[1] != 0 || !same_shape(out, q) || out->ne[1] != q->ne[1]) {
+        return llm__err(LLM_ERR_INVALID_ARG,
+                        "attention: q [n][n_head][head_dim] does not fit the cache (head_dim %lld, "
+                        "n_head_kv %lld)",
+                        (long long)k_cache->ne[0], (long long)k_cache->ne[1]);
+    }
+    /* Positions first (in order: a bad one ends the check before the next
+     * is read), then every block from the earliest window start on: keys
+     * before it are not read, nor their blocks. */
+    CHECK(check_table(k_cache, positions, n, block_table, n_table, -1, "attention"));
+    int64_t first = INT64_MAX;
+    int64_t kv_len = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t lo = p->n_swa > 0 ? (int64_t)positions[i] + 1 - p->n_swa : 0;
+        lo = lo > 0 ? lo : 0;
+        first = lo < first ? lo : first;
+        kv_len += (int64_t)positions[i] + 1 - lo;
+    }
+    CHECK(check_table(k_cache, positions, n, block_table, n_table, first / k_cache->ne[2],
+                      "attention"));
+    uint64_t t0 = now_ns();
+    llm_status st =
+        be->iface->attention(be, out, q, k_cache, v_cache, positions, block_table, n_table, p);
+    account(be, LLM_OP_ATTENTION, out, t0,
+            2 * llm_tensor_nbytes(q) + (uint64_t)kv_len * 2 * k_cache->nb[2] / (uint64_t)n);
     return st;
 }
 
@@ -300,31 +372,9 @@ llm_status llm_op_attention(llm_backend *be, const llm_tensor *out, const llm_te
                             const llm_tensor *k_cache, const llm_tensor *v_cache,
                             const int32_t *positions, const int32_t *block_table, int32_t n_table,
                             float scale) {
-    BE_CHECK(be);
-    CHECK(check_f32(be, out, "attention", "out"));
-    CHECK(check_f32(be, q, "attention", "q"));
-    CHECK(check_cache(be, k_cache, "attention", "k"));
-    CHECK(check_cache(be, v_cache, "attention", "v"));
-    int64_t n = q->ne[2] * q->ne[3];
-    if (!same_cache_shape(k_cache, v_cache) || q->ne[0] != k_cache->ne[0] ||
-        q->ne[1] % k_cache->ne[1] != 0 || !same_shape(out, q) || out->ne[1] != q->ne[1] ||
-        !isfinite(scale)) {
-        return llm__err(LLM_ERR_INVALID_ARG,
-                        "attention: q [n][n_head][head_dim] does not fit the cache (head_dim %lld, "
-                        "n_head_kv %lld)",
-                        (long long)k_cache->ne[0], (long long)k_cache->ne[1]);
-    }
-    CHECK(check_table(k_cache, positions, n, block_table, n_table, "attention"));
-    uint64_t t0 = now_ns();
-    llm_status st =
-        be->iface->attention(be, out, q, k_cache, v_cache, positions, block_table, n_table, scale);
-    int64_t kv_len = 0;
-    for (int64_t i = 0; i < n; i++) {
-        kv_len += positions[i] + 1;
-    }
-    account(be, LLM_OP_ATTENTION, out, t0,
-            2 * llm_tensor_nbytes(q) + (uint64_t)kv_len * 2 * k_cache->nb[2] / (uint64_t)n);
-    return st;
+    llm_attn_params p = llm_attn_default_params();
+    p.scale = scale;
+    return llm_op_attention_ex(be, out, q, k_cache, v_cache, positions, block_table, n_table, &p);
 }
 
 llm_status llm_op_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids) {

@@ -53,6 +53,7 @@ llm_tensor llm_tensor_rows(const llm_tensor *t, int64_t first, int64_t n) {
 static const char *const g_op_names[LLM_OP_COUNT] = {
     "get_rows", "matmul", "rms_norm", "rope",     "swiglu",    "add",
     "mul",      "scale",  "softmax",  "kv_write", "attention", "argmax",
+    "geglu",
 };
 
 const char *llm_op_name(llm_op op) {

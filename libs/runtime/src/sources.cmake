@@ -16,6 +16,7 @@ set(LLM_RUNTIME_SOURCES
   src/cpu/kernels_avx2_q3k.c
   src/cpu/matmul_cpu.c
   src/cpu/ops_cpu.c
+  src/cpu/gelu_table.c
   src/cpu/attention_cpu.c)
 
 # Called by libs/runtime/CMakeLists.txt once the target exists. SIMD variants

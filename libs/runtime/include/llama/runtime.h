@@ -103,6 +103,7 @@ typedef enum llm_op {
     LLM_OP_KV_WRITE,
     LLM_OP_ATTENTION,
     LLM_OP_ARGMAX,
+    LLM_OP_GEGLU,
     LLM_OP_COUNT
 } llm_op;
 
@@ -239,6 +240,15 @@ llm_status llm_op_rope(llm_backend *be, const llm_tensor *x, const int32_t *posi
 /* out = silu(gate) * up, elementwise. All F32 of one shape (out may alias). */
 llm_status llm_op_swiglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
                          const llm_tensor *up);
+/* out = gelu_tanh(gate) * up, elementwise (Gemma's feed-forward). All F32 of
+ * one shape (out may alias gate or up). The CPU backend computes it as
+ * llama.cpp's CPU does, bit for bit: gate <= -10 gives 0, gate >= 10 gives
+ * gate * up, and otherwise gelu_tanh is read from a table of F16 values
+ * indexed by gate rounded to F16 (gelu_tanh(x) = 0.5 x (1 + tanh(sqrt(2/pi)
+ * x (1 + 0.044715 x^2)))), so it is exact to F16 precision only. Returns
+ * LLM_ERR_UNSUPPORTED on a backend without it (llm_backend_supports tells). */
+llm_status llm_op_geglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
+                        const llm_tensor *up);
 /* out = a + b and out = a * b, elementwise, same shapes (out may alias a or b).
  * add also takes a single row b: F32 [1][d] (nb rows of 1) with a, out [n][d]
  * gives out[i][j] = a[i][j] + b[j] (a bias after a projection, ggml_add's
@@ -261,7 +271,9 @@ llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tens
 
 /* Writes k, v (F32 [n][n_head_kv][head_dim]) for token positions[i] into the
  * caches through block_table (host [n_table]; every position must map to an
- * entry, and each id must be < n_blocks). Values are rounded to the cache type. */
+ * entry holding a block id in [0, n_blocks); the other entries are not read
+ * and may hold anything, e.g. -1 for blocks a sliding window released).
+ * Values are rounded to the cache type. */
 llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                            const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                            const int32_t *block_table, int32_t n_table);
@@ -272,11 +284,41 @@ llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm
  * out, q: F32 [n][n_head][head_dim]; n_head must be a multiple of n_head_kv
  * (query head h uses KV head h / (n_head / n_head_kv)); scale usually
  * 1/sqrt(head_dim). The CPU kernel rounds q to F16 when the cache is F16 and
- * accumulates in F32 (close to llama.cpp). */
+ * sums in llama.cpp's order (its logits, bit for bit). Same as
+ * llm_op_attention_ex with {scale, n_swa = 0}. */
 llm_status llm_op_attention(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                             const llm_tensor *k_cache, const llm_tensor *v_cache,
                             const int32_t *positions, const int32_t *block_table,
                             int32_t n_table, float scale);
+
+/* Options of llm_op_attention_ex; get them from llm_attn_default_params(). */
+typedef struct llm_attn_params {
+    float scale;   /* multiplies every q . k score; usually 1/sqrt(head_dim) (default 1) */
+    int32_t n_swa; /* sliding window in keys; 0 (default) means none (see below) */
+} llm_attn_params;
+
+/* Default options: scale 1, no sliding window. */
+llm_attn_params llm_attn_default_params(void);
+
+/* Attention as llm_op_attention, with options. With n_swa > 0 each query
+ * sees only the n_swa most recent keys up to its own position (llama.cpp's
+ * standard sliding window): query i at position p = positions[i] attends the
+ * keys at positions k with p - n_swa < k <= p. Keys before a query's window
+ * count as masked cells (probability exactly 0), so on the CPU the result
+ * equals, bit for bit, that of llama.cpp's masked softmax over the same
+ * cache; with n_swa >= p + 1 for every query it equals llm_op_attention's.
+ * The op reads neither the cache rows nor the block table entries of keys
+ * before the window of the earliest query of the batch: the entries for
+ * blocks wholly before position min_i(positions[i] - n_swa + 1) may hold any
+ * value (for instance -1 once a sliding-window layer released those blocks),
+ * while every entry from that block up to the block of max_i(positions[i])
+ * must be a valid block id. p may not be NULL; scale must be finite and
+ * n_swa >= 0. Returns LLM_OK, LLM_ERR_INVALID_ARG, or LLM_ERR_UNSUPPORTED
+ * (a backend without sliding windows, or a cache type it lacks). */
+llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                               const llm_tensor *k_cache, const llm_tensor *v_cache,
+                               const int32_t *positions, const int32_t *block_table,
+                               int32_t n_table, const llm_attn_params *p);
 
 /* out_ids[i] = index of the largest x[i][:] (first one on ties).
  * x: F32 [n][V]; out_ids: host [n]. */

@@ -178,9 +178,21 @@ INLINE void scores32_block(const llm__kv_rows *k, const llm__kv_rows *vpf, int64
     }
 }
 
-static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd,
-                                   const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
-                                   int64_t sstride, float *qf) {
+static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+                                   int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled,
+                                   float *scores, int64_t sstride, float *qf) {
+    /* A score does not depend on its key's index: the loops below run over
+     * a view that starts at key t_start (rows, offsets and scores shifted). */
+    llm__kv_rows kw = *k, vw;
+    kw.offs += t_start;
+    k = &kw;
+    if (vpf) {
+        vw = *vpf;
+        vw.offs += t_start;
+        vpf = &vw;
+    }
+    scores += t_start;
+    len -= t_start;
     if (hd % (tiled ? 8 : 32) != 0) {
         for (int64_t j = 0; j < nq; j++) {
             for (int64_t t = 0; t < len; t++) {
@@ -211,12 +223,19 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vp
 
 /* --------------------------------------------------------- value sums -- */
 
+/* First key t >= t_start of slot sl (t % S == sl): the keys before it are
+ * outside a sliding window, with probability 0 (kernels.h, attn_wsum_g). */
+INLINE int64_t slot_first(int64_t sl, int64_t t_start, int64_t S) {
+    return sl >= t_start ? sl : sl + (t_start - sl + S - 1) / S * S;
+}
+
 /* For nq <= QB queries, slot sl, d in [d0, d0 + 8 nv): P_j[sl][d] = sum over
- * t < nslot, t % S == sl, ascending, of fma(v_t[d], p_j[t], .) -- the chain
- * of wsum_slots in kernels_avx2.c, with the row chunk loaded once for all
- * nq queries. */
-INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t nslot, int64_t S, int64_t hd, int64_t d0,
-                       const float *p, int64_t pstride, float *P, const int nq, const int nv, const int f16) {
+ * t_start <= t < nslot, t % S == sl, ascending, of fma(v_t[d], p_j[t], .) --
+ * the chain of wsum_slots in kernels_avx2.c, with the row chunk loaded once
+ * for all nq queries. */
+INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
+                       int64_t d0, const float *p, int64_t pstride, float *P, const int nq, const int nv,
+                       const int f16) {
     /* Named accumulators a<query><chunk> rather than an array: GCC keeps
      * an array of vectors on the stack and stores it on every row. Unused
      * ones (j >= nq or c >= nv, constants here) are dead code. 4 nq
@@ -224,7 +243,7 @@ INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t nslot, int64_t
     __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
     __m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
     __m256 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
-    for (int64_t t = sl; t < nslot; t += S) {
+    for (int64_t t = slot_first(sl, t_start, S); t < nslot; t += S) {
         const size_t e = v->offs[t] + v->head_off + (size_t)d0;
         /* Ahead: this slot's row 4 steps on (the chunk this pass reads),
          * and the whole of row t + 1, which the next slot's passes read. */
@@ -268,13 +287,13 @@ INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t nslot, int64_t
 
 #define SLOT_CASE(NQ, NV)                                                                                \
     if (nq == NQ && nv == NV) {                                                                          \
-        if (f16) slot_block(v, sl, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1);                          \
-        else slot_block(v, sl, nslot, S, hd, d0, p, pstride, P, NQ, NV, 0);                              \
+        if (f16) slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1);                 \
+        else slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 0);                     \
         return;                                                                                          \
     }
 
-static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t nslot, int64_t S, int64_t hd, int64_t d0,
-                          const float *p, int64_t pstride, float *P, int64_t nq, int64_t nv) {
+static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
+                          int64_t d0, const float *p, int64_t pstride, float *P, int64_t nq, int64_t nv) {
     const int f16 = v->f16;
     SLOT_CASE(3, 4) SLOT_CASE(3, 3) SLOT_CASE(3, 2) SLOT_CASE(3, 1)
     SLOT_CASE(2, 4) SLOT_CASE(2, 3) SLOT_CASE(2, 2) SLOT_CASE(2, 1)
@@ -284,8 +303,8 @@ static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t nslot, int6
 
 /* Slot partials of nq queries into scratch [nq][S][hd]; slots with no cell
  * stay zero, as in wsum_slots. */
-static void wsum_slots_g(const llm__kv_rows *v, int64_t nslot, int64_t S, int64_t hd, const float *p,
-                         int64_t pstride, int64_t nq, float *scratch) {
+static void wsum_slots_g(const llm__kv_rows *v, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
+                         const float *p, int64_t pstride, int64_t nq, float *scratch) {
     const int64_t hd8 = hd & ~(int64_t)7;
     memset(scratch, 0, sizeof(float) * (size_t)(nq * S * hd));
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
@@ -295,12 +314,12 @@ static void wsum_slots_g(const llm__kv_rows *v, int64_t nslot, int64_t S, int64_
         for (int64_t sl = 0; sl < S && sl < nslot; sl++) {
             for (int64_t d0 = 0; d0 < hd8; d0 += 32) {
                 const int64_t nv = (hd8 - d0) / 8 < 4 ? (hd8 - d0) / 8 : 4;
-                slot_dispatch(v, sl, nslot, S, hd, d0, pj, pstride, P, m, nv);
+                slot_dispatch(v, sl, t_start, nslot, S, hd, d0, pj, pstride, P, m, nv);
             }
             for (int64_t j = 0; j < m; j++) {
                 for (int64_t d = hd8; d < hd; d++) {
                     float a = 0.0f;
-                    for (int64_t t = sl; t < nslot; t += S) {
+                    for (int64_t t = slot_first(sl, t_start, S); t < nslot; t += S) {
                         const void *row = llm__kv_row(v, t);
                         a = fmaf(v->f16 ? h2f(((const uint16_t *)row)[d]) : ((const float *)row)[d],
                                  pj[j * pstride + t], a);
@@ -312,11 +331,11 @@ static void wsum_slots_g(const llm__kv_rows *v, int64_t nslot, int64_t S, int64_
     }
 }
 
-static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
-                             int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
+static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
+                             const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
     if (tiled) {
         /* attn_wsum8_avx2: 8 slots (lane t % 8), folded as llm__hsum8. */
-        wsum_slots_g(v, len, 8, hd, p, pstride, nq, scratch);
+        wsum_slots_g(v, t_start, len, 8, hd, p, pstride, nq, scratch);
         for (int64_t j = 0; j < nq; j++) {
             fold8_lanes(scratch + j * 8 * hd, hd, out + j * hd);
         }
@@ -325,7 +344,7 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, 
     /* attn_wsum_avx2: 32 slots folded as reduce4, cells past the last whole
      * 32 of n_all added in double. */
     const int64_t np = n_all & ~(int64_t)31, nslot = len < np ? len : np;
-    wsum_slots_g(v, nslot, 32, hd, p, pstride, nq, scratch);
+    wsum_slots_g(v, t_start, nslot, 32, hd, p, pstride, nq, scratch);
     for (int64_t j = 0; j < nq; j++) {
         const float *pj = p + j * pstride;
         for (int64_t d = 0; d < hd; d++) {
@@ -336,7 +355,7 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t len, int64_t n_all, 
             }
             for (int l = 0; l < 4; l++) T[l] = X[l] + X[l + 4];
             double s = (double)((T[0] + T[1]) + (T[2] + T[3]));
-            for (int64_t t = nslot; t < len; t++) {
+            for (int64_t t = nslot > t_start ? nslot : t_start; t < len; t++) {
                 const void *row = llm__kv_row(v, t);
                 float x = v->f16 ? h2f(((const uint16_t *)row)[d]) : ((const float *)row)[d];
                 s += (double)(x * pj[t]);

@@ -9,6 +9,14 @@
  * the whole group (kernels.h, *_g). The (token, head) pairs are split
  * between threads in ranges of equal work, each pair computed entirely by
  * one thread, so the split changes no bit.
+ *
+ * Sliding window (n_swa > 0): a query at position p sees the keys
+ * p - n_swa < t <= p. llama.cpp gives the keys before the window a score of
+ * -inf, so they add exact zeros to the maximum, the exponential sums and the
+ * value sums; here they are not read at all (kernels.h, t_start), with every
+ * other key in the lane / slot / group of 8 of its absolute index, which
+ * gives the same bits. The block table entries before the first visible key
+ * of the batch are not read either.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -62,6 +70,7 @@ typedef struct {
     const size_t *offs;       /* [n_all] slot offsets (elements) through the block table */
     int64_t n, n_head, n_kv, hd, bs, smax, n_all;
     float scale;
+    int64_t n_swa; /* 0: no window */
     int f16;
     int tiled; /* 1: sum in the order of a tiled matrix product (see below) */
 } attn_ctx;
@@ -72,9 +81,17 @@ static size_t scratch_floats(int64_t smax, int64_t hd) {
     return (size_t)(GMAX * smax + GMAX * hd + GMAX * hd + GMAX * 32 * hd + 16);
 }
 
+/* First key query i sees: 0, or the start of its sliding window. */
+static int64_t first_key(const attn_ctx *c, int64_t i) {
+    const int64_t lo = (int64_t)c->pos[i] + 1 - c->n_swa;
+    return c->n_swa > 0 && lo > 0 ? lo : 0;
+}
+
 /* Work of unit u = (token i, head h): about its number of keys, plus a
  * constant for the per-unit overhead. */
-static int64_t unit_cost(const attn_ctx *c, int64_t i) { return (int64_t)c->pos[i] + 1 + 32; }
+static int64_t unit_cost(const attn_ctx *c, int64_t i) {
+    return (int64_t)c->pos[i] + 1 - first_key(c, i) + 32;
+}
 
 /* First unit whose cumulative cost reaches target: splits the units into
  * ranges of equal work, so that under the causal mask the thread with the
@@ -124,42 +141,49 @@ static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int6
     const int64_t u = i * c->n_head + h;
     const float *qr = c->q + u * c->hd;                   /* [nq][hd], heads are adjacent */
     const int64_t len = (int64_t)c->pos[i] + 1;
+    const int64_t ts = first_key(c, i); /* keys ts .. len - 1 */
     llm__kv_rows kr = {c->kc, c->offs, (size_t)(kvh * c->hd), c->f16};
     llm__kv_rows vr = kr;
     vr.base = c->vc;
     if (c->f16) {
         /* q is rounded to F16 like llama.cpp does before its F16 dot. */
         c->k->quantize[LLM_DTYPE_F16](qr, q16, nq * c->hd);
-        c->k->attn_scores_f16_g(&kr, &vr, len, c->hd, q16, nq, c->scale, c->tiled, scores, c->smax, qf);
+        c->k->attn_scores_f16_g(&kr, &vr, ts, len, c->hd, q16, nq, c->scale, c->tiled, scores, c->smax, qf);
     } else {
         for (int64_t j = 0; j < nq; j++) {
-            for (int64_t t = 0; t < len; t++) {
+            for (int64_t t = ts; t < len; t++) {
                 scores[j * c->smax + t] = c->k->dot_f32(c->hd, qr + j * c->hd, llm__kv_row(&kr, t)) * c->scale;
             }
         }
     }
     const int64_t len8 = (len + 7) & ~(int64_t)7;
+    const int64_t ts8 = ts & ~(int64_t)7;
     for (int64_t j = 0; j < nq; j++) {
         float *s = scores + j * c->smax;
-        const float mx = row_max(s, len);
+        const float mx = row_max(s + ts, len - ts);
         /* The exponentials go in groups of 8 over a row padded with masked
          * (-inf, so zero) cells, as llama.cpp's softmax over its padded
-         * cache view does; the padding changes no sum. */
+         * cache view does; the padding changes no sum. The groups wholly
+         * before the window would add exact zeros (skipped); the one it
+         * starts in gets -inf cells for the keys it hides. */
+        for (int64_t t = ts8; t < ts; t++) {
+            s[t] = -INFINITY;
+        }
         for (int64_t t = len; t < len8; t++) {
             s[t] = -INFINITY;
         }
-        const double sum = c->k->exp_sum_row(s, s, mx, len8);
+        const double sum = c->k->exp_sum_row(s + ts8, s + ts8, mx, len8 - ts8);
         const float inv = (float)(1.0 / sum);
-        for (int64_t t = 0; t < len; t++) {
+        for (int64_t t = ts; t < len; t++) {
             s[t] *= inv;
         }
         if (c->f16) {
             /* With an F16 cache the probabilities are rounded to F16 too, as
              * llama.cpp's F16 value product does (see kernels_avx2.c). */
-            c->k->round_f16(len, s);
+            c->k->round_f16(len - ts, s + ts);
         }
     }
-    c->k->attn_wsum_g(&vr, len, c->n_all, c->hd, scores, c->smax, nq, c->tiled, c->out + u * c->hd, partial);
+    c->k->attn_wsum_g(&vr, ts, len, c->n_all, c->hd, scores, c->smax, nq, c->tiled, c->out + u * c->hd, partial);
 }
 
 static void attn_task(void *p, int ith, int nth) {
@@ -188,7 +212,7 @@ static void attn_task(void *p, int ith, int nth) {
 llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                               const llm_tensor *k_cache, const llm_tensor *v_cache,
                               const int32_t *positions, const int32_t *block_table,
-                              int32_t n_table, float scale) {
+                              int32_t n_table, const llm_attn_params *p) {
     (void)n_table;
     llm__cpu *cpu = llm__cpu_of(be);
     attn_ctx c;
@@ -203,7 +227,8 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
     c.hd = q->ne[0];
     c.n_kv = k_cache->ne[1];
     c.bs = k_cache->ne[2];
-    c.scale = scale;
+    c.scale = p->scale;
+    c.n_swa = p->n_swa;
     c.f16 = k_cache->dtype == LLM_DTYPE_F16;
     int64_t maxpos = 0;
     for (int64_t i = 0; i < c.n; i++) {
@@ -229,14 +254,21 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
     const int64_t n_pos = maxpos + 1;
     if ((size_t)n_pos > cpu->kv_offs_len) {
         size_t len = (size_t)n_pos + (size_t)n_pos / 2;
-        size_t *p = realloc(cpu->kv_offs, len * sizeof(size_t));
-        if (!p) {
+        size_t *offs = realloc(cpu->kv_offs, len * sizeof(size_t));
+        if (!offs) {
             return llm__err(LLM_ERR_NO_MEMORY, "attention: no memory for %zu offsets", len);
         }
-        cpu->kv_offs = p;
+        cpu->kv_offs = offs;
         cpu->kv_offs_len = len;
     }
-    for (int64_t t = 0; t < n_pos; t++) {
+    /* Slot offsets of the keys some query sees (from the earliest window
+     * start on): the table entries before it are never read. */
+    int64_t t_lo = n_pos;
+    for (int64_t i = 0; i < c.n; i++) {
+        const int64_t f = first_key(&c, i);
+        t_lo = f < t_lo ? f : t_lo;
+    }
+    for (int64_t t = t_lo; t < n_pos; t++) {
         cpu->kv_offs[t] = (size_t)((block_table[t / c.bs] * c.bs + t % c.bs) * c.n_kv * c.hd);
     }
     c.offs = cpu->kv_offs;

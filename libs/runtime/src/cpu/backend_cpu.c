@@ -180,6 +180,7 @@ static const llm__backend_iface g_cpu_iface = {
     .kv_write = llm__cpu_kv_write,
     .attention = llm__cpu_attention,
     .argmax = llm__cpu_argmax,
+    .geglu = llm__cpu_geglu,
 };
 
 llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **out) {

@@ -39,7 +39,7 @@ llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const l
 llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                               const llm_tensor *k_cache, const llm_tensor *v_cache,
                               const int32_t *positions, const int32_t *block_table,
-                              int32_t n_table, float scale);
+                              int32_t n_table, const llm_attn_params *p);
 llm_status llm__cpu_rope(llm_backend *be, const llm_tensor *x, const int32_t *positions,
                          const llm_rope_params *p);
 llm_status llm__cpu_get_rows(llm_backend *be, const llm_tensor *out, const llm_tensor *w,
@@ -48,6 +48,8 @@ llm_status llm__cpu_rms_norm(llm_backend *be, const llm_tensor *out, const llm_t
                              const llm_tensor *weight, float eps);
 llm_status llm__cpu_swiglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
                            const llm_tensor *up);
+llm_status llm__cpu_geglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
+                          const llm_tensor *up);
 llm_status llm__cpu_add(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
                         const llm_tensor *b);
 llm_status llm__cpu_mul(llm_backend *be, const llm_tensor *out, const llm_tensor *a,

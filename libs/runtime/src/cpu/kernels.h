@@ -109,30 +109,45 @@ typedef struct llm__cpu_kernels {
     void (*attn_wsum8)(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
                        float *scratch);
     /* Grouped forms of the two attention products: nq queries that read the
-     * same KV head (a GQA group's query heads) and see the same len keys, so
-     * each K/V row is loaded and converted once for all of them. Query j's
-     * results equal the single-query kernels' bit for bit (same FMA chains,
-     * same folds):
-     * attn_scores_f16_g: scores[j * sstride + t] = what attn_scores_f16 gives
-     *   for q16 + j * hd (q16: [nq][hd] halves; qf: scratch of nq * hd floats;
-     *   vpf: the value rows read next, only prefetched, or NULL).
+     * same KV head (a GQA group's query heads) and see the same keys
+     * t_start <= t < len, so each K/V row is loaded and converted once for
+     * all of them. Query j's results equal the single-query kernels' bit for
+     * bit (same FMA chains, same folds):
+     * attn_scores_f16_g: scores[j * sstride + t] for t_start <= t < len =
+     *   what attn_scores_f16 gives for q16 + j * hd (q16: [nq][hd] halves; qf:
+     *   scratch of nq * hd floats; vpf: the value rows read next, only
+     *   prefetched, or NULL). A score does not depend on its key's index.
      * attn_wsum_g: out[j * hd + d] = what attn_wsum8 (tiled != 0) or
      *   attn_wsum (n_all used) gives for p + j * pstride (scratch: nq * 32 * hd
-     *   floats). */
-    void (*attn_scores_f16_g)(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd,
-                              const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores, int64_t sstride,
-                              float *qf);
-    void (*attn_wsum_g)(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
-                        int64_t pstride, int64_t nq, int tiled, float *out, float *scratch);
+     *   floats) when p[t] = 0 for t < t_start. Every key keeps the lane / slot
+     *   of its absolute index t, and a key before t_start would only add
+     *   fma(v, 0, +0) = +0 to a still-zero slot, so skipping it is exact:
+     *   a sliding window gives llama.cpp's bits for its masked cells.
+     * Neither reads a row (nor an offs entry) before t_start, so the blocks of
+     * keys that left a sliding window may be freed. */
+    void (*attn_scores_f16_g)(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+                              int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
+                              int64_t sstride, float *qf);
+    void (*attn_wsum_g)(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
+                        const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch);
     /* out[i] = x[i] / (1 + e^-x[i]) * g[i] over one row, e^ by llm__exp_poly
      * for the first n - n % 8 elements and libm expf for the rest.
      * Scalar and SIMD variants are bit-identical. */
     void (*swiglu_row)(float *out, const float *x, const float *g, int64_t n);
+    /* out[i] = gelu_tanh(x[i]) * g[i] over n elements, by llama.cpp's F16
+     * table rule (ggml-cpu, GGML_GELU_FP16): x <= -10 gives 0, x >= 10 gives
+     * x * g, else fp32(table[fp16(x)]) * g, table from llm__gelu_f16_table().
+     * Elementwise, so any split of a row gives the same bits. */
+    void (*geglu_row)(float *out, const float *x, const float *g, int64_t n, const uint16_t *table);
     /* y[i] = e^(x[i] - max) (llm__exp_poly for groups of 8 from the start,
      * expf for the last n % 8); returns their sum: each group's llm__hsum8
      * added in double, then the rest one by one. Bit-identical variants. */
     double (*exp_sum_row)(float *y, const float *x, float max, int64_t n);
 } llm__cpu_kernels;
+
+/* The F16 GELU table of geglu_row (gelu_table.c): built on first call,
+ * thread-safely, then read-only for the life of the process. */
+const uint16_t *llm__gelu_f16_table(void);
 
 /* Fills k with the scalar reference kernels. */
 void llm__cpu_kernels_scalar(llm__cpu_kernels *k);

@@ -277,19 +277,26 @@ static void rms_norm_row(float *out, const float *x, const float *w, int64_t n, 
     }
 }
 
-static void attn_wsum(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
-                      float *out, float *scratch) {
-    (void)scratch;
-    (void)n_all;
+/* The value sums from key t_start on: keys before it have probability 0
+ * and are skipped (kernels.h, attn_wsum_g). */
+static void wsum_from(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t hd, const float *p,
+                      float *out) {
     for (int64_t d = 0; d < hd; d++) {
         double s = 0.0;
-        for (int64_t t = 0; t < len; t++) {
+        for (int64_t t = t_start; t < len; t++) {
             const void *row = llm__kv_row(v, t);
             float x = v->f16 ? H2F(((const uint16_t *)row)[d]) : ((const float *)row)[d];
             s += (double)(p[t] * x);
         }
         out[d] = (float)s;
     }
+}
+
+static void attn_wsum(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
+                      float *out, float *scratch) {
+    (void)scratch;
+    (void)n_all;
+    wsum_from(v, 0, len, hd, p, out);
 }
 
 static float dot_f16_8(int64_t n, const uint16_t *x, const uint16_t *y) {
@@ -300,20 +307,25 @@ static float dot_f16_8(int64_t n, const uint16_t *x, const uint16_t *y) {
     return llm__hsum8(lane);
 }
 
-static void attn_scores_f16(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, float scale,
-                            int tiled, float *scores) {
-    for (int64_t t = 0; t < len; t++) {
+static void scores_from(const llm__kv_rows *k, int64_t t_start, int64_t len, int64_t hd, const uint16_t *q16,
+                        float scale, int tiled, float *scores) {
+    for (int64_t t = t_start; t < len; t++) {
         const uint16_t *row = llm__kv_row(k, t);
         scores[t] = (tiled ? dot_f16_8(hd, q16, row) : llm__dot_f16_scalar(hd, q16, row)) * scale;
     }
 }
 
-static void attn_wsum8(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
-                       float *scratch) {
-    (void)scratch;
+static void attn_scores_f16(const llm__kv_rows *k, int64_t len, int64_t hd, const uint16_t *q16, float scale,
+                            int tiled, float *scores) {
+    scores_from(k, 0, len, hd, q16, scale, tiled, scores);
+}
+
+/* Lane t % 8 of the absolute index t, from t_start on. */
+static void wsum8_from(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t hd, const float *p,
+                       float *out) {
     for (int64_t d = 0; d < hd; d++) {
         float lane[8] = {0};
-        for (int64_t t = 0; t < len; t++) {
+        for (int64_t t = t_start; t < len; t++) {
             const void *row = llm__kv_row(v, t);
             float x = v->f16 ? H2F(((const uint16_t *)row)[d]) : ((const float *)row)[d];
             lane[t % 8] = fmaf(x, p[t], lane[t % 8]);
@@ -322,25 +334,33 @@ static void attn_wsum8(const llm__kv_rows *v, int64_t len, int64_t hd, const flo
     }
 }
 
+static void attn_wsum8(const llm__kv_rows *v, int64_t len, int64_t hd, const float *p, float *out,
+                       float *scratch) {
+    (void)scratch;
+    wsum8_from(v, 0, len, hd, p, out);
+}
+
 /* Grouped forms: the simple per-query loops (the reference the SIMD
  * variants are checked against). */
-static void attn_scores_f16_g(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd,
-                              const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores, int64_t sstride,
-                              float *qf) {
+static void attn_scores_f16_g(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+                              int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
+                              int64_t sstride, float *qf) {
     (void)qf;
     (void)vpf;
     for (int64_t j = 0; j < nq; j++) {
-        attn_scores_f16(k, len, hd, q16 + j * hd, scale, tiled, scores + j * sstride);
+        scores_from(k, t_start, len, hd, q16 + j * hd, scale, tiled, scores + j * sstride);
     }
 }
 
-static void attn_wsum_g(const llm__kv_rows *v, int64_t len, int64_t n_all, int64_t hd, const float *p,
-                        int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
+static void attn_wsum_g(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
+                        const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
+    (void)n_all;
+    (void)scratch;
     for (int64_t j = 0; j < nq; j++) {
         if (tiled) {
-            attn_wsum8(v, len, hd, p + j * pstride, out + j * hd, scratch);
+            wsum8_from(v, t_start, len, hd, p + j * pstride, out + j * hd);
         } else {
-            attn_wsum(v, len, n_all, hd, p + j * pstride, out + j * hd, scratch);
+            wsum_from(v, t_start, len, hd, p + j * pstride, out + j * hd);
         }
     }
 }
@@ -350,6 +370,19 @@ static void swiglu_row(float *out, const float *x, const float *g, int64_t n) {
     for (int64_t i = 0; i < n; i++) {
         const float e = i < n8 ? llm__exp_poly(-x[i]) : expf(-x[i]);
         out[i] = (x[i] / (1.0f + e)) * g[i];
+    }
+}
+
+static void geglu_row(float *out, const float *x, const float *g, int64_t n, const uint16_t *table) {
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        if (v <= -10.0f) {
+            out[i] = 0.0f;
+        } else if (v >= 10.0f) {
+            out[i] = v * g[i];
+        } else {
+            out[i] = H2F(table[llm_fp32_to_fp16(v)]) * g[i];
+        }
     }
 }
 
@@ -410,6 +443,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->attn_scores_f16_g = attn_scores_f16_g;
     k->attn_wsum_g = attn_wsum_g;
     k->swiglu_row = swiglu_row;
+    k->geglu_row = geglu_row;
     k->exp_sum_row = exp_sum_row;
 }
 

@@ -1,6 +1,6 @@
 /*
  * cpu/ops_cpu.c -- row-wise and elementwise CPU ops: get_rows, rms_norm,
- * swiglu/add/mul/scale, softmax, argmax, rope.
+ * swiglu/geglu/add/mul/scale, softmax, argmax, rope.
  *
  * Work is split by whole rows (or elements) between threads; no op reduces
  * across threads, so results do not depend on the thread count. Small inputs
@@ -167,6 +167,31 @@ llm_status llm__cpu_swiglu(llm_backend *be, const llm_tensor *out, const llm_ten
     llm__threadpool_run(llm__cpu_of(be)->tp, swiglu_task, &c, pick_nth(be, c.rows * c.d, c.rows));
     return LLM_OK;
 }
+/* GEGLU is elementwise with no position-dependent method: split by
+ * elements like add. */
+typedef struct {
+    const llm__cpu_kernels *k;
+    const uint16_t *table;
+    float *out;
+    const float *x, *g;
+    int64_t n;
+} geglu_ctx;
+
+static void geglu_task(void *p, int ith, int nth) {
+    geglu_ctx *c = p;
+    int64_t b, e;
+    llm__split_range(c->n, ith, nth, &b, &e);
+    c->k->geglu_row(c->out + b, c->x + b, c->g + b, e - b, c->table);
+}
+
+llm_status llm__cpu_geglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
+                          const llm_tensor *up) {
+    geglu_ctx c = {&llm__cpu_of(be)->k, llm__gelu_f16_table(), llm__host_ptr(out), llm__host_ptr(gate),
+                   llm__host_ptr(up), out->ne[0] * rows_of(out)};
+    llm__threadpool_run(llm__cpu_of(be)->tp, geglu_task, &c, pick_nth(be, c.n, c.n));
+    return LLM_OK;
+}
+
 llm_status llm__cpu_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x, float s) {
     return ew_run(be, EW_SCALE, out, x, NULL, s);
 }

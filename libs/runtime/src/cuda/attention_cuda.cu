@@ -13,7 +13,9 @@
  * attention_kernel): q rounded to F16 for an F16 cache, max, expf, a double
  * sum, probabilities rounded to F16 for an F16 cache, F32 value sums. Only
  * the summation order (and expf's last ulp) differs, so results agree with
- * the CPU to float rounding, not bit for bit.
+ * the CPU to float rounding, not bit for bit. A sliding window (n_swa > 0)
+ * starts every pass at the query's first visible key, p - n_swa + 1: the
+ * keys before it are masked (probability 0) and never read.
  */
 #include <cuda_fp16.h>
 
@@ -128,7 +130,8 @@ static __global__ void __launch_bounds__(32 * ATT_WARPS)
                      const C *kc, const C *vc, /* [n_blocks][bs][n_kv][hd] */
                      const int32_t *pos,    /* [n] */
                      const int32_t *table,  /* logical block -> physical block */
-                     int n_head, int n_kv, int hd, int64_t bs, float scale) {
+                     int n_head, int n_kv, int hd, int64_t bs, float scale,
+                     int64_t n_swa) {        /* 0: no sliding window */
     __shared__ float qs[ATT_MAX_HD];
     __shared__ float sc[ATT_SCORE_CAP];     /* scores, then e_t, when len fits */
     __shared__ float wmax[ATT_WARPS];
@@ -148,13 +151,14 @@ static __global__ void __launch_bounds__(32 * ATT_WARPS)
     __syncthreads();
 
     const int64_t len = (int64_t)pos[i] + 1;
-    const bool cached = len <= ATT_SCORE_CAP;
+    const int64_t t0 = n_swa > 0 && len > n_swa ? len - n_swa : 0; /* first visible key */
+    const bool cached = len - t0 <= ATT_SCORE_CAP;                  /* sc[t - t0] */
 
     /* (1) maximum */
     float m = -INFINITY;
-    for (int64_t t = warp; t < len; t += ATT_WARPS) {
+    for (int64_t t = t0 + warp; t < len; t += ATT_WARPS) {
         const float s = att_score<C>(qs, kc, table, t, bs, n_kv, kvh, hd, scale, lane);
-        if (cached && lane == 0) sc[t] = s;
+        if (cached && lane == 0) sc[t - t0] = s;
         m = fmaxf(m, s);
     }
     if (lane == 0) wmax[warp] = m;
@@ -164,12 +168,12 @@ static __global__ void __launch_bounds__(32 * ATT_WARPS)
 
     /* (2) e_t and their sum */
     double sum = 0.0;
-    for (int64_t t = warp; t < len; t += ATT_WARPS) {
-        const float s = cached ? sc[t] : att_score<C>(qs, kc, table, t, bs, n_kv, kvh, hd, scale, lane);
+    for (int64_t t = t0 + warp; t < len; t += ATT_WARPS) {
+        const float s = cached ? sc[t - t0] : att_score<C>(qs, kc, table, t, bs, n_kv, kvh, hd, scale, lane);
         const float e = expf(s - mx);
         sum += (double)e;
         __syncwarp();
-        if (cached && lane == 0) sc[t] = e;
+        if (cached && lane == 0) sc[t - t0] = e;
     }
     if (lane == 0) wsum[warp] = sum;
     __syncthreads();
@@ -181,8 +185,8 @@ static __global__ void __launch_bounds__(32 * ATT_WARPS)
     float acc[ATT_PER_LANE];
 #pragma unroll
     for (int r = 0; r < ATT_PER_LANE; r++) acc[r] = 0.0f;
-    for (int64_t t = warp; t < len; t += ATT_WARPS) {
-        const float e = cached ? sc[t]
+    for (int64_t t = t0 + warp; t < len; t += ATT_WARPS) {
+        const float e = cached ? sc[t - t0]
                                : expf(att_score<C>(qs, kc, table, t, bs, n_kv, kvh, hd, scale, lane) - mx);
         float pr = __fmul_rn(e, inv);
         if (f16) pr = __half2float(__float2half_rn(pr));
@@ -210,7 +214,7 @@ extern "C" llm_status llm__cuda_attention(llm_backend *be, const llm_tensor *out
                                           const llm_tensor *q, const llm_tensor *k_cache,
                                           const llm_tensor *v_cache, const int32_t *positions,
                                           const int32_t *block_table, int32_t n_table,
-                                          float scale) {
+                                          const llm_attn_params *p) {
     llm__cuda *c = llm__cuda_of(be);
     LLM_TRY(llm__cuda_enter(c));
     const int64_t n = q->ne[2] * q->ne[3], n_head = q->ne[1], hd = q->ne[0];
@@ -233,11 +237,11 @@ extern "C" llm_status llm__cuda_attention(llm_backend *be, const llm_tensor *out
     if (k_cache->dtype == LLM_DTYPE_F16) {
         attention_kernel<__half><<<grid, 32 * ATT_WARPS, 0, c->stream>>>(
             o, qp, (const __half *)llm__cuda_ptr(k_cache), (const __half *)llm__cuda_ptr(v_cache),
-            dp, dt, (int)n_head, (int)n_kv, (int)hd, bs, scale);
+            dp, dt, (int)n_head, (int)n_kv, (int)hd, bs, p->scale, (int64_t)p->n_swa);
     } else {
         attention_kernel<float><<<grid, 32 * ATT_WARPS, 0, c->stream>>>(
             o, qp, (const float *)llm__cuda_ptr(k_cache), (const float *)llm__cuda_ptr(v_cache),
-            dp, dt, (int)n_head, (int)n_kv, (int)hd, bs, scale);
+            dp, dt, (int)n_head, (int)n_kv, (int)hd, bs, p->scale, (int64_t)p->n_swa);
     }
     LLM_CU_LAUNCHED("attention kernel");
     return LLM_OK;

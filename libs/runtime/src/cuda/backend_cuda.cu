@@ -322,6 +322,7 @@ static const llm__backend_iface g_cuda_iface = {
     /* .kv_write = */ llm__cuda_kv_write,
     /* .attention = */ llm__cuda_attention,
     /* .argmax = */ llm__cuda_argmax,
+    /* .geglu = */ llm__cuda_geglu,
 };
 
 /* The device readers hard-code blocks.h's byte sizes; refuse to run if the

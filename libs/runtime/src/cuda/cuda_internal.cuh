@@ -149,6 +149,8 @@ llm_status llm__cuda_rope(llm_backend *be, const llm_tensor *x, const int32_t *p
                           const llm_rope_params *p);
 llm_status llm__cuda_swiglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
                             const llm_tensor *up);
+llm_status llm__cuda_geglu(llm_backend *be, const llm_tensor *out, const llm_tensor *gate,
+                           const llm_tensor *up);
 llm_status llm__cuda_add(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
                          const llm_tensor *b);
 llm_status llm__cuda_mul(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
@@ -162,7 +164,7 @@ llm_status llm__cuda_kv_write(llm_backend *be, const llm_tensor *k_cache,
 llm_status llm__cuda_attention(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                                const llm_tensor *k_cache, const llm_tensor *v_cache,
                                const int32_t *positions, const int32_t *block_table,
-                               int32_t n_table, float scale);
+                               int32_t n_table, const llm_attn_params *p);
 llm_status llm__cuda_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
 }
 

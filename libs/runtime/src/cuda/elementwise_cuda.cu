@@ -6,10 +6,28 @@
  * Rounding matches the CPU backend's scalar loops: the operations are single
  * IEEE roundings (no FMA contraction possible in these forms); swiglu's expf
  * may differ from glibc's by an ulp or two.
+ *
+ * geglu follows the CPU's (llama.cpp's) F16 table rule without the table:
+ * gelu_tanh of gate rounded to F16, evaluated in F32 with the same fused
+ * inner sum, rounded to F16 (cpu/gelu_table.c). tanhf's last ulp may differ
+ * from glibc's, which moves an F16 result by one F16 ulp at most, rarely.
  */
+#include <cuda_fp16.h>
+
 #include "cuda/cuda_internal.cuh"
 
-enum { EW_ADD, EW_MUL, EW_SWIGLU, EW_SCALE };
+enum { EW_ADD, EW_MUL, EW_SWIGLU, EW_SCALE, EW_GEGLU };
+
+/* gelu_tanh(x) * g by the F16 table rule (see above). */
+static __device__ __forceinline__ float geglu1(float x, float g) {
+    if (x <= -10.0f) return 0.0f;
+    if (x >= 10.0f) return __fmul_rn(x, g);
+    const float f = __half2float(__float2half_rn(x));
+    const float inner = __fmaf_rn(__fmul_rn(0.044715f, f), f, 1.0f);
+    const float t = tanhf(__fmul_rn(__fmul_rn(0.79788456080286535587989211986876f, f), inner));
+    const float ge = __fmul_rn(__fmul_rn(0.5f, f), __fadd_rn(1.0f, t));
+    return __fmul_rn(__half2float(__float2half_rn(ge)), g);
+}
 
 template <int KIND>
 static __global__ void ew_kernel(float *out,       /* [n] */
@@ -25,6 +43,8 @@ static __global__ void ew_kernel(float *out,       /* [n] */
             out[i] = x * b[i];
         } else if (KIND == EW_SWIGLU) {
             out[i] = __fmul_rn(__fdiv_rn(x, __fadd_rn(1.0f, expf(-x))), b[i]);
+        } else if (KIND == EW_GEGLU) {
+            out[i] = geglu1(x, b[i]);
         } else {
             out[i] = x * s;
         }
@@ -59,6 +79,11 @@ extern "C" llm_status llm__cuda_mul(llm_backend *be, const llm_tensor *out, cons
 extern "C" llm_status llm__cuda_swiglu(llm_backend *be, const llm_tensor *out,
                                        const llm_tensor *gate, const llm_tensor *up) {
     return ew_run<EW_SWIGLU>(be, out, gate, up, 0.0f);
+}
+
+extern "C" llm_status llm__cuda_geglu(llm_backend *be, const llm_tensor *out,
+                                      const llm_tensor *gate, const llm_tensor *up) {
+    return ew_run<EW_GEGLU>(be, out, gate, up, 0.0f);
 }
 
 extern "C" llm_status llm__cuda_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
