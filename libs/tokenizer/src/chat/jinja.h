@@ -71,21 +71,21 @@ typedef struct jj_state {
     jj_capture *captures;   /* open block-set captures, innermost first */
 } jj_state;
 
-_Noreturn void jj_fail(jj_state *S, llm_status st, const char *fmt, ...)
+_Noreturn void llm__jj_fail(jj_state *S, llm_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-void *jj_alloc(jj_state *S, size_t size); /* zeroed; fails via jj_fail */
-char *jj_strndup(jj_state *S, const char *s, size_t n);
-/* A scratch text buffer for work that may still fail (jj_fail longjmps): it
+void *llm__jj_alloc(jj_state *S, size_t size); /* zeroed; fails via llm__jj_fail */
+char *llm__jj_strndup(jj_state *S, const char *s, size_t n);
+/* A scratch text buffer for work that may still fail (llm__jj_fail longjmps): it
  * is chained on S->captures, so the error path frees it. Scratch buffers nest
- * like the calls that open them; jj_scratch_end closes the innermost one and
+ * like the calls that open them; llm__jj_scratch_end closes the innermost one and
  * returns its text copied into the arena (length in *len; out of memory while
  * building it is an LLM_ERR_NO_MEMORY failure). */
-llm__sb *jj_scratch_begin(jj_state *S);
-char *jj_scratch_end(jj_state *S, size_t *len);
-void jj_arena_free(jj_arena *a);
+llm__sb *llm__jj_scratch_begin(jj_state *S);
+char *llm__jj_scratch_end(jj_state *S, size_t *len);
+void llm__jj_arena_free(jj_arena *a);
 
 /* ---- values ---- */
 typedef enum {
@@ -129,30 +129,30 @@ struct jv {
     } u;
 };
 
-jv jv_undefined(void);
-jv jv_none(void);
-jv jv_bool(bool b);
-jv jv_int(int64_t i);
-jv jv_float(double f);
-jv jv_str(const char *s, size_t n); /* no copy */
-jv jv_cstr(const char *s);          /* no copy */
-jv jv_list_new(jj_state *S, size_t n); /* n undefined items to fill */
-jv jv_dict_new(jj_state *S);
-void jj_dict_set(jj_state *S, jj_dict *d, jv key, jv val);
-bool jj_dict_get(const jj_dict *d, const char *key, size_t n, jv *out);
+jv llm__jv_undefined(void);
+jv llm__jv_none(void);
+jv llm__jv_bool(bool b);
+jv llm__jv_int(int64_t i);
+jv llm__jv_float(double f);
+jv llm__jv_str(const char *s, size_t n); /* no copy */
+jv llm__jv_cstr(const char *s);          /* no copy */
+jv llm__jv_list_new(jj_state *S, size_t n); /* n undefined items to fill */
+jv llm__jv_dict_new(jj_state *S);
+void llm__jj_dict_set(jj_state *S, jj_dict *d, jv key, jv val);
+bool llm__jj_dict_get(const jj_dict *d, const char *key, size_t n, jv *out);
 
-bool jv_truthy(jv v);
-bool jv_equal(jv a, jv b);
-const char *jv_type_name(jv v);
+bool llm__jv_truthy(jv v);
+bool llm__jv_equal(jv a, jv b);
+const char *llm__jv_type_name(jv v);
 /* Python str(v) appended to sb; repr for containers' items. */
-void jv_to_str(jj_state *S, jv v, llm__sb *sb);
-jv jv_stringify(jj_state *S, jv v); /* str(v) as a string value */
+void llm__jv_to_str(jj_state *S, jv v, llm__sb *sb);
+jv llm__jv_stringify(jj_state *S, jv v); /* str(v) as a string value */
 /* json.dumps(v, ensure_ascii=False, indent=indent (<0: none)). */
-void jv_to_json(jj_state *S, jv v, int indent, llm__sb *sb);
+void llm__jv_to_json(jj_state *S, jv v, int indent, llm__sb *sb);
 /* Number of code points of a valid UTF-8 string. */
-size_t jj_utf8_len(const char *s, size_t n);
+size_t llm__jj_utf8_len(const char *s, size_t n);
 /* Byte offset of code point index cp (clamped to n). */
-size_t jj_utf8_offset(const char *s, size_t n, size_t cp);
+size_t llm__jj_utf8_offset(const char *s, size_t n, size_t cp);
 
 /* ---- tokens ---- */
 typedef enum {
@@ -179,7 +179,7 @@ typedef struct jj_tok {
 } jj_tok;
 
 /* Tokenize the whole template (whitespace control applied to TEXT tokens). */
-jj_tok *jj_lex(jj_state *S, const char *src, size_t *n_tok);
+jj_tok *llm__jj_lex(jj_state *S, const char *src, size_t *n_tok);
 
 /* ---- AST ---- */
 typedef enum {
@@ -226,21 +226,21 @@ struct jj_st {
     jj_body orelse;   /* IF else (elif chains nest here), FOR else */
 };
 
-jj_body jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok);
+jj_body llm__jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok);
 
 /* ---- builtins (jinja_builtins.c) ---- */
 enum { JF_RAISE_EXCEPTION, JF_STRFTIME_NOW, JF_NAMESPACE, JF_RANGE, JF_DICT };
 /* Look up a global function by name; false when there is none. */
-bool jj_global_func(const char *name, jv *out);
-jv jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char **kw, const jv *kwv,
+bool llm__jj_global_func(const char *name, jv *out);
+jv llm__jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char **kw, const jv *kwv,
                 size_t n_kw, int line);
-jv jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t n, int line);
-jv jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n, const char **kw,
+jv llm__jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t n, int line);
+jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n, const char **kw,
                    const jv *kwv, size_t n_kw, int line);
-bool jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n, int line);
+bool llm__jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n, int line);
 /* Items of an iterable (list items, dict keys, string characters). */
-jj_list jj_iterate(jj_state *S, jv v, int line);
+jj_list llm__jj_iterate(jj_state *S, jv v, int line);
 /* Python-style strip of chars (NULL: whitespace); which: 1 left, 2 right, 3 both. */
-jv jj_strip(jj_state *S, jv s, const char *chars, size_t chars_n, int which);
+jv llm__jj_strip(jj_state *S, jv s, const char *chars, size_t chars_n, int which);
 
 #endif /* LLM_CHAT_JINJA_H */

@@ -20,7 +20,7 @@ typedef struct lexer {
 static void push(lexer *L, jj_tok t) {
     if (L->n == L->cap) {
         size_t cap = L->cap ? L->cap * 2 : 256;
-        jj_tok *p = jj_alloc(L->S, cap * sizeof *p);
+        jj_tok *p = llm__jj_alloc(L->S, cap * sizeof *p);
         if (L->n)
             memcpy(p, L->toks, L->n * sizeof *p);
         L->toks = p;
@@ -94,7 +94,7 @@ static void lex_string(lexer *L, jj_tok *t) {
     for (;;) {
         if (p >= L->len) {
             llm__sb_free(&sb);
-            jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unterminated string", L->line);
+            llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unterminated string", L->line);
         }
         char c = L->src[p];
         if (c == q)
@@ -139,14 +139,14 @@ static void lex_string(lexer *L, jj_tok *t) {
                 int h = p < L->len ? hexval(L->src[p]) : -1;
                 if (h < 0) {
                     llm__sb_free(&sb);
-                    jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: bad \\%c escape", L->line, e);
+                    llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: bad \\%c escape", L->line, e);
                 }
                 cp = cp * 16 + (uint32_t)h;
                 p++;
             }
             if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
                 llm__sb_free(&sb);
-                jj_fail(L->S, LLM_ERR_UNSUPPORTED, "line %d: escape to a surrogate or beyond U+10FFFF",
+                llm__jj_fail(L->S, LLM_ERR_UNSUPPORTED, "line %d: escape to a surrogate or beyond U+10FFFF",
                         L->line);
             }
             put_utf8(&sb, cp);
@@ -154,10 +154,10 @@ static void lex_string(lexer *L, jj_tok *t) {
     }
     if (sb.failed) {
         llm__sb_free(&sb);
-        jj_fail(L->S, LLM_ERR_NO_MEMORY, "out of memory");
+        llm__jj_fail(L->S, LLM_ERR_NO_MEMORY, "out of memory");
     }
     t->type = TK_STRING;
-    t->s = jj_strndup(L->S, sb.data ? sb.data : "", sb.len);
+    t->s = llm__jj_strndup(L->S, sb.data ? sb.data : "", sb.len);
     t->n = sb.len;
     llm__sb_free(&sb);
     count_lines(L, L->pos, p);
@@ -175,7 +175,7 @@ static void lex_tag(lexer *L, char kind) {
             L->pos++;
         }
         if (L->pos >= L->len)
-            jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unclosed tag", L->line);
+            llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unclosed tag", L->line);
         const char *s = L->src + L->pos;
         size_t rest = L->len - L->pos;
         char close = kind == '{' ? '}' : '%';
@@ -209,7 +209,7 @@ static void lex_tag(lexer *L, char kind) {
             while (n < rest && (is_digit(s[n]) || s[n] == '_')) {
                 if (s[n] != '_') {
                     if (iv > (INT64_MAX - 9) / 10)
-                        jj_fail(L->S, LLM_ERR_UNSUPPORTED, "line %d: integer too large", L->line);
+                        llm__jj_fail(L->S, LLM_ERR_UNSUPPORTED, "line %d: integer too large", L->line);
                     iv = iv * 10 + (s[n] - '0');
                 }
                 n++;
@@ -254,7 +254,7 @@ static void lex_tag(lexer *L, char kind) {
                     n = 2;
             if (!n) {
                 if (!strchr("+-*/%~|.,:()[]{}<>=!", s[0]))
-                    jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unexpected character '%c'", L->line, s[0]);
+                    llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unexpected character '%c'", L->line, s[0]);
                 n = 1;
             }
             t.type = TK_OP, t.s = s, t.n = n;
@@ -268,11 +268,11 @@ static void lex_tag(lexer *L, char kind) {
     }
 }
 
-jj_tok *jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
+jj_tok *llm__jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
     /* Normalize newlines and drop one trailing newline (keep_trailing_newline
      * is off in jinja2's default environment). */
     size_t rlen = strlen(raw);
-    char *src = jj_alloc(S, rlen + 1);
+    char *src = llm__jj_alloc(S, rlen + 1);
     size_t len = 0;
     for (size_t i = 0; i < rlen; i++) {
         if (raw[i] == '\r') {
@@ -327,7 +327,7 @@ jj_tok *jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
         if (kind == '#') {
             const char *end = strstr(src + L.pos, "#}");
             if (!end)
-                jj_fail(S, LLM_ERR_BAD_FORMAT, "line %d: unclosed comment", L.line);
+                llm__jj_fail(S, LLM_ERR_BAD_FORMAT, "line %d: unclosed comment", L.line);
             size_t endpos = (size_t)(end - src);
             char m = endpos > L.pos ? src[endpos - 1] : 0;
             count_lines(&L, L.pos, endpos);
