@@ -98,7 +98,16 @@ typedef enum {
     JV_LIST,
     JV_DICT,  /* also namespace objects (mutable via set ns.x) and loop */
     JV_FUNC,  /* a global function: raise_exception, strftime_now, ... */
+    JV_MACRO, /* a {% macro %} of the template */
 } jv_type;
+
+struct jj_st;
+struct jj_scope;
+/* A macro value: its definition and the scope it was defined in. */
+typedef struct jj_macro {
+    const struct jj_st *def;
+    struct jj_scope *scope;
+} jj_macro;
 
 typedef struct jv jv;
 typedef struct jj_list {
@@ -126,6 +135,7 @@ struct jv {
         jj_list *list;
         jj_dict *dict;
         int func;
+        const jj_macro *macro;
     } u;
 };
 
@@ -147,8 +157,18 @@ const char *llm__jv_type_name(jv v);
 /* Python str(v) appended to sb; repr for containers' items. */
 void llm__jv_to_str(jj_state *S, jv v, llm__sb *sb);
 jv llm__jv_stringify(jj_state *S, jv v); /* str(v) as a string value */
-/* json.dumps(v, ensure_ascii=False, indent=indent (<0: none)). */
-void llm__jv_to_json(jj_state *S, jv v, int indent, llm__sb *sb);
+/* json.dumps options (transformers' tojson filter passes them through). */
+typedef struct jj_json_opts {
+    int indent;               /* < 0: None */
+    const char *item_sep;     /* NULL: Python's default for the indent */
+    size_t item_sep_n;
+    const char *key_sep;      /* NULL: ": " */
+    size_t key_sep_n;
+    bool sort_keys;
+    bool ensure_ascii;
+} jj_json_opts;
+/* json.dumps(v, **opts) appended to sb. */
+void llm__jv_to_json(jj_state *S, jv v, const jj_json_opts *o, llm__sb *sb);
 /* Number of code points of a valid UTF-8 string. */
 size_t llm__jj_utf8_len(const char *s, size_t n);
 /* Byte offset of code point index cp (clamped to n). */
@@ -204,7 +224,13 @@ struct jj_ex {
 
 typedef enum {
     ST_TEXT, ST_OUTPUT, ST_IF, ST_FOR, ST_SET, ST_SET_BLOCK, ST_BREAK, ST_CONTINUE, ST_BLOCK,
+    ST_MACRO,        /* target[0] = name, params, body */
+    ST_FILTER_BLOCK, /* body rendered, bound to JJ_FILTER_VAR, then expr (filters on it) */
 } jj_st_kind;
+
+/* The variable a {% filter %} block's filter chain starts from (no template
+ * can name it). */
+#define JJ_FILTER_VAR " filter body"
 
 typedef struct jj_st jj_st;
 typedef struct jj_body {
@@ -224,6 +250,9 @@ struct jj_st {
     const char *attr; /* SET ns.attr */
     jj_body body;     /* IF then, FOR body, SET_BLOCK body, BLOCK body */
     jj_body orelse;   /* IF else (elif chains nest here), FOR else */
+    const char **params; /* MACRO parameter names [n_params] */
+    jj_ex **defaults;    /* MACRO default values [n_params], NULL where none */
+    size_t n_params;
 };
 
 jj_body llm__jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok);

@@ -406,16 +406,43 @@ jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, siz
         return list_from(S, l.items, l.n);
     }
     if (name_is(name, "tojson")) {
-        const jv *ind = kwarg(kw, kwv, n_kw, "indent");
-        if (!ind && n >= 1)
-            ind = &args[0];
-        int indent = ind && ind->type == JV_INT ? (int)ind->u.i : -1;
-        if (kwarg(kw, kwv, n_kw, "separators") || kwarg(kw, kwv, n_kw, "sort_keys") ||
-            kwarg(kw, kwv, n_kw, "ensure_ascii"))
-            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: tojson options other than indent", line);
+        /* transformers: tojson(x, ensure_ascii=False, indent=None,
+         * separators=None, sort_keys=False) = json.dumps with those. */
+        static const char *const names[] = {"ensure_ascii", "indent", "separators", "sort_keys"};
+        const jv *opt[4] = {NULL, NULL, NULL, NULL};
+        if (n > 4)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: tojson() takes at most 5 arguments", line);
+        for (size_t i = 0; i < n; i++)
+            opt[i] = &args[i];
+        for (size_t k = 0; k < n_kw; k++) {
+            size_t i = 0;
+            while (i < 4 && strcmp(kw[k], names[i]) != 0)
+                i++;
+            if (i == 4)
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: tojson() got an unexpected keyword argument '%s'", line,
+                             kw[k]);
+            opt[i] = &kwv[k];
+        }
+        jj_json_opts jo = {-1, NULL, 0, NULL, 0, false, false};
+        if (opt[0])
+            jo.ensure_ascii = llm__jv_truthy(*opt[0]);
+        if (opt[1] && opt[1]->type == JV_INT)
+            jo.indent = opt[1]->u.i < 0 ? 0 : (int)(opt[1]->u.i > 64 ? 64 : opt[1]->u.i);
+        else if (opt[1] && opt[1]->type != JV_NONE)
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: tojson indent other than an integer", line);
+        if (opt[2] && opt[2]->type != JV_NONE) {
+            const jv *sep = opt[2];
+            if (sep->type != JV_LIST || sep->u.list->n != 2 || sep->u.list->items[0].type != JV_STR ||
+                sep->u.list->items[1].type != JV_STR)
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: tojson separators must be two strings", line);
+            jo.item_sep = sep->u.list->items[0].u.str.s, jo.item_sep_n = sep->u.list->items[0].u.str.n;
+            jo.key_sep = sep->u.list->items[1].u.str.s, jo.key_sep_n = sep->u.list->items[1].u.str.n;
+        }
+        if (opt[3])
+            jo.sort_keys = llm__jv_truthy(*opt[3]);
         /* to_json fails on values JSON cannot hold: the scratch buffer is
          * freed by the error path (a plain local one leaked there). */
-        llm__jv_to_json(S, v, indent, llm__jj_scratch_begin(S));
+        llm__jv_to_json(S, v, &jo, llm__jj_scratch_begin(S));
         size_t len;
         char *o = llm__jj_scratch_end(S, &len);
         return llm__jv_str(o, len);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "chat/jinja.h"
 
 typedef struct jj_scope {
@@ -344,6 +346,59 @@ static void eval_args(jj_state *S, const jj_ex *e, jv **args, jv **kwv) {
         (*kwv)[i] = eval(S, e->kw_vals[i]);
 }
 
+static int exec_body(jj_state *S, const jj_body *b);
+static void push_scope(jj_state *S);
+
+/* Render body into a fresh capture and return the text (arena copy). */
+static jv capture(jj_state *S, const jj_body *body) {
+    llm__sb *saved = S->out;
+    llm__jj_scratch_begin(S);
+    S->out = &S->captures->sb;
+    exec_body(S, body);
+    S->out = saved;
+    size_t n;
+    char *s = llm__jj_scratch_end(S, &n);
+    return llm__jv_str(s, n);
+}
+
+/* Call a macro as jinja2 does: positional, then keyword arguments, then the
+ * defaults (evaluated in the macro's scope, after the arguments before them);
+ * a parameter left without a value is undefined. The body renders in a new
+ * scope whose parent is the defining scope; the result is its text. */
+static jv call_macro(jj_state *S, const jj_macro *m, const jj_ex *e, const jv *args, const jv *kwv) {
+    const jj_st *d = m->def;
+    if (e->n_args > d->n_params)
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' takes not more than %zu argument(s)", e->line,
+                d->target[0], d->n_params);
+    jj_scope *saved = S->scope;
+    S->scope = m->scope;
+    push_scope(S);
+    bool *set = llm__jj_alloc(S, (d->n_params ? d->n_params : 1) * sizeof *set);
+    for (size_t i = 0; i < e->n_args; i++) {
+        assign(S, d->params[i], args[i]);
+        set[i] = true;
+    }
+    for (size_t k = 0; k < e->n_kw; k++) {
+        size_t i = 0;
+        while (i < d->n_params && strcmp(d->params[i], e->kw_names[k]) != 0)
+            i++;
+        if (i == d->n_params)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' takes no keyword argument '%s'", e->line,
+                    d->target[0], e->kw_names[k]);
+        if (set[i])
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' got multiple values for argument '%s'",
+                    e->line, d->target[0], e->kw_names[k]);
+        assign(S, d->params[i], kwv[k]);
+        set[i] = true;
+    }
+    for (size_t i = 0; i < d->n_params; i++)
+        if (!set[i])
+            assign(S, d->params[i], d->defaults[i] ? eval(S, d->defaults[i]) : llm__jv_undefined());
+    jv r = capture(S, &d->body);
+    S->scope = saved;
+    return r;
+}
+
 static jv call(jj_state *S, const jj_ex *e) {
     jv *args, *kwv;
     if (e->a->kind == EX_ATTR) { /* obj.method(...) */
@@ -362,6 +417,10 @@ static jv call(jj_state *S, const jj_ex *e) {
     if (f.type == JV_UNDEFINED)
         llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: call of an undefined function%s%s", e->line,
                 e->a->kind == EX_NAME ? " " : "", e->a->kind == EX_NAME ? e->a->name : "");
+    if (f.type == JV_MACRO) {
+        eval_args(S, e, &args, &kwv);
+        return call_macro(S, f.u.macro, e, args, kwv);
+    }
     if (f.type != JV_FUNC)
         llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' object is not callable", e->line, llm__jv_type_name(f));
     eval_args(S, e, &args, &kwv);
@@ -458,8 +517,6 @@ static void emit(jj_state *S, const char *s, size_t n) {
     if (S->out->failed)
         llm__jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
 }
-
-static int exec_body(jj_state *S, const jj_body *b);
 
 static void push_scope(jj_state *S) {
     jj_scope *sc = llm__jj_alloc(S, sizeof *sc);
@@ -572,6 +629,28 @@ static int exec_st(jj_state *S, const jj_st *st) {
     case ST_BREAK: return FLOW_BREAK;
     case ST_CONTINUE: return FLOW_CONTINUE;
     case ST_BLOCK: return exec_body(S, &st->body);
+    case ST_MACRO: {
+        jj_macro *m = llm__jj_alloc(S, sizeof *m);
+        m->def = st;
+        m->scope = S->scope;
+        jv v;
+        v.type = JV_MACRO;
+        v.u.macro = m;
+        assign(S, st->target[0], v);
+        return FLOW_NORMAL;
+    }
+    case ST_FILTER_BLOCK: {
+        jv body = capture(S, &st->body);
+        jj_scope *saved = S->scope;
+        push_scope(S);
+        assign(S, JJ_FILTER_VAR, body);
+        jv v = eval(S, st->expr);
+        S->scope = saved;
+        if (v.type != JV_STR)
+            v = llm__jv_stringify(S, v);
+        emit(S, v.u.str.s, v.u.str.n);
+        return FLOW_NORMAL;
+    }
     }
     return FLOW_NORMAL;
 }
@@ -584,6 +663,40 @@ static int exec_body(jj_state *S, const jj_body *b) {
         flow = exec_st(S, b->st[i]);
     S->depth--;
     return flow;
+}
+
+/* A JSON value as a template value (strings are copied into the arena). */
+static jv from_json(jj_state *S, const json_t *j, int depth) {
+    if (depth > JJ_MAX_DEPTH)
+        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "template variables nest deeper than %d", JJ_MAX_DEPTH);
+    switch (json_typeof(j)) {
+    case JSON_NULL: return llm__jv_none();
+    case JSON_TRUE: return llm__jv_bool(true);
+    case JSON_FALSE: return llm__jv_bool(false);
+    case JSON_INTEGER: return llm__jv_int((int64_t)json_integer_value(j));
+    case JSON_REAL: return llm__jv_float(json_real_value(j));
+    case JSON_STRING: {
+        size_t n = json_string_length(j);
+        return llm__jv_str(llm__jj_strndup(S, json_string_value(j), n), n);
+    }
+    case JSON_ARRAY: {
+        jv l = llm__jv_list_new(S, json_array_size(j));
+        for (size_t i = 0; i < json_array_size(j); i++)
+            l.u.list->items[i] = from_json(S, json_array_get(j, i), depth + 1);
+        return l;
+    }
+    case JSON_OBJECT: {
+        jv d = llm__jv_dict_new(S);
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)j, key, val) {
+            llm__jj_dict_set(S, d.u.dict, llm__jv_cstr(llm__jj_strndup(S, key, strlen(key))),
+                             from_json(S, val, depth + 1));
+        }
+        return d;
+    }
+    }
+    return llm__jv_none();
 }
 
 llm_status llm__jinja_render(const char *template_str, const llm__chat_ctx *ctx, llm__sb *out) {
@@ -620,6 +733,13 @@ llm_status llm__jinja_render(const char *template_str, const llm__chat_ctx *ctx,
     assign(S, "add_generation_prompt", llm__jv_bool(ctx->add_gen));
     assign(S, "tools", llm__jv_none());
     assign(S, "documents", llm__jv_none());
+    if (ctx->vars) {
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)ctx->vars, key, val) {
+            assign(S, llm__jj_strndup(S, key, strlen(key)), from_json(S, val, 0));
+        }
+    }
     push_scope(S); /* the template's own top-level variables */
     exec_body(S, &body);
     llm__jj_arena_free(&S->arena);

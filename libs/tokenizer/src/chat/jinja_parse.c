@@ -612,6 +612,64 @@ static jj_st *parse_set(parser *P) {
     return s;
 }
 
+/* {% macro name(a, b=default, ...) %} body {% endmacro %}, after "macro". */
+static jj_st *parse_macro(parser *P) {
+    jj_st *s = new_st(P, ST_MACRO);
+    s->target[0] = take_name(P);
+    s->n_target = 1;
+    expect_op(P, "(");
+    ptrvec names = {0}, defs = {0};
+    while (!is_op(P, ")")) {
+        if (names.n)
+            expect_op(P, ",");
+        if (is_op(P, ")"))
+            break;
+        pv_push(P->S, &names, (void *)take_name(P));
+        jj_ex *d = NULL;
+        if (is_op(P, "=")) {
+            advance(P);
+            d = parse_expr(P);
+        } else if (defs.n && defs.p[defs.n - 1]) {
+            syntax(P, "non-default argument follows default argument");
+        }
+        pv_push(P->S, &defs, d);
+    }
+    advance(P);
+    expect_block_end(P);
+    s->params = (const char **)names.p;
+    s->defaults = (jj_ex **)defs.p;
+    s->n_params = names.n;
+    static const char *const end[] = {"endmacro", NULL};
+    s->body = parse_body(P, end);
+    advance(P);
+    advance(P);
+    if (cur(P)->type == TK_NAME) /* {% endmacro name %} */
+        advance(P);
+    expect_block_end(P);
+    return s;
+}
+
+/* {% filter name(args) | ... %} body {% endfilter %}, after "filter". */
+static jj_st *parse_filter_block(parser *P) {
+    jj_st *s = new_st(P, ST_FILTER_BLOCK);
+    jj_ex *base = new_ex(P, EX_NAME);
+    base->name = JJ_FILTER_VAR;
+    /* The first filter has no leading '|': parse it as "| name(...)". */
+    jj_ex *f = new_ex(P, EX_FILTER);
+    f->a = base;
+    f->name = take_name(P);
+    if (is_op(P, "("))
+        parse_args(P, f);
+    s->expr = parse_filters(P, f);
+    expect_block_end(P);
+    static const char *const end[] = {"endfilter", NULL};
+    s->body = parse_body(P, end);
+    advance(P);
+    advance(P);
+    expect_block_end(P);
+    return s;
+}
+
 static jj_st *parse_statement(parser *P) {
     advance(P); /* BLOCK_BEGIN */
     const jj_tok *t = cur(P);
@@ -632,6 +690,12 @@ static jj_st *parse_statement(parser *P) {
         s = new_st(P, tok_is(t, TK_NAME, "break") ? ST_BREAK : ST_CONTINUE);
         advance(P);
         expect_block_end(P);
+    } else if (tok_is(t, TK_NAME, "macro")) {
+        advance(P);
+        s = parse_macro(P);
+    } else if (tok_is(t, TK_NAME, "filter")) {
+        advance(P);
+        s = parse_filter_block(P);
     } else if (tok_is(t, TK_NAME, "generation")) { /* transformers' tracker: plain body */
         s = new_st(P, ST_BLOCK);
         advance(P);
@@ -643,7 +707,8 @@ static jj_st *parse_statement(parser *P) {
         expect_block_end(P);
     } else if (tok_is(t, TK_NAME, "endif") || tok_is(t, TK_NAME, "endfor") || tok_is(t, TK_NAME, "else") ||
                tok_is(t, TK_NAME, "elif") || tok_is(t, TK_NAME, "endset") ||
-               tok_is(t, TK_NAME, "endgeneration")) {
+               tok_is(t, TK_NAME, "endgeneration") || tok_is(t, TK_NAME, "endmacro") ||
+               tok_is(t, TK_NAME, "endfilter")) {
         syntax(P, "unexpected end tag");
     } else {
         llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: the '%.*s' statement is not supported", t->line,

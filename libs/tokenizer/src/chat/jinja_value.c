@@ -160,7 +160,8 @@ bool llm__jv_truthy(jv v) {
     case JV_STR: return v.u.str.n > 0;
     case JV_LIST: return v.u.list->n > 0;
     case JV_DICT: return v.u.dict->is_namespace || v.u.dict->n > 0;
-    case JV_FUNC: return true;
+    case JV_FUNC:
+    case JV_MACRO: return true;
     }
     return false;
 }
@@ -203,13 +204,14 @@ bool llm__jv_equal(jv a, jv b) {
         return true;
     }
     case JV_FUNC: return a.u.func == b.u.func;
+    case JV_MACRO: return a.u.macro == b.u.macro;
     default: return false;
     }
 }
 
 const char *llm__jv_type_name(jv v) {
     static const char *const names[] = {"undefined", "NoneType", "bool", "int", "float",
-                                        "str", "list", "dict", "function"};
+                                        "str", "list", "dict", "function", "Macro"};
     if (v.type == JV_DICT && v.u.dict->is_namespace)
         return "Namespace";
     return names[v.type];
@@ -360,6 +362,7 @@ static void put_repr(jj_state *S, jv v, llm__sb *sb) {
         llm__sb_puts(sb, v.u.dict->is_namespace ? "}>" : "}");
         break;
     case JV_FUNC: llm__sb_puts(sb, "<function>"); break;
+    case JV_MACRO: llm__sb_puts(sb, "<Macro>"); break;
     default: llm__jv_to_str(S, v, sb); break;
     }
     S->depth--;
@@ -374,11 +377,11 @@ jv llm__jv_stringify(jj_state *S, jv v) {
     return llm__jv_str(s, n);
 }
 
-static void put_json_str(llm__sb *sb, const char *s, size_t n) {
+static void put_json_str(llm__sb *sb, const char *s, size_t n, bool ascii) {
     llm__sb_puts(sb, "\"");
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
-        char buf[8];
+        char buf[16];
         switch (c) {
         case '"': llm__sb_puts(sb, "\\\""); break;
         case '\\': llm__sb_puts(sb, "\\\\"); break;
@@ -388,8 +391,24 @@ static void put_json_str(llm__sb *sb, const char *s, size_t n) {
         case '\b': llm__sb_puts(sb, "\\b"); break;
         case '\f': llm__sb_puts(sb, "\\f"); break;
         default:
-            if (c < 0x20) {
+            if (c < 0x20 || (ascii && c == 0x7F)) {
                 snprintf(buf, sizeof buf, "\\u%04x", c);
+                llm__sb_puts(sb, buf);
+            } else if (ascii && c >= 0x80) { /* \uXXXX, surrogate pairs above U+FFFF */
+                uint32_t cp;
+                size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+                if (i + len > n)
+                    len = n - i;
+                cp = c & (len == 4 ? 0x07 : len == 3 ? 0x0F : 0x1F);
+                for (size_t k = 1; k < len; k++)
+                    cp = (cp << 6) | ((unsigned char)s[i + k] & 0x3F);
+                i += len - 1;
+                if (cp >= 0x10000) {
+                    cp -= 0x10000;
+                    snprintf(buf, sizeof buf, "\\u%04x\\u%04x", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+                } else {
+                    snprintf(buf, sizeof buf, "\\u%04x", cp);
+                }
                 llm__sb_puts(sb, buf);
             } else {
                 llm__sb_put(sb, s + i, 1);
@@ -405,7 +424,25 @@ static void json_nl(llm__sb *sb, int indent, int level) {
         llm__sb_puts(sb, " ");
 }
 
-static void to_json(jj_state *S, jv v, int indent, int level, llm__sb *sb) {
+/* Python's str ordering (code points = UTF-8 bytes) of the keys of d. */
+static int cmp_key(const jv *a, const jv *b) {
+    size_t n = a->u.str.n < b->u.str.n ? a->u.str.n : b->u.str.n;
+    int c = memcmp(a->u.str.s, b->u.str.s, n);
+    return c ? c : (a->u.str.n > b->u.str.n) - (a->u.str.n < b->u.str.n);
+}
+
+static void put_json_key(jj_state *S, jv k, const jj_json_opts *o, llm__sb *sb) {
+    if (k.type == JV_STR) {
+        put_json_str(sb, k.u.str.s, k.u.str.n, o->ensure_ascii);
+        return;
+    }
+    /* json.dumps turns int/bool/None keys into strings */
+    jv ks = k.type == JV_NONE ? llm__jv_cstr("null")
+            : k.type == JV_BOOL ? llm__jv_cstr(k.u.b ? "true" : "false") : llm__jv_stringify(S, k);
+    put_json_str(sb, ks.u.str.s, ks.u.str.n, o->ensure_ascii);
+}
+
+static void to_json(jj_state *S, jv v, const jj_json_opts *o, int level, llm__sb *sb) {
     if (++S->depth > JJ_MAX_DEPTH)
         llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "value nested deeper than %d", JJ_MAX_DEPTH);
     switch (v.type) {
@@ -417,7 +454,7 @@ static void to_json(jj_state *S, jv v, int indent, int level, llm__sb *sb) {
         else
             llm__jv_to_str(S, v, sb);
         break;
-    case JV_STR: put_json_str(sb, v.u.str.s, v.u.str.n); break;
+    case JV_STR: put_json_str(sb, v.u.str.s, v.u.str.n, o->ensure_ascii); break;
     case JV_LIST:
     case JV_DICT: {
         bool is_list = v.type == JV_LIST;
@@ -429,28 +466,44 @@ static void to_json(jj_state *S, jv v, int indent, int level, llm__sb *sb) {
             llm__sb_puts(sb, is_list ? "]" : "}");
             break;
         }
-        for (size_t i = 0; i < n; i++) {
-            if (i)
-                llm__sb_puts(sb, indent >= 0 ? "," : ", ");
-            if (indent >= 0)
-                json_nl(sb, indent, level + 1);
-            if (is_list) {
-                to_json(S, v.u.list->items[i], indent, level + 1, sb);
-            } else {
-                jv k = v.u.dict->keys[i];
-                if (k.type == JV_STR)
-                    put_json_str(sb, k.u.str.s, k.u.str.n);
-                else { /* json.dumps turns int/bool/None keys into strings */
-                    jv ks = k.type == JV_NONE ? llm__jv_cstr("null")
-                            : k.type == JV_BOOL ? llm__jv_cstr(k.u.b ? "true" : "false") : llm__jv_stringify(S, k);
-                    put_json_str(sb, ks.u.str.s, ks.u.str.n);
+        /* Key order: insertion, or sorted (string keys only, as Python). */
+        size_t *order = llm__jj_alloc(S, n * sizeof *order);
+        for (size_t i = 0; i < n; i++)
+            order[i] = i;
+        if (!is_list && o->sort_keys) {
+            for (size_t i = 0; i < n; i++)
+                if (v.u.dict->keys[i].type != JV_STR)
+                    llm__jj_fail(S, LLM_ERR_INVALID_ARG, "'<' not supported between instances of '%s' and 'str'",
+                                 llm__jv_type_name(v.u.dict->keys[i]));
+            for (size_t i = 1; i < n; i++) /* insertion sort: stable, dicts are small */
+                for (size_t j = i; j > 0 && cmp_key(&v.u.dict->keys[order[j - 1]], &v.u.dict->keys[order[j]]) > 0; j--) {
+                    size_t t = order[j];
+                    order[j] = order[j - 1];
+                    order[j - 1] = t;
                 }
-                llm__sb_puts(sb, ": ");
-                to_json(S, v.u.dict->vals[i], indent, level + 1, sb);
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (i) {
+                if (o->item_sep)
+                    llm__sb_put(sb, o->item_sep, o->item_sep_n);
+                else
+                    llm__sb_puts(sb, o->indent >= 0 ? "," : ", ");
+            }
+            if (o->indent >= 0)
+                json_nl(sb, o->indent, level + 1);
+            if (is_list) {
+                to_json(S, v.u.list->items[i], o, level + 1, sb);
+            } else {
+                put_json_key(S, v.u.dict->keys[order[i]], o, sb);
+                if (o->key_sep)
+                    llm__sb_put(sb, o->key_sep, o->key_sep_n);
+                else
+                    llm__sb_puts(sb, ": ");
+                to_json(S, v.u.dict->vals[order[i]], o, level + 1, sb);
             }
         }
-        if (indent >= 0)
-            json_nl(sb, indent, level);
+        if (o->indent >= 0)
+            json_nl(sb, o->indent, level);
         llm__sb_puts(sb, is_list ? "]" : "}");
         break;
     }
@@ -460,7 +513,7 @@ static void to_json(jj_state *S, jv v, int indent, int level, llm__sb *sb) {
     S->depth--;
 }
 
-void llm__jv_to_json(jj_state *S, jv v, int indent, llm__sb *sb) { to_json(S, v, indent, 0, sb); }
+void llm__jv_to_json(jj_state *S, jv v, const jj_json_opts *o, llm__sb *sb) { to_json(S, v, o, 0, sb); }
 
 size_t llm__jj_utf8_len(const char *s, size_t n) {
     size_t k = 0;
