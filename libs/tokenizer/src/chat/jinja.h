@@ -131,6 +131,7 @@ struct jv {
         struct {
             const char *s; /* not NUL-terminated in general */
             size_t n;
+            bool safe; /* markupsafe.Markup (from |safe): `+` escapes the other operand */
         } str;
         jj_list *list;
         jj_dict *dict;

@@ -223,8 +223,65 @@ static bool starts_or_ends(jv s, jv x, bool end) {
     return memcmp(p, x.u.str.s, x.u.str.n) == 0;
 }
 
+/* Python's str.format with "{}" / "{N}" fields and "{{" "}}" escapes (no
+ * format specs, names or attributes: those are LLM_ERR_UNSUPPORTED). */
+static jv str_format(jj_state *S, jv fmt, const jv *args, size_t n, int line) {
+    const char *f = fmt.u.str.s;
+    size_t len = fmt.u.str.n, auto_i = 0;
+    llm__sb *sb = llm__jj_scratch_begin(S);
+    for (size_t i = 0; i < len; i++) {
+        char c = f[i];
+        if ((c == '{' || c == '}') && i + 1 < len && f[i + 1] == c) {
+            llm__sb_put(sb, &c, 1);
+            i++;
+            continue;
+        }
+        if (c == '}')
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: Single '}' encountered in format string", line);
+        if (c != '{') {
+            llm__sb_put(sb, &c, 1);
+            continue;
+        }
+        size_t j = i + 1, idx = 0;
+        bool digits = false;
+        while (j < len && f[j] >= '0' && f[j] <= '9' && j - i < 6) {
+            idx = idx * 10 + (size_t)(f[j++] - '0');
+            digits = true;
+        }
+        if (j >= len || f[j] != '}')
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: str.format() fields other than {} and {N}", line);
+        if (!digits)
+            idx = auto_i++;
+        if (idx >= n)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: Replacement index %zu out of range for positional args tuple",
+                         line, idx);
+        llm__jv_to_str(S, args[idx], sb);
+        i = j;
+    }
+    size_t out_n;
+    char *o = llm__jj_scratch_end(S, &out_n);
+    return llm__jv_str(o, out_n);
+}
+
+/* Methods jinja2's ImmutableSandboxedEnvironment refuses (they mutate). */
+static bool is_mutator(jv obj, const char *name) {
+    static const char *const list_m[] = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear",
+                                         NULL};
+    static const char *const dict_m[] = {"clear", "pop", "popitem", "setdefault", "update", NULL};
+    const char *const *m = obj.type == JV_LIST ? list_m : obj.type == JV_DICT ? dict_m : NULL;
+    for (; m && *m; m++)
+        if (name_is(name, *m))
+            return true;
+    return false;
+}
+
 jv llm__jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t n, int line) {
+    if (is_mutator(obj, name) && !(obj.type == JV_DICT && obj.u.dict->is_namespace))
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: access to attribute '%s' of '%s' object is unsafe.", line, name,
+                     llm__jv_type_name(obj));
     if (obj.type == JV_STR) {
+        if (name_is(name, "format"))
+            return str_format(S, obj, args, n, line);
         if (name_is(name, "strip") || name_is(name, "lstrip") || name_is(name, "rstrip")) {
             int which = name[0] == 'l' ? 1 : name[0] == 'r' ? 2 : 3;
             if (n >= 1 && args[0].type == JV_STR)
@@ -352,7 +409,9 @@ jv llm__jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char
 static jv select_attr(jj_state *S, jv seq, const jv *args, size_t n, bool reject, int line) {
     if (n < 1 || args[0].type != JV_STR)
         llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: selectattr needs an attribute name", line);
-    jj_list in = llm__jj_iterate(S, seq, line);
+    /* jinja2's select_or_reject: "if value:" -- a falsy sequence (none,
+     * undefined, empty) selects nothing, without iterating. */
+    jj_list in = llm__jv_truthy(seq) ? llm__jj_iterate(S, seq, line) : (jj_list){NULL, 0, false};
     jv out = llm__jv_list_new(S, in.n);
     size_t k = 0;
     for (size_t i = 0; i < in.n; i++) {
@@ -373,6 +432,75 @@ static jv select_attr(jj_state *S, jv seq, const jv *args, size_t n, bool reject
     }
     out.u.list->n = k;
     return out;
+}
+
+/* jinja2's sort key comparison: numbers numerically, strings by code point
+ * (lowercased first unless case_sensitive; ASCII case folding); other mixes
+ * are a TypeError as in Python. */
+static int sort_cmp(jj_state *S, jv a, jv b, bool case_sensitive, int line) {
+    bool na = a.type == JV_INT || a.type == JV_FLOAT || a.type == JV_BOOL;
+    bool nb = b.type == JV_INT || b.type == JV_FLOAT || b.type == JV_BOOL;
+    if (na && nb) {
+        double x = a.type == JV_FLOAT ? a.u.f : a.type == JV_BOOL ? a.u.b : (double)a.u.i;
+        double y = b.type == JV_FLOAT ? b.u.f : b.type == JV_BOOL ? b.u.b : (double)b.u.i;
+        return x < y ? -1 : x > y;
+    }
+    if (a.type == JV_STR && b.type == JV_STR) {
+        size_t n = a.u.str.n < b.u.str.n ? a.u.str.n : b.u.str.n;
+        for (size_t i = 0; i < n; i++) {
+            unsigned char x = (unsigned char)a.u.str.s[i], y = (unsigned char)b.u.str.s[i];
+            if (!case_sensitive) {
+                if (x >= 'A' && x <= 'Z')
+                    x = (unsigned char)(x - 'A' + 'a');
+                if (y >= 'A' && y <= 'Z')
+                    y = (unsigned char)(y - 'A' + 'a');
+            }
+            if (x != y)
+                return x < y ? -1 : 1;
+        }
+        return (a.u.str.n > b.u.str.n) - (a.u.str.n < b.u.str.n);
+    }
+    llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '<' not supported between instances of '%s' and '%s'", line,
+                 llm__jv_type_name(a), llm__jv_type_name(b));
+}
+
+static const jv *kwarg(const char **kw, const jv *kwv, size_t n_kw, const char *name);
+
+/* dictsort(case_sensitive=False, by='key', reverse=False): (key, value)
+ * tuples in sorted order (a stable sort, as Python's). */
+static jv dictsort(jj_state *S, jv v, const jv *args, size_t n, const char **kw, const jv *kwv, size_t n_kw,
+                   int line) {
+    if (v.type != JV_DICT)
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: dictsort of a %s", line, llm__jv_type_name(v));
+    const jv *cs = n >= 1 ? &args[0] : kwarg(kw, kwv, n_kw, "case_sensitive");
+    const jv *by = n >= 2 ? &args[1] : kwarg(kw, kwv, n_kw, "by");
+    const jv *rev = n >= 3 ? &args[2] : kwarg(kw, kwv, n_kw, "reverse");
+    int pos = 0;
+    if (by && by->type == JV_STR && by->u.str.n == 5 && memcmp(by->u.str.s, "value", 5) == 0)
+        pos = 1;
+    else if (by && !(by->type == JV_STR && by->u.str.n == 3 && memcmp(by->u.str.s, "key", 3) == 0))
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: You can only sort by either \"key\" or \"value\"", line);
+    bool case_s = cs && llm__jv_truthy(*cs), reverse = rev && llm__jv_truthy(*rev);
+    jj_dict *d = v.u.dict;
+    jv l = llm__jv_list_new(S, d->n);
+    for (size_t i = 0; i < d->n; i++) {
+        jv pair = llm__jv_list_new(S, 2);
+        pair.u.list->is_tuple = true;
+        pair.u.list->items[0] = d->keys[i];
+        pair.u.list->items[1] = d->vals[i];
+        l.u.list->items[i] = pair;
+    }
+    jv *it = l.u.list->items;
+    for (size_t i = 1; i < d->n; i++) /* insertion sort: stable */
+        for (size_t j = i; j > 0; j--) {
+            int c = sort_cmp(S, it[j - 1].u.list->items[pos], it[j].u.list->items[pos], case_s, line);
+            if (reverse ? c >= 0 : c <= 0)
+                break;
+            jv t = it[j];
+            it[j] = it[j - 1];
+            it[j - 1] = t;
+        }
+    return l;
 }
 
 static const jv *kwarg(const char **kw, const jv *kwv, size_t n_kw, const char *name) {
@@ -447,6 +575,23 @@ jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, siz
         char *o = llm__jj_scratch_end(S, &len);
         return llm__jv_str(o, len);
     }
+    if (name_is(name, "dictsort"))
+        return dictsort(S, v, args, n, kw, kwv, n_kw, line);
+    if (name_is(name, "min") || name_is(name, "max")) {
+        const jv *cs = n >= 1 ? &args[0] : kwarg(kw, kwv, n_kw, "case_sensitive");
+        if (n > 1 || kwarg(kw, kwv, n_kw, "attribute"))
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: %s() with an attribute", line, name);
+        jj_list l = llm__jj_iterate(S, v, line);
+        if (l.n == 0)
+            return llm__jv_undefined();
+        size_t best = 0;
+        for (size_t i = 1; i < l.n; i++) {
+            int c = sort_cmp(S, l.items[i], l.items[best], cs && llm__jv_truthy(*cs), line);
+            if (name[1] == 'i' ? c < 0 : c > 0)
+                best = i;
+        }
+        return l.items[best];
+    }
     if (name_is(name, "selectattr") || name_is(name, "rejectattr"))
         return select_attr(S, v, args, n, name[0] == 'r', line);
     if (name_is(name, "join")) {
@@ -481,8 +626,11 @@ jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, siz
     }
     if (name_is(name, "items") && v.type == JV_DICT)
         return llm__jj_call_method(S, v, "items", NULL, 0, line);
-    if (name_is(name, "safe"))
-        return v;
+    if (name_is(name, "safe")) {
+        jv r = llm__jv_stringify(S, v);
+        r.u.str.safe = true;
+        return r;
+    }
     if (name_is(name, "int")) {
         if (v.type == JV_INT)
             return v;

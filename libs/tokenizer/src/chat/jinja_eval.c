@@ -155,12 +155,40 @@ static bool is_intlike(jv v) { return v.type == JV_INT || v.type == JV_BOOL; }
 static int64_t ival(jv v) { return v.type == JV_INT ? v.u.i : (int64_t)v.u.b; }
 static double fval(jv v) { return v.type == JV_FLOAT ? v.u.f : (double)ival(v); }
 
-static jv concat(jj_state *S, jv a, jv b) {
+/* markupsafe.escape of a plain string. */
+static jv html_escape(jj_state *S, jv v) {
+    llm__sb *sb = llm__jj_scratch_begin(S);
+    for (size_t i = 0; i < v.u.str.n; i++) {
+        char c = v.u.str.s[i];
+        switch (c) {
+        case '&': llm__sb_puts(sb, "&amp;"); break;
+        case '<': llm__sb_puts(sb, "&lt;"); break;
+        case '>': llm__sb_puts(sb, "&gt;"); break;
+        case '\'': llm__sb_puts(sb, "&#39;"); break;
+        case '"': llm__sb_puts(sb, "&#34;"); break;
+        default: llm__sb_put(sb, &c, 1);
+        }
+    }
+    size_t n;
+    char *o = llm__jj_scratch_end(S, &n);
+    return llm__jv_str(o, n);
+}
+
+/* a + b of two strings; markup: Python's `+` (Markup + str escapes the str),
+ * else jinja's `~` (plain str join when autoescape is off). */
+static jv concat(jj_state *S, jv a, jv b, bool markup) {
+    bool safe = markup && (a.u.str.safe || b.u.str.safe);
+    if (safe && !a.u.str.safe)
+        a = html_escape(S, a);
+    if (safe && !b.u.str.safe)
+        b = html_escape(S, b);
     size_t n = a.u.str.n + b.u.str.n;
     char *p = llm__jj_alloc(S, n + 1);
     memcpy(p, a.u.str.s, a.u.str.n);
     memcpy(p + a.u.str.n, b.u.str.s, b.u.str.n);
-    return llm__jv_str(p, n);
+    jv r = llm__jv_str(p, n);
+    r.u.str.safe = safe;
+    return r;
 }
 
 static jv repeat(jj_state *S, jv seq, int64_t times, int line) {
@@ -226,7 +254,7 @@ static jv binary(jj_state *S, const jj_ex *e) {
     jv a = eval(S, e->a), b = eval(S, e->b);
     int line = e->line;
     if (op[0] == '~' ) {
-        return concat(S, llm__jv_stringify(S, a), llm__jv_stringify(S, b));
+        return concat(S, llm__jv_stringify(S, a), llm__jv_stringify(S, b), false);
     }
     if (!strcmp(op, "=="))
         return llm__jv_bool(llm__jv_equal(a, b));
@@ -256,7 +284,7 @@ static jv binary(jj_state *S, const jj_ex *e) {
         if (is_num(a) && is_num(b))
             return llm__jv_float(fval(a) + fval(b));
         if (a.type == JV_STR && b.type == JV_STR)
-            return concat(S, a, b);
+            return concat(S, a, b, true);
         if (a.type == JV_LIST && b.type == JV_LIST) {
             jv out = llm__jv_list_new(S, a.u.list->n + b.u.list->n);
             if (a.u.list->n)
