@@ -117,7 +117,12 @@ Test(chat_templates, real_templates_match_jinja2, .timeout = 120) {
             }
         } else {
             ok = st != LLM_OK && st != LLM_ERR_NO_MEMORY && st != LLM_ERR_UNSUPPORTED && st != LLM_ERR_BAD_FORMAT;
-            if (!ok)
+            /* raise_exception(msg): our message must carry jinja2's text. */
+            const char *jmsg = json_string_value(json_object_get(c, "error"));
+            if (ok && strncmp(jmsg, "TemplateError: ", 15) == 0 && !strstr(llm_chat_last_error(), jmsg + 15)) {
+                ok = false;
+                snprintf(why, sizeof why, "raised \"%s\", jinja2 \"%s\"", llm_chat_last_error(), jmsg + 15);
+            } else if (!ok)
                 snprintf(why, sizeof why, "jinja2 raised (%s) but we %s%s", json_string_value(json_object_get(c, "error")),
                          st == LLM_OK ? "rendered" : llm_status_str(st), st == LLM_OK ? "" : llm_chat_last_error());
         }

@@ -346,7 +346,8 @@ jv llm__jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char
     switch (func) {
     case JF_RAISE_EXCEPTION: {
         jv msg = n ? llm__jv_stringify(S, args[0]) : llm__jv_cstr("");
-        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "%.*s", (int)(msg.u.str.n > 200 ? 200 : msg.u.str.n), msg.u.str.s);
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %.*s", line, (int)(msg.u.str.n > 200 ? 200 : msg.u.str.n),
+                     msg.u.str.s);
     }
     case JF_STRFTIME_NOW: {
         if (n != 1 || args[0].type != JV_STR)
