@@ -35,7 +35,6 @@ static int parse_ids(const char *line, size_t len, llm_token **out) {
 static const struct {
     const char *name, *reason;
 } k_unsupported[] = {
-    {"gemma-4", "tokenizer.ggml.model = gemma4 (Gemma 4's BPE variant) is not implemented yet"},
     {"nomic-bert-moe", "tokenizer.ggml.model = t5 (Unigram with a Precompiled charsmap) is not implemented yet"},
 };
 
@@ -117,7 +116,10 @@ static void run_vocab(const char *dir, const char *name, run_stats *rs) {
         op = nl ? nl + 1 : oend;
     }
     printf("conformance: %-16s %-4s %d/%d cases pass\n", name,
-           llm_tokenizer_get_type(tok) == LLM_TOKENIZER_BPE ? "BPE" : llm_tokenizer_get_type(tok) == LLM_TOKENIZER_SPM ? "SPM" : "WPM",
+           llm_tokenizer_get_type(tok) == LLM_TOKENIZER_BPE   ? "BPE"
+           : llm_tokenizer_get_type(tok) == LLM_TOKENIZER_SPM ? "SPM"
+           : llm_tokenizer_get_type(tok) == LLM_TOKENIZER_WPM ? "WPM"
+                                                              : "SBPE",
            cases - bad, cases);
     cr_expect(bad == 0, "%s: %d of %d cases differ", name, bad, cases);
     cr_expect(cases >= 46, "%s: only %d cases", name, cases);
@@ -159,6 +161,7 @@ Test(tokenizer_conformance, llama_cpp_vocab_files) {
     cr_expect(rs.vocabs_run[LLM_TOKENIZER_BPE] >= 7, "BPE vocabs run: %d", rs.vocabs_run[LLM_TOKENIZER_BPE]);
     cr_expect(rs.vocabs_run[LLM_TOKENIZER_SPM] >= 2, "SPM vocabs run: %d", rs.vocabs_run[LLM_TOKENIZER_SPM]);
     cr_expect(rs.vocabs_run[LLM_TOKENIZER_WPM] >= 1, "WPM vocabs run: %d", rs.vocabs_run[LLM_TOKENIZER_WPM]);
+    cr_expect(rs.vocabs_run[LLM_TOKENIZER_HF_BPE] >= 1, "SPM-style BPE (gemma4) vocabs run: %d", rs.vocabs_run[LLM_TOKENIZER_HF_BPE]);
     cr_assert(rs.failures == 0, "%d conformance cases differ", rs.failures);
 }
 

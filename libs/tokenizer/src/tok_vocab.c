@@ -417,15 +417,30 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
     }
 
     /* GGUF vocabularies: llama.cpp's end-of-generation markers are control. */
-    if (!hf && spec->type != LLM_TOKENIZER_HF_BPE)
+    if (!hf) {
         for (int k = 0; k_eog_texts[k]; k++) {
             llm_token id = llm__tok_lookup(t, k_eog_texts[k], strlen(k_eog_texts[k]));
             if (id >= 0 && t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED) t->types[id] = LLM_TOKEN_TYPE_CONTROL;
         }
+        /* ...except "</s>" next to Gemma 4's "<|tool_response>" (or PLaMo's
+         * "<|plamo:eos|>"): there it is an ordinary token (llama.cpp too). */
+        llm_token s_end = llm__tok_lookup(t, "</s>", 4);
+        if (s_end >= 0 && (llm__tok_lookup(t, "<|tool_response>", 16) >= 0 || llm__tok_lookup(t, "<|plamo:eos|>", 13) >= 0))
+            t->types[s_end] = LLM_TOKEN_TYPE_NORMAL;
+    }
 
     if (spec->n_merges > 0 && (st = build_merges(t, spec)) != LLM_OK) goto fail_st;
     if ((st = build_specials(t)) != LLM_OK) goto fail_st;
     if (hf) t->hf = *hf;
+    /* A gemma4 GGUF (tokenizer.ggml.model "gemma4", pre "gemma4"): BPE on raw
+     * UTF-8 with spaces escaped as U+2581, words split at newline runs,
+     * <0xXX> byte fallback, and always a BOS (llama.cpp forces add_bos). */
+    if (!hf && spec->type == LLM_TOKENIZER_HF_BPE && strcmp(pre, "gemma4") == 0) {
+        t->hf.replace_space = 1;
+        t->hf.newline_split = 1;
+        t->byte_fallback = 1;
+        t->add_bos = 1;
+    }
     if (strip) {
         if (!(t->strip = malloc((size_t)n))) goto fail;
         memcpy(t->strip, strip, (size_t)n);

@@ -48,7 +48,7 @@ DECOMPOSED = [
     "A\u030a \u212b \u00c5", "\u1100\u1161\u11a8 \uac01", "e\u0301\u0301\u0301", "\u0301 leading mark",
 ]
 
-LLAMA_VOCABS = ["phi-3", "llama-spm", "qwen2", "qwen35", "llama-bpe", "command-r", "mpt", "deepseek-llm",
+LLAMA_VOCABS = ["gemma-4", "phi-3", "llama-spm", "qwen2", "qwen35", "llama-bpe", "command-r", "mpt", "deepseek-llm",
                 "starcoder", "gpt-2"]
 
 
