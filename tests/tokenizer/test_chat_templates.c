@@ -148,3 +148,51 @@ Test(chat_templates, real_templates_match_jinja2, .timeout = 120) {
     cr_expect(n >= 350, "only %d cases", n);
     cr_expect_eq(bad, 0, "%d cases behave unlike the known-failure list says", bad);
 }
+
+/* Small templates for each feature the real ones use (the "features"
+ * section of the same golden file), with the tool_call conversation. */
+Test(chat_templates, feature_templates_match_jinja2) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/tests/tokenizer/golden/chat/templates_golden.json", env_or("LLM_SOURCE_DIR", "."));
+    json_error_t jerr;
+    json_t *doc = json_load_file(path, 0, &jerr);
+    cr_assert(doc, "%s: %s", path, jerr.text);
+    llm_chat_params params = llm_chat_default_params();
+    params.bos_token = json_string_value(json_object_get(doc, "bos_token"));
+    params.eos_token = json_string_value(json_object_get(doc, "eos_token"));
+    params.date = json_string_value(json_object_get(doc, "date"));
+    json_t *feat = json_object_get(doc, "features");
+    const char *cname = json_string_value(json_object_get(feat, "conversation"));
+    char *vars = NULL;
+    size_t k;
+    json_t *cv, *c;
+    json_array_foreach(json_object_get(doc, "conversations"), k, cv) {
+        if (strcmp(json_string_value(json_object_get(cv, "name")), cname) == 0)
+            vars = json_dumps(json_object_get(cv, "vars"), JSON_COMPACT);
+    }
+    cr_assert(vars);
+    int n = 0, bad = 0;
+    json_array_foreach(json_object_get(feat, "cases"), k, c) {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        const char *tmpl = json_string_value(json_object_get(c, "template"));
+        json_t *want = json_object_get(c, "expected");
+        char *got = NULL;
+        size_t got_len = 0;
+        llm_status st = llm_chat_render_json(tmpl, vars, &params, &got, &got_len);
+        bool ok = want ? st == LLM_OK && got_len == json_string_length(want) &&
+                             memcmp(got, json_string_value(want), got_len) == 0
+                       : st == LLM_ERR_INVALID_ARG;
+        if (!ok) {
+            printf("features: %s FAILS (%s): got \"%s\", want \"%s\"\n", name, llm_status_str(st),
+                   st == LLM_OK ? got : llm_chat_last_error(),
+                   want ? json_string_value(want) : json_string_value(json_object_get(c, "error")));
+            bad++;
+        }
+        n++;
+        free(got);
+    }
+    free(vars);
+    json_decref(doc);
+    cr_expect(n >= 20, "only %d feature cases", n);
+    cr_expect_eq(bad, 0, "%d of %d feature templates differ from jinja2", bad, n);
+}

@@ -18,6 +18,7 @@ needed (it pulls in torch-sized dependencies); this is the same environment.
 
 Writes tests/tokenizer/golden/chat/templates_golden.json:
   {"date", "bos_token", "eos_token", "conversations": [{"name", "vars"}],
+   "features": {"conversation", "cases": [{"name", "template", "expected" or "error"}]},
    "cases": [{"template": FILE, "conversation": NAME, "expected": TEXT}
              or {..., "error": "TYPE: MESSAGE"}]}
 where vars are the template variables besides tools = documents = None and
@@ -83,6 +84,42 @@ def render(env, source, conv):
         return {"error": "%s: %s" % (type(e).__name__, e)}
 
 
+# Small templates for the features the real ones use (rendered with the
+# "tool_call" conversation's variables).
+FEATURES = [
+    ("loop_cycle", "{% for m in messages %}{{ loop.cycle('odd', 'even', 'third') }}:{{ m.role }} {% endfor %}"),
+    ("raw", "{% raw %}{{ not evaluated }} {% if %}{% endraw %}!"),
+    ("raw_whitespace", "a\n  {% raw %}\n x {{ y }}\n  {% endraw %}\nb {%- raw -%}  c  {%- endraw -%} d"),
+    ("macro_defaults", "{% macro f(a, b='x', c=none) %}[{{ a }}|{{ b }}|{{ c }}]{% endmacro %}"
+                       "{{ f(1) }}{{ f(1, c=3) }}{{ f('q', 'r', 's') }}{{ f(b=2, a=0) }}"),
+    ("macro_scope", "{% set g = 'G' %}{% macro f(x) %}{% set g = 'L' ~ x %}{{ g }}{% endmacro %}{{ f(1) }}{{ g }}"),
+    ("macro_recursive", "{% macro r(n) %}{% if n > 0 %}{{ n }}{{ r(n - 1) }}{% endif %}{% endmacro %}{{ r(4) }}"),
+    ("filter_block", "{% filter upper %}hello {{ messages[0].role }}{% endfilter %}|{% filter trim %}  x  {% endfilter %}"),
+    ("tojson_args", "{{ tools | tojson(indent=2, sort_keys=true) }}\n"
+                    "{{ {'b': 1, 'a': 'é😀'} | tojson(ensure_ascii=true, separators=(',', ':')) }}\n"
+                    "{{ messages[2].tool_calls | tojson(separators=(', ', ': ')) }}"),
+    ("sort", "{{ ['b', 'A', 'c'] | sort | join(',') }} {{ [3, 1, 2] | sort(reverse=true) | join(',') }} "
+             "{{ messages | sort(attribute='role') | map(attribute='role') | list | join(',') }}"),
+    ("select_reject", "{{ [1, 2, 3, 4] | select('odd') | list }} {{ [1, 2, 3, 4] | reject('divisibleby', 2) | list }} "
+                      "{{ ['', 'a', none, 0, 1] | select | list }} {{ none | select | list }}"),
+    ("escape_markup", "{{ '<a href=\"x\">&' | e }} {{ ('<b>' | safe) + '<i>' }} {{ ('<b>' | safe) ~ '<i>' }} "
+                      "{{ ('<b>' | safe) | e }}"),
+    ("indent", "{{ 'a\nb\n\nc' | indent(2) }}|{{ 'x\ny' | indent(first=true) }}|{{ 'p\n\nq\n' | indent(3, blank=true) }}|"
+               "{{ '' | indent(first=true) }}"),
+    ("dictsort", "{% for k, v in {'b': 2, 'A': 1, 'c': 0} | dictsort %}{{ k }}={{ v }};{% endfor %}"
+                 "{% for k, v in {'b': 2, 'a': 1} | dictsort(by='value', reverse=true) %}{{ k }}{% endfor %}"),
+    ("str_format", "{{ '{}-{}'.format(1, 'x') }} {{ '{1}{0}{{}}'.format('a', 'b') }}"),
+    ("min_max", "{{ [3, 1, 2] | min }} {{ ['b', 'A'] | max }} {{ [] | min }}"),
+    ("strftime", "{{ strftime_now('%Y-%m-%d') }} {{ strftime_now('%d %b %Y') }} {{ strftime_now('%B %d, %Y') }}"),
+    ("namespace", "{% set ns = namespace(n=0, s='') %}{% for m in messages %}{% set ns.n = ns.n + 1 %}"
+                  "{% set ns.s = ns.s ~ m.role[0] %}{% endfor %}{{ ns.n }} {{ ns.s }}"),
+    ("generation", "{% generation %}gen {{ 1 + 1 }}{% endgeneration %}"),
+    ("mutate_list", "{% set l = [1] %}{{ l.append(2) }}{{ l }}"),
+    ("raise", "a{{ raise_exception('boom: ' ~ messages | length) }}"),
+    ("undefined_attr", "[{{ messages[0].nothing }}]{{ messages[0].nothing.deeper }}"),
+]
+
+
 def main():
     root = sys.argv[1]
     here = os.path.dirname(os.path.abspath(__file__))
@@ -101,10 +138,17 @@ def main():
             c = {"template": name, "conversation": conv["name"]}
             c.update(render(env, source, conv))
             cases.append(c)
+    feats = []
+    fvars = next(c for c in convs if c["name"] == "tool_call")
+    for name, source in FEATURES:
+        c = {"name": name, "template": source}
+        c.update(render(env, source, fvars))
+        feats.append(c)
     doc = {"format": "llm-chat-templates-golden", "version": 1,
            "generator": "scripts/golden/chat/make_template_golden.py",
            "reference": "jinja2 %s in transformers' render_jinja_template environment" % jinja2.__version__,
-           "date": DATE.strftime("%Y-%m-%d"), "bos_token": BOS, "eos_token": EOS, "conversations": convs, "cases": cases}
+           "date": DATE.strftime("%Y-%m-%d"), "bos_token": BOS, "eos_token": EOS, "conversations": convs, "cases": cases,
+           "features": {"conversation": "tool_call", "cases": feats}}
     out = os.path.join(root, "tests", "tokenizer", "golden", "chat", "templates_golden.json")
     with open(out, "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False, indent=0)

@@ -4,12 +4,22 @@
  * It reproduces jinja2 as Hugging Face transformers configures it
  * (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols,
  * helpers raise_exception / strftime_now / namespace / tojson): text, {{ }},
- * {% if/elif/else %}, {% for %} (loop.*, else, inline if, tuple unpacking),
- * {% set %} (also namespace attributes and block set), {% break/continue %},
- * {% generation %}, comments, whitespace control; expressions with Python
- * semantics for the values a conversation holds (strings, numbers, booleans,
- * none, lists, dicts); the filters, tests and string/dict methods templates
- * use. Anything else is reported as LLM_ERR_UNSUPPORTED, never guessed.
+ * {% if/elif/else %}, {% for %} (loop.*, loop.cycle, else, inline if, tuple
+ * unpacking), {% set %} (also namespace attributes and block set),
+ * {% break/continue %}, {% macro %} (positional, keyword and default
+ * arguments, recursion), {% filter %} blocks, {% raw %}, {% generation %},
+ * comments, whitespace control; expressions with Python semantics for the
+ * values a conversation holds (strings, numbers, booleans, none, lists,
+ * dicts; markupsafe's Markup as far as |safe, |e and `+` go); the filters,
+ * tests and string/dict methods templates use. Variables come from the
+ * conversation or from any JSON object (llm_chat_render_json).
+ *
+ * Left out, each reported as LLM_ERR_UNSUPPORTED, never guessed: {% call %}
+ * and caller(), macro varargs/kwargs, {% include/import/extends/block %}
+ * (no template loader in a sandbox), recursive loops, generators (map,
+ * select, ... return lists: jinja2 returns generators, which differ only
+ * where a template serializes or re-iterates them), str.format specs, and
+ * filters/methods no chat template of the 70 in llama.cpp's test set uses.
  *
  * Sandboxing: templates cannot reach anything but the values passed in; no
  * mutation of lists or dicts (as in the immutable sandbox); parse depth,
@@ -120,6 +130,7 @@ typedef struct jj_dict {
     jv *vals; /* [n] */
     size_t n, cap;
     bool is_namespace;
+    bool is_loop; /* the loop variable of a for: has loop.cycle(...) */
 } jj_dict;
 
 struct jv {

@@ -317,6 +317,14 @@ jv llm__jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, si
             return list_from(S, d->keys, d->n);
         if (name_is(name, "values") && n == 0)
             return list_from(S, d->vals, d->n);
+        if (d->is_loop && name_is(name, "cycle")) { /* loop.cycle(a, b, ...): args[index0 % n] */
+            jv i0;
+            if (n == 0)
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: no items for cycling given", line);
+            if (!llm__jj_dict_get(d, "index0", 6, &i0) || i0.type != JV_INT)
+                llm__jj_fail(S, LLM_ERR_INTERNAL, "line %d: loop without index0", line);
+            return args[(size_t)i0.u.i % n];
+        }
         if (name_is(name, "get") && (n == 1 || n == 2)) {
             for (size_t i = 0; i < d->n; i++)
                 if (llm__jv_equal(d->keys[i], args[0]))
@@ -592,6 +600,106 @@ jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, siz
                 best = i;
         }
         return l.items[best];
+    }
+    if (name_is(name, "sort")) { /* sort(reverse=False, case_sensitive=False, attribute=None), stable */
+        const jv *rev = n >= 1 ? &args[0] : kwarg(kw, kwv, n_kw, "reverse");
+        const jv *cs = n >= 2 ? &args[1] : kwarg(kw, kwv, n_kw, "case_sensitive");
+        const jv *at = n >= 3 ? &args[2] : kwarg(kw, kwv, n_kw, "attribute");
+        if (at && at->type != JV_STR && at->type != JV_NONE)
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: sort attribute other than a name", line);
+        jj_list l = llm__jj_iterate(S, v, line);
+        jv out = list_from(S, l.items, l.n);
+        jv *it = out.u.list->items;
+        bool reverse = rev && llm__jv_truthy(*rev), case_s = cs && llm__jv_truthy(*cs);
+        for (size_t i = 1; i < l.n; i++)
+            for (size_t j = i; j > 0; j--) {
+                jv a = it[j - 1], b = it[j];
+                if (at && at->type == JV_STR) {
+                    jv x = llm__jv_undefined(), y = llm__jv_undefined();
+                    if (a.type == JV_DICT)
+                        llm__jj_dict_get(a.u.dict, at->u.str.s, at->u.str.n, &x);
+                    if (b.type == JV_DICT)
+                        llm__jj_dict_get(b.u.dict, at->u.str.s, at->u.str.n, &y);
+                    a = x, b = y;
+                }
+                int c = sort_cmp(S, a, b, case_s, line);
+                if (reverse ? c >= 0 : c <= 0)
+                    break;
+                jv t = it[j];
+                it[j] = it[j - 1];
+                it[j - 1] = t;
+            }
+        return out;
+    }
+    if (name_is(name, "select") || name_is(name, "reject")) { /* select("test", args...) */
+        bool keep_true = name[0] == 's';
+        if (n >= 1 && args[0].type != JV_STR)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %s needs a test name", line, name);
+        jj_list in = llm__jv_truthy(v) ? llm__jj_iterate(S, v, line) : (jj_list){NULL, 0, false};
+        jv out = llm__jv_list_new(S, in.n);
+        size_t k = 0;
+        char tname[64];
+        if (n >= 1)
+            snprintf(tname, sizeof tname, "%.*s", (int)args[0].u.str.n, args[0].u.str.s);
+        for (size_t i = 0; i < in.n; i++) {
+            bool t = n >= 1 ? llm__jj_apply_test(S, tname, in.items[i], args + 1, n - 1, line)
+                            : llm__jv_truthy(in.items[i]);
+            if (t == keep_true)
+                out.u.list->items[k++] = in.items[i];
+        }
+        out.u.list->n = k;
+        return out;
+    }
+    if (name_is(name, "escape") || name_is(name, "e")) { /* markupsafe.escape: Markup stays as it is */
+        if (v.type == JV_STR && v.u.str.safe)
+            return v;
+        jv s = llm__jv_stringify(S, v);
+        llm__sb *sb = llm__jj_scratch_begin(S);
+        for (size_t i = 0; i < s.u.str.n; i++) {
+            char c = s.u.str.s[i];
+            const char *r = c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '\'' ? "&#39;"
+                          : c == '"' ? "&#34;" : NULL;
+            if (r)
+                llm__sb_puts(sb, r);
+            else
+                llm__sb_put(sb, &c, 1);
+        }
+        size_t len;
+        char *o = llm__jj_scratch_end(S, &len);
+        jv r = llm__jv_str(o, len);
+        r.u.str.safe = true;
+        return r;
+    }
+    if (name_is(name, "indent")) { /* indent(width=4, first=False, blank=False) */
+        const jv *w = n >= 1 ? &args[0] : kwarg(kw, kwv, n_kw, "width");
+        const jv *fi = n >= 2 ? &args[1] : kwarg(kw, kwv, n_kw, "first");
+        const jv *bl = n >= 3 ? &args[2] : kwarg(kw, kwv, n_kw, "blank");
+        jv pad = w && w->type == JV_STR ? *w : llm__jv_cstr("    ");
+        if (w && w->type == JV_INT) {
+            int64_t k = w->u.i < 0 ? 0 : w->u.i > 256 ? 256 : w->u.i;
+            char *p = llm__jj_alloc(S, (size_t)k + 1);
+            memset(p, ' ', (size_t)k);
+            pad = llm__jv_str(p, (size_t)k);
+        }
+        jv s = llm__jv_stringify(S, v);
+        bool first = fi && llm__jv_truthy(*fi), blank = bl && llm__jv_truthy(*bl);
+        llm__sb *sb = llm__jj_scratch_begin(S);
+        /* Lines split as str.splitlines() on \n only (templates hold \n). */
+        size_t start = 0;
+        for (size_t i = 0; i <= s.u.str.n; i++) {
+            if (i < s.u.str.n && s.u.str.s[i] != '\n')
+                continue;
+            bool is_first = start == 0, empty = i == start;
+            if (is_first ? first : (blank || !empty))
+                llm__sb_put(sb, pad.u.str.s, pad.u.str.n);
+            llm__sb_put(sb, s.u.str.s + start, i - start);
+            if (i < s.u.str.n)
+                llm__sb_put(sb, "\n", 1);
+            start = i + 1;
+        }
+        size_t len;
+        char *o = llm__jj_scratch_end(S, &len);
+        return llm__jv_str(o, len);
     }
     if (name_is(name, "selectattr") || name_is(name, "rejectattr"))
         return select_attr(S, v, args, n, name[0] == 'r', line);

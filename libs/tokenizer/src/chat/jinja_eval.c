@@ -589,6 +589,7 @@ static int exec_for(jj_state *S, const jj_st *st) {
         push_scope(S);
         jv loop = llm__jv_dict_new(S);
         jj_dict *d = loop.u.dict;
+        d->is_loop = true;
         size_t n = items.n;
         llm__jj_dict_set(S, d, llm__jv_cstr("index"), llm__jv_int((int64_t)i + 1));
         llm__jj_dict_set(S, d, llm__jv_cstr("index0"), llm__jv_int((int64_t)i));

@@ -268,6 +268,72 @@ static void lex_tag(lexer *L, char kind) {
     }
 }
 
+/* {% raw %}...{% endraw %} at L->pos (just after "{%" and its sign): emit
+ * the body as text, with the whitespace control of both tags ('-' signs,
+ * lstrip_blocks before "{% endraw", trim_blocks after "endraw %}" only, as
+ * jinja2). False when the tag is not "raw". */
+static bool lex_raw(lexer *L) {
+    const char *src = L->src;
+    size_t len = L->len, p = L->pos;
+    while (p < len && is_ws(src[p]))
+        p++;
+    if (p + 3 > len || memcmp(src + p, "raw", 3) != 0 || (p + 3 < len && (is_alpha(src[p + 3]) || is_digit(src[p + 3]))))
+        return false;
+    p += 3;
+    while (p < len && is_ws(src[p]))
+        p++;
+    char osign = 0;
+    if (p < len && (src[p] == '-' || src[p] == '+'))
+        osign = src[p++];
+    if (p + 2 > len || src[p] != '%' || src[p + 1] != '}')
+        return false;
+    size_t cstart = p + 2;
+    if (osign == '-') /* (jinja2 applies no trim_blocks after the opening raw tag) */
+        while (cstart < len && is_ws(src[cstart]))
+            cstart++;
+    for (size_t q = cstart; q + 1 < len; q++) {
+        if (src[q] != '{' || src[q + 1] != '%')
+            continue;
+        size_t r = q + 2;
+        char sign = 0, esign = 0;
+        if (r < len && (src[r] == '-' || src[r] == '+'))
+            sign = src[r++];
+        while (r < len && is_ws(src[r]))
+            r++;
+        if (r + 6 > len || memcmp(src + r, "endraw", 6) != 0)
+            continue;
+        r += 6;
+        while (r < len && is_ws(src[r]))
+            r++;
+        if (r < len && (src[r] == '-' || src[r] == '+'))
+            esign = src[r++];
+        if (r + 2 > len || src[r] != '%' || src[r + 1] != '}')
+            continue;
+        size_t cend = q;
+        if (sign == '-') {
+            while (cend > cstart && is_ws(src[cend - 1]))
+                cend--;
+        } else if (sign != '+') {
+            size_t l = cend;
+            while (l > cstart && (src[l - 1] == ' ' || src[l - 1] == '\t'))
+                l--;
+            if (l > 0 && src[l - 1] == '\n')
+                cend = l;
+        }
+        emit_text(L, src + cstart, cend - cstart);
+        count_lines(L, L->pos, r + 2);
+        L->pos = r + 2;
+        if (esign == '-')
+            skip_ws(L);
+        else if (esign != '+' && L->pos < L->len && src[L->pos] == '\n') {
+            L->pos++;
+            L->line++;
+        }
+        return true;
+    }
+    llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: {%% raw %%} without {%% endraw %%}", L->line);
+}
+
 jj_tok *llm__jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
     /* Normalize newlines and drop one trailing newline (keep_trailing_newline
      * is off in jinja2's default environment). */
@@ -340,6 +406,8 @@ jj_tok *llm__jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
             }
             continue;
         }
+        if (kind == '%' && lex_raw(&L))
+            continue;
         jj_tok t = {0};
         t.type = kind == '{' ? TK_VAR_BEGIN : TK_BLOCK_BEGIN;
         t.line = L.line;
