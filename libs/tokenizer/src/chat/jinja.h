@@ -26,8 +26,9 @@
  * evaluation steps, range() sizes and output size are bounded.
  *
  * Files: jinja_lex.c (tokens), jinja_parse.c (AST), jinja_value.c (values,
- * arena, str/repr/json), jinja_builtins.c (filters, tests, methods,
- * functions), jinja_eval.c (statements, expressions, entry point).
+ * arena, str/repr/json), jinja_builtins.c (tests, methods, functions),
+ * jinja_filters.c (filters), jinja_eval.c (statements, expressions, entry
+ * point).
  */
 #ifndef LLM_CHAT_JINJA_H
 #define LLM_CHAT_JINJA_H
@@ -279,6 +280,8 @@ jv llm__jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, si
 jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n, const char **kw,
                    const jv *kwv, size_t n_kw, int line);
 bool llm__jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n, int line);
+/* A new list holding copies of items[0..n). */
+jv llm__jj_list_from(jj_state *S, const jv *items, size_t n);
 /* Items of an iterable (list items, dict keys, string characters). */
 jj_list llm__jj_iterate(jj_state *S, jv v, int line);
 /* Python-style strip of chars (NULL: whitespace); which: 1 left, 2 right, 3 both. */
