@@ -114,6 +114,12 @@ FEATURES = [
     ("namespace", "{% set ns = namespace(n=0, s='') %}{% for m in messages %}{% set ns.n = ns.n + 1 %}"
                   "{% set ns.s = ns.s ~ m.role[0] %}{% endfor %}{{ ns.n }} {{ ns.s }}"),
     ("generation", "{% generation %}gen {{ 1 + 1 }}{% endgeneration %}"),
+    ("generator", "{{ tools | map(attribute='type') | list }} "
+                  "{{ 'y' if messages | selectattr('role', 'equalto', 'nobody') else 'n' }} "
+                  "{% set g = messages | map(attribute='role') %}{{ g | join(',') }}|{{ g | join(',') }}|"
+                  "{{ (g | first) is defined }} {{ [1, 2] | select('odd') | first }}"),
+    ("generator_len", "{{ messages | map(attribute='role') | length }}"),
+    ("generator_tojson", "{{ messages | selectattr('role') | tojson }}"),
     ("mutate_list", "{% set l = [1] %}{{ l.append(2) }}{{ l }}"),
     ("raise", "a{{ raise_exception('boom: ' ~ messages | length) }}"),
     ("undefined_attr", "[{{ messages[0].nothing }}]{{ messages[0].nothing.deeper }}"),

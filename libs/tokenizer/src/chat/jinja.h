@@ -16,10 +16,11 @@
  *
  * Left out, each reported as LLM_ERR_UNSUPPORTED, never guessed: {% call %}
  * and caller(), macro varargs/kwargs, {% include/import/extends/block %}
- * (no template loader in a sandbox), recursive loops, generators (map,
- * select, ... return lists: jinja2 returns generators, which differ only
- * where a template serializes or re-iterates them), str.format specs, and
- * filters/methods no chat template of the 70 in llama.cpp's test set uses.
+ * (no template loader in a sandbox), recursive loops, printing a generator
+ * (jinja2 prints its memory address), str.format specs, and filters/methods
+ * no chat template of the 70 in llama.cpp's test set uses. Generators (map,
+ * select, reject, selectattr, rejectattr) are modelled: always true, one
+ * iteration, no len/index/JSON.
  *
  * Sandboxing: templates cannot reach anything but the values passed in; no
  * mutation of lists or dicts (as in the immutable sandbox); parse depth,
@@ -125,6 +126,11 @@ typedef struct jj_list {
     jv *items; /* [n] */
     size_t n;
     bool is_tuple; /* prints as (a, b); never equal to a list */
+    /* A jinja2 generator (the result of map, select, reject, selectattr,
+     * rejectattr): always true, iterates once, has no len(), index, str()
+     * or JSON form (TypeError in jinja2). */
+    bool is_generator;
+    bool consumed; /* a generator already iterated: iterates as empty */
 } jj_list;
 typedef struct jj_dict {
     jv *keys; /* [n] strings, insertion order */

@@ -73,10 +73,16 @@ jv llm__jj_strip(jj_state *S, jv v, const char *chars, size_t chars_n, int which
 }
 
 jj_list llm__jj_iterate(jj_state *S, jv v, int line) {
-    jj_list out = {NULL, 0, false};
+    jj_list out = {NULL, 0, false, false, false};
     switch (v.type) {
     case JV_UNDEFINED: return out; /* jinja's Undefined iterates as empty */
-    case JV_LIST: return *v.u.list;
+    case JV_LIST:
+        if (v.u.list->is_generator) {
+            if (v.u.list->consumed)
+                return out;
+            v.u.list->consumed = true;
+        }
+        return *v.u.list;
     case JV_DICT:
         if (v.u.dict->is_namespace)
             break;

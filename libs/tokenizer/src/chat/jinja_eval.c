@@ -64,6 +64,8 @@ static jv get_item(jj_state *S, jv obj, jv key, int line) {
     switch (obj.type) {
     case JV_UNDEFINED: undefined_error(S, line, "subscript");
     case JV_LIST:
+        if (obj.u.list->is_generator)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: 'generator' object is not subscriptable", line);
         if (key.type == JV_INT && norm_index(key.u.i, obj.u.list->n, &idx))
             return obj.u.list->items[idx];
         return llm__jv_undefined();

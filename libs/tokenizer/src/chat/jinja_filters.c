@@ -26,8 +26,9 @@ static jv select_attr(jj_state *S, jv seq, const jv *args, size_t n, bool reject
         llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: selectattr needs an attribute name", line);
     /* jinja2's select_or_reject: "if value:" -- a falsy sequence (none,
      * undefined, empty) selects nothing, without iterating. */
-    jj_list in = llm__jv_truthy(seq) ? llm__jj_iterate(S, seq, line) : (jj_list){NULL, 0, false};
+    jj_list in = llm__jv_truthy(seq) ? llm__jj_iterate(S, seq, line) : (jj_list){NULL, 0, false, false, false};
     jv out = llm__jv_list_new(S, in.n);
+    out.u.list->is_generator = true;
     size_t k = 0;
     for (size_t i = 0; i < in.n; i++) {
         jv item = in.items[i], attr = llm__jv_undefined();
@@ -137,7 +138,10 @@ jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, siz
         switch (v.type) {
         case JV_UNDEFINED: return llm__jv_int(0);
         case JV_STR: return llm__jv_int((int64_t)llm__jj_utf8_len(v.u.str.s, v.u.str.n));
-        case JV_LIST: return llm__jv_int((int64_t)v.u.list->n);
+        case JV_LIST:
+            if (v.u.list->is_generator)
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: object of type 'generator' has no len()", line);
+            return llm__jv_int((int64_t)v.u.list->n);
         case JV_DICT: return llm__jv_int((int64_t)v.u.dict->n);
         default: type_error(S, line, "length", v);
         }
@@ -241,8 +245,9 @@ jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, siz
         bool keep_true = name[0] == 's';
         if (n >= 1 && args[0].type != JV_STR)
             llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %s needs a test name", line, name);
-        jj_list in = llm__jv_truthy(v) ? llm__jj_iterate(S, v, line) : (jj_list){NULL, 0, false};
+        jj_list in = llm__jv_truthy(v) ? llm__jj_iterate(S, v, line) : (jj_list){NULL, 0, false, false, false};
         jv out = llm__jv_list_new(S, in.n);
+        out.u.list->is_generator = true;
         size_t k = 0;
         char tname[64];
         if (n >= 1)
@@ -374,6 +379,7 @@ jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, siz
             llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: only map(attribute=...) is supported", line);
         jj_list l = llm__jj_iterate(S, v, line);
         jv out = llm__jv_list_new(S, l.n);
+        out.u.list->is_generator = true;
         for (size_t i = 0; i < l.n; i++) {
             jv x = llm__jv_undefined();
             if (l.items[i].type == JV_DICT)

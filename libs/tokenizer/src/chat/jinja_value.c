@@ -158,7 +158,7 @@ bool llm__jv_truthy(jv v) {
     case JV_INT: return v.u.i != 0;
     case JV_FLOAT: return v.u.f != 0.0;
     case JV_STR: return v.u.str.n > 0;
-    case JV_LIST: return v.u.list->n > 0;
+    case JV_LIST: return v.u.list->is_generator || v.u.list->n > 0;
     case JV_DICT: return v.u.dict->is_namespace || v.u.dict->n > 0;
     case JV_FUNC:
     case JV_MACRO: return true;
@@ -214,6 +214,8 @@ const char *llm__jv_type_name(jv v) {
                                         "str", "list", "dict", "function", "Macro"};
     if (v.type == JV_DICT && v.u.dict->is_namespace)
         return "Namespace";
+    if (v.type == JV_LIST && v.u.list->is_generator)
+        return "generator";
     return names[v.type];
 }
 
@@ -337,6 +339,8 @@ static void put_repr(jj_state *S, jv v, llm__sb *sb) {
     case JV_STR: put_repr_str(sb, v.u.str.s, v.u.str.n); break;
     case JV_UNDEFINED: break;
     case JV_LIST:
+        if (v.u.list->is_generator) /* "<generator object ... at 0x...>": an address */
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "printing a generator (jinja2 prints its address)");
         llm__sb_puts(sb, v.u.list->is_tuple ? "(" : "[");
         for (size_t i = 0; i < v.u.list->n; i++) {
             if (i)
@@ -458,6 +462,8 @@ static void to_json(jj_state *S, jv v, const jj_json_opts *o, int level, llm__sb
     case JV_LIST:
     case JV_DICT: {
         bool is_list = v.type == JV_LIST;
+        if (is_list && v.u.list->is_generator)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "Object of type generator is not JSON serializable");
         size_t n = is_list ? v.u.list->n : v.u.dict->n;
         if (!is_list && v.u.dict->is_namespace)
             llm__jj_fail(S, LLM_ERR_INVALID_ARG, "Object of type Namespace is not JSON serializable");
