@@ -12,11 +12,6 @@ nm_tool="$1"; shift
 # variable (__odr_asan.<our global>; sanitizer builds only).
 toolchain_re='^(DW\.ref\.__gxx_personality_v0|__odr_asan[._]llm_.*)$'
 
-# TEMPORARY (issue 12): the Jinja interpreter of llama-tokenizer still uses
-# jj_/jv_ prefixes; branch s15-tok renames them to llm__jj_/llm__jv_. The lead
-# deletes this list when merging that branch.
-temporary_re='^(jj_|jv_)'
-
 fail=0 checked=0
 for lib in "$@"; do
   [ -f "$lib" ] || { echo "FAIL: $lib does not exist"; fail=1; continue; }
@@ -26,7 +21,6 @@ for lib in "$@"; do
     checked=$((checked+1))
     case "$name" in llm_*) continue ;; esac
     [[ "$name" =~ $toolchain_re ]] && continue
-    [[ "$name" =~ $temporary_re ]] && continue
     echo "FAIL: $(basename "$lib"): $type $name"
     fail=1
   done < <("$nm_tool" -g --defined-only "$lib" 2>/dev/null | grep -v -e ':$' -e '^$')

@@ -24,3 +24,10 @@ llm_add_test(test_chat_jinja
   LIBS llama-tokenizer PkgConfig::JANSSON
   TIMEOUT 60
   LABELS tokenizer chat)
+
+# The 70 real templates against jinja2 (known failures: chat_templates_known.h).
+llm_add_test(test_chat_templates
+  SOURCES ${CMAKE_CURRENT_LIST_DIR}/test_chat_templates.c
+  LIBS llama-tokenizer PkgConfig::JANSSON
+  TIMEOUT 120
+  LABELS tokenizer chat)

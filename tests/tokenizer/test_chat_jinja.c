@@ -254,7 +254,9 @@ Test(chat_jinja, sandbox_limits) {
     cr_assert_eq(render_str("{% set ns = namespace(s='ab') %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}"),
                  LLM_ERR_UNSUPPORTED);
     cr_assert_eq(render_str("{{ 9223372036854775807 + 1 }}"), LLM_ERR_UNSUPPORTED);
-    cr_assert_eq(render_str("{% macro m() %}{% endmacro %}"), LLM_ERR_UNSUPPORTED);
+    /* Macros are supported; endless recursion stops at the nesting bound. */
+    cr_assert_eq(render_str("{% macro m() %}{% endmacro %}"), LLM_OK);
+    cr_assert_eq(render_str("{% macro m(n) %}{{ m(n + 1) }}{% endmacro %}{{ m(0) }}"), LLM_ERR_UNSUPPORTED);
     cr_assert_eq(render_str("{{ messages.__class__ }}"), LLM_OK); /* an undefined attribute, printed as "" */
     cr_assert_eq(render_str("{{ ''.__class__.__mro__ }}"), LLM_ERR_INVALID_ARG);
 }

@@ -2,7 +2,10 @@
  * whitespace runs) through the SPM and WordPiece vocab GGUFs, against the
  * SentencePiece library (llama-spm, baichuan) and HF tokenizers (bert-bge):
  * tests/tokenizer/data/random_expected.txt, from
- * scripts/golden/tokenizer/make_random_golden.py. */
+ * scripts/golden/tokenizer/make_random_golden.py.
+ * The behaviour classes of issue 15 (WordPiece on many scripts against HF;
+ * special-token look-alikes and decomposed letters against llama.cpp):
+ * tests/tokenizer/data/classes_expected.txt, from make_class_golden.py. */
 #include <criterion/criterion.h>
 
 #include "tok_test_util.h"
@@ -17,9 +20,10 @@ static size_t unhex(const char *h, size_t n, char *out) {
     return k;
 }
 
-Test(tokenizer_random, spm_and_wpm_match_references) {
+/* Every VOCAB<TAB>hex(text)<TAB>ids line of FILE must encode to its ids. */
+static void run_file(const char *file, int min_cases) {
     char path[1024];
-    snprintf(path, sizeof path, "%s/tests/tokenizer/data/random_expected.txt", tt_env("LLM_SOURCE_DIR", "."));
+    snprintf(path, sizeof path, "%s/tests/tokenizer/data/%s", tt_env("LLM_SOURCE_DIR", "."), file);
     size_t len = 0;
     char *all = tt_read_file(path, &len);
     cr_assert(all, "cannot read %s", path);
@@ -54,7 +58,7 @@ Test(tokenizer_random, spm_and_wpm_match_references) {
         cr_assert_eq(tt_encode(tok, text, tl, 0, &got, &ng), LLM_OK, "%s", llm_tokenizer_last_error());
         if (ng != nw || (nw && memcmp(got, want, (size_t)nw * sizeof *got) != 0)) {
             if (bad < 5) {
-                printf("random: %s \"%.*s\": want", cur, (int)tl, text);
+                printf("%s: %s \"%.*s\": want", file, cur, (int)tl, text);
                 for (int k = 0; k < nw; k++) printf(" %d", (int)want[k]);
                 printf("\n   got");
                 for (int k = 0; k < ng; k++) printf(" %d", (int)got[k]);
@@ -67,7 +71,11 @@ Test(tokenizer_random, spm_and_wpm_match_references) {
     }
     llm_tokenizer_free(tok);
     free(all);
-    printf("random: %d cases, %d differ\n", cases, bad);
-    cr_assert(cases >= 700, "only %d cases", cases);
-    cr_assert_eq(bad, 0, "%d of %d random strings differ from the references", bad, cases);
+    printf("%s: %d cases, %d differ\n", file, cases, bad);
+    cr_assert(cases >= min_cases, "only %d cases", cases);
+    cr_assert_eq(bad, 0, "%d of %d strings of %s differ from the references", bad, cases, file);
 }
+
+Test(tokenizer_random, spm_and_wpm_match_references) { run_file("random_expected.txt", 700); }
+
+Test(tokenizer_random, issue15_classes_match_references) { run_file("classes_expected.txt", 240); }

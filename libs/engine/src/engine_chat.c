@@ -46,3 +46,32 @@ llm_status llm_chat_apply(const llm_model *m, const llm_chat_message *msgs, size
     *n_out = (int32_t)len;
     return LLM_OK;
 }
+
+static llm_status json_fail(char *err, size_t err_cap, llm_status st, const char *msg) {
+    if (err && err_cap) {
+        size_t n = strlen(msg);
+        if (n >= err_cap) n = err_cap - 1;
+        memcpy(err, msg, n);
+        err[n] = '\0';
+    }
+    return st;
+}
+
+llm_status llm_chat_apply_json(const llm_model *m, const char *template_str, const char *request_json,
+                               char **out, size_t *out_len, char *err, size_t err_cap) {
+    if (err && err_cap) err[0] = '\0';
+    if (!out || !out_len || !request_json || (!m && !template_str))
+        return json_fail(err, err_cap, LLM_ERR_INVALID_ARG, "llm_chat_apply_json: invalid argument");
+    *out = NULL;
+    *out_len = 0;
+    const char *tmpl_str = template_str ? template_str : llm__model_chat_template(m);
+    if (!tmpl_str || !*tmpl_str)
+        return json_fail(err, err_cap, LLM_ERR_UNSUPPORTED, "the model has no chat template");
+    llm_chat_params p = llm_chat_default_params();
+    p.bos_token = m ? llm__model_bos_text(m) : "";
+    p.eos_token = m ? llm__model_eos_text(m) : "";
+    p.add_generation_prompt = true; /* the request's own value overrides it */
+    llm_status st = llm_chat_render_json(tmpl_str, request_json, &p, out, out_len);
+    if (st != LLM_OK) return json_fail(err, err_cap, st, llm_chat_last_error());
+    return LLM_OK;
+}

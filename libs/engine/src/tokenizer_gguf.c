@@ -91,6 +91,8 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
     } else if (model_len == 4 && memcmp(model, "bert", 4) == 0) {
         spec.type = LLM_TOKENIZER_WPM;
         spec.wpm_phantom_space = 1;
+    } else if (model_len == 6 && memcmp(model, "gemma4", 6) == 0) {
+        spec.type = LLM_TOKENIZER_HF_BPE; /* SPM-style BPE; the tokenizer reads pre "gemma4" */
     } else {
         return fail(LLM_ERR_UNSUPPORTED, "unsupported tokenizer model \"%.*s\"", (int)model_len, model);
     }
@@ -160,6 +162,7 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
         memcpy(pre, s, len);
         pre[len] = '\0';
     }
+    if (spec.type == LLM_TOKENIZER_HF_BPE) strcpy(pre, "gemma4"); /* as llama.cpp: a gemma4 model is pre "gemma4" */
     spec.pre = pre;
 
     if ((st = get_id(g, "tokenizer.ggml.bos_token_id", &spec.bos)) || (st = get_id(g, "tokenizer.ggml.eos_token_id", &spec.eos)) ||

@@ -239,7 +239,16 @@ llm_status llm__hfbpe_encode(const llm_tokenizer *t, const char *text, size_t n,
     while (i < norm.n && st == LLM_OK) {
         /* One word: up to the next U+2581 when splitting on it. */
         size_t j = i + 1;
-        if (t->hf.metaspace_split) {
+        if (t->hf.newline_split) {
+            int nl = norm.p[i] == '\n';
+            while (j < norm.n && (norm.p[j] == '\n') == nl) j++;
+            llm_token whole = nl ? llm__tok_lookup(t, norm.p + i, j - i) : LLM_TOKEN_NULL;
+            if (whole >= 0) {
+                if (llm__vec_push(out, whole)) goto oom2;
+                i = j;
+                continue;
+            }
+        } else if (t->hf.metaspace_split) {
             while (j < norm.n && !(j + 3 <= norm.n && memcmp(norm.p + j, k_ms, 3) == 0)) j++;
         } else {
             j = norm.n;

@@ -48,6 +48,8 @@ typedef struct tok_hf_norm {
     int metaspace_split; /* split before each U+2581 (Metaspace split=true) */
     int bytelevel_prefix_space; /* ByteLevel add_prefix_space */
     int nfc;             /* NFC normalizer before byte-level BPE */
+    int newline_split;   /* gemma4: words are runs of non-newlines and runs of newlines; a
+                            newline run that is a token is taken whole */
 } tok_hf_norm;
 
 struct llm_tokenizer {

@@ -258,10 +258,23 @@ static llm_status build_merges(llm_tokenizer *t, const llm_vocab_spec *spec) {
 
 static const char *const k_llama3_pres[] = {"llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1",
                                             "pixtral", "midm-2.0", "lfm2", "tekken", NULL};
-static const char *const k_nfc_pres[] = {"qwen2", "deepseek-r1-qwen", NULL};
 static const char *const k_ignore_merge_pres[] = {"llama3", "llama-v3", "llama-bpe", "falcon3",
                                                   "falcon-h1", "pixtral", "midm-2.0", "lfm2", "tekken",
                                                   "glm4", "minicpm5", "youtu", NULL};
+
+/* End-of-generation markers that llama.cpp always treats as control tokens,
+ * whatever type a GGUF gives them (llama_vocab::load: "control-looking
+ * token ... its type will be overridden"). A GGUF cannot say whether the HF
+ * tokenizer marked an added token special, so, for GGUF vocabularies, we take
+ * llama.cpp's rule: e.g. phi-3 stores "</s>" as USER_DEFINED, and llama.cpp,
+ * hence we, do not match its text as the token unless special parsing is on.
+ * (HF itself would match it: Phi-3's tokenizer.json has it as a non-special
+ * added token; this is one place where we follow llama.cpp, not HF.) */
+static const char *const k_eog_texts[] = {
+    "<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
+    "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
+    "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
+    "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>", "[e~[", NULL};
 
 llm_status llm_tokenizer_create(const llm_vocab_spec *spec, llm_tokenizer **out) {
     return llm__tok_create(spec, NULL, 0, NULL, NULL, out);
@@ -403,16 +416,41 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
                           t->doff, t->dlen);
     }
 
+    /* GGUF vocabularies: llama.cpp's end-of-generation markers are control. */
+    if (!hf) {
+        for (int k = 0; k_eog_texts[k]; k++) {
+            llm_token id = llm__tok_lookup(t, k_eog_texts[k], strlen(k_eog_texts[k]));
+            if (id >= 0 && t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED) t->types[id] = LLM_TOKEN_TYPE_CONTROL;
+        }
+        /* ...except "</s>" next to Gemma 4's "<|tool_response>" (or PLaMo's
+         * "<|plamo:eos|>"): there it is an ordinary token (llama.cpp too). */
+        llm_token s_end = llm__tok_lookup(t, "</s>", 4);
+        if (s_end >= 0 && (llm__tok_lookup(t, "<|tool_response>", 16) >= 0 || llm__tok_lookup(t, "<|plamo:eos|>", 13) >= 0))
+            t->types[s_end] = LLM_TOKEN_TYPE_NORMAL;
+    }
+
     if (spec->n_merges > 0 && (st = build_merges(t, spec)) != LLM_OK) goto fail_st;
     if ((st = build_specials(t)) != LLM_OK) goto fail_st;
     if (hf) t->hf = *hf;
+    /* A gemma4 GGUF (tokenizer.ggml.model "gemma4", pre "gemma4"): BPE on raw
+     * UTF-8 with spaces escaped as U+2581, words split at newline runs,
+     * <0xXX> byte fallback, and always a BOS (llama.cpp forces add_bos). */
+    if (!hf && spec->type == LLM_TOKENIZER_HF_BPE && strcmp(pre, "gemma4") == 0) {
+        t->hf.replace_space = 1;
+        t->hf.newline_split = 1;
+        t->byte_fallback = 1;
+        t->add_bos = 1;
+    }
     if (strip) {
         if (!(t->strip = malloc((size_t)n))) goto fail;
         memcpy(t->strip, strip, (size_t)n);
     }
-    /* Qwen2's tokenizer.json normalises to NFC before pre-tokenizing (HF, the
-     * reference for the conformance files, does; llama.cpp does not). */
-    if (!hf && spec->type == LLM_TOKENIZER_BPE && is_pre(pre, k_nfc_pres)) t->hf.nfc = 1;
+    /* Normalization: a GGUF does not record the HF normalizer, so a GGUF
+     * vocabulary gets exactly the normalization its tokenizer model defines in
+     * llama.cpp (BERT's for WPM, none for BPE and SPM besides the space
+     * escaping), for every pre-tokenizer alike; e.g. Qwen2's tokenizer.json
+     * composes to NFC, a Qwen2 GGUF does not (as in llama.cpp). A
+     * tokenizer.json vocabulary gets the normalizer it declares (hf above). */
     t->bpe_unk = (hf || spec->type == LLM_TOKENIZER_HF_BPE) ? spec->unk : LLM_TOKEN_NULL;
     if (patterns) {
         for (int i = 0; i < n_patterns; i++)

@@ -19,11 +19,14 @@ static int is_ws(uint32_t c) {
            c == 0x3000;
 }
 
+/* BertNormalizer's clean_text drops Cc, Cf, Cs and Co characters but keeps
+ * unassigned code points (Cn): HF's BertTokenizer and llama.cpp both spell
+ * those as [UNK] rather than deleting them. */
 static int is_control(uint32_t c) {
     if (c == '\t' || c == '\n' || c == '\r') return 0;
     utf8proc_category_t cat = utf8proc_category((utf8proc_int32_t)c);
     return cat == UTF8PROC_CATEGORY_CC || cat == UTF8PROC_CATEGORY_CF || cat == UTF8PROC_CATEGORY_CS ||
-           cat == UTF8PROC_CATEGORY_CO || cat == UTF8PROC_CATEGORY_CN;
+           cat == UTF8PROC_CATEGORY_CO;
 }
 
 static int is_cjk(uint32_t c) {

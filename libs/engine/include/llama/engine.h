@@ -268,6 +268,27 @@ void llm_token_stream_free(llm_token_stream *d);
 llm_status llm_chat_apply(const llm_model *model, const llm_chat_message *msgs, size_t n,
                           bool add_assistant, char *buf, size_t cap, int32_t *n_out);
 
+/* Renders an OpenAI-style chat request with a Jinja chat template, as
+ * transformers' apply_chat_template does with jinja2. `request_json` is a
+ * JSON object: "messages" (each message may carry any keys: tool_calls,
+ * tool_call_id, name, ...), "tools", "add_generation_prompt" (default true),
+ * "bos_token"/"eos_token" (default: the model's token texts, or "" without
+ * a model), and any other key, passed to the template as a variable. The
+ * template is `template_str` when not NULL, else the model's own (`model`
+ * may then not be NULL; with a template_str it may be NULL). No family
+ * fallback: the interpreter renders it or the call fails.
+ *
+ * On LLM_OK, *out is the malloc()ed NUL-terminated text (the caller frees
+ * it) and *out_len its byte length. On failure *out is NULL and, when
+ * err_cap > 0, `err` holds the message (NUL-terminated, truncated to
+ * err_cap), with the template line where known. Returns LLM_OK;
+ * LLM_ERR_INVALID_ARG (bad arguments, a request that is not a JSON object,
+ * or the template raised an error); LLM_ERR_BAD_FORMAT (template syntax
+ * error); LLM_ERR_UNSUPPORTED (a template feature the interpreter lacks, or
+ * the model has no template); LLM_ERR_NO_MEMORY. Thread-safe. */
+llm_status llm_chat_apply_json(const llm_model *model, const char *template_str, const char *request_json,
+                               char **out, size_t *out_len, char *err, size_t err_cap);
+
 /* ------------------------------------------------------------------------ */
 /* Sessions                                                                 */
 /* ------------------------------------------------------------------------ */

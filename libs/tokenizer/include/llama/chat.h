@@ -215,6 +215,25 @@ llm_status llm_chat_render_template_alloc(const char *template_str, const llm_ch
                                           size_t n, const llm_chat_params *params, char **out,
                                           size_t *out_len);
 
+/* Render a template string with the Jinja interpreter, its variables given
+ * as a JSON object (vars_json, NUL-terminated UTF-8): an OpenAI-style chat
+ * request such as {"messages": [...], "tools": [...]} where messages may carry
+ * any keys (tool_calls, tool_call_id, name, reasoning_content, ...) and
+ * content may be any JSON value. Every key of the object becomes a template
+ * variable; the defaults it overrides are messages = [], tools = none,
+ * documents = none, and bos_token, eos_token, add_generation_prompt from
+ * params (params->engine is ignored: always the interpreter; params->date as
+ * for llm_chat_render_template). The result is allocated as for
+ * llm_chat_render_template_alloc().
+ *
+ * Returns LLM_OK; LLM_ERR_INVALID_ARG (NULL argument, vars_json not a JSON
+ * object, or the template raised: the message is in llm_chat_last_error(),
+ * with the template line when known); LLM_ERR_BAD_FORMAT (template syntax
+ * error); LLM_ERR_UNSUPPORTED (a construct or limit we do not handle);
+ * LLM_ERR_NO_MEMORY. */
+llm_status llm_chat_render_json(const char *template_str, const char *vars_json, const llm_chat_params *params,
+                                char **out, size_t *out_len);
+
 /* The text of the last error raised by a chat function on this thread ("" if
  * none). Valid until the next chat call on the same thread. */
 const char *llm_chat_last_error(void);

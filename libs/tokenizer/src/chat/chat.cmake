@@ -8,4 +8,5 @@ set(LLM_TOKENIZER_CHAT_SOURCES
   src/chat/jinja_parse.c
   src/chat/jinja_value.c
   src/chat/jinja_builtins.c
+  src/chat/jinja_filters.c
   src/chat/jinja_eval.c)

@@ -39,6 +39,8 @@ llm_status llm__chat_fail(llm_status st, const char *fmt, ...)
     ;
 void llm__chat_clear_error(void);
 
+struct json_t; /* jansson */
+
 /* What a renderer gets: validated messages and resolved parameters. */
 typedef struct llm__chat_ctx {
     const llm_chat_message *msgs; /* [n] */
@@ -47,6 +49,9 @@ typedef struct llm__chat_ctx {
     const char *eos;    /* never NULL */
     bool add_gen;
     const char *date;   /* "YYYY-MM-DD", never NULL */
+    /* Jinja only: a JSON object whose every key becomes a template variable
+     * (after, hence overriding, the ones above), or NULL. */
+    const struct json_t *vars;
 } llm__chat_ctx;
 
 /* Render family tmpl into sb (appending). Returns LLM_OK or the error the

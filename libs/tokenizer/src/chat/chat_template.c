@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "chat/chat_internal.h"
 #include "chat/jinja.h"
 
@@ -180,6 +182,7 @@ static llm_status make_ctx(const llm_chat_message *messages, size_t n, const llm
     }
     c->msgs = messages;
     c->n = n;
+    c->vars = NULL;
     c->bos = params->bos_token ? params->bos_token : "";
     c->eos = params->eos_token ? params->eos_token : "";
     c->add_gen = params->add_generation_prompt;
@@ -338,4 +341,33 @@ llm_status llm_chat_render_template_alloc(const char *template_str, const llm_ch
     *out_len = 0;
     llm__sb sb = {0};
     return to_alloc(render_template_sb(template_str, messages, n, params, &sb), &sb, out, out_len);
+}
+
+llm_status llm_chat_render_json(const char *template_str, const char *vars_json, const llm_chat_params *params,
+                                char **out, size_t *out_len) {
+    llm__chat_clear_error();
+    if (!out || !out_len)
+        return llm__chat_fail(LLM_ERR_INVALID_ARG, "llm_chat_render_json: NULL out or out_len");
+    *out = NULL;
+    *out_len = 0;
+    if (!template_str || !vars_json || !params)
+        return llm__chat_fail(LLM_ERR_INVALID_ARG, "llm_chat_render_json: NULL template, variables or params");
+    json_error_t jerr;
+    json_t *vars = json_loads(vars_json, JSON_REJECT_DUPLICATES, &jerr);
+    if (!vars)
+        return llm__chat_fail(LLM_ERR_INVALID_ARG, "template variables: line %d: %s", jerr.line, jerr.text);
+    if (!json_is_object(vars)) {
+        json_decref(vars);
+        return llm__chat_fail(LLM_ERR_INVALID_ARG, "template variables: not a JSON object");
+    }
+    llm__chat_ctx c;
+    char today[16];
+    llm__sb sb = {0};
+    llm_status st = make_ctx(NULL, 0, params, &c, today);
+    if (st == LLM_OK) {
+        c.vars = vars;
+        st = finish(llm__jinja_render(template_str, &c, &sb), &sb);
+    }
+    json_decref(vars);
+    return to_alloc(st, &sb, out, out_len);
 }

@@ -4,20 +4,32 @@
  * It reproduces jinja2 as Hugging Face transformers configures it
  * (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, loopcontrols,
  * helpers raise_exception / strftime_now / namespace / tojson): text, {{ }},
- * {% if/elif/else %}, {% for %} (loop.*, else, inline if, tuple unpacking),
- * {% set %} (also namespace attributes and block set), {% break/continue %},
- * {% generation %}, comments, whitespace control; expressions with Python
- * semantics for the values a conversation holds (strings, numbers, booleans,
- * none, lists, dicts); the filters, tests and string/dict methods templates
- * use. Anything else is reported as LLM_ERR_UNSUPPORTED, never guessed.
+ * {% if/elif/else %}, {% for %} (loop.*, loop.cycle, else, inline if, tuple
+ * unpacking), {% set %} (also namespace attributes and block set),
+ * {% break/continue %}, {% macro %} (positional, keyword and default
+ * arguments, recursion), {% filter %} blocks, {% raw %}, {% generation %},
+ * comments, whitespace control; expressions with Python semantics for the
+ * values a conversation holds (strings, numbers, booleans, none, lists,
+ * dicts; markupsafe's Markup as far as |safe, |e and `+` go); the filters,
+ * tests and string/dict methods templates use. Variables come from the
+ * conversation or from any JSON object (llm_chat_render_json).
+ *
+ * Left out, each reported as LLM_ERR_UNSUPPORTED, never guessed: {% call %}
+ * and caller(), macro varargs/kwargs, {% include/import/extends/block %}
+ * (no template loader in a sandbox), recursive loops, printing a generator
+ * (jinja2 prints its memory address), str.format specs, and filters/methods
+ * no chat template of the 70 in llama.cpp's test set uses. Generators (map,
+ * select, reject, selectattr, rejectattr) are modelled: always true, one
+ * iteration, no len/index/JSON.
  *
  * Sandboxing: templates cannot reach anything but the values passed in; no
  * mutation of lists or dicts (as in the immutable sandbox); parse depth,
  * evaluation steps, range() sizes and output size are bounded.
  *
  * Files: jinja_lex.c (tokens), jinja_parse.c (AST), jinja_value.c (values,
- * arena, str/repr/json), jinja_builtins.c (filters, tests, methods,
- * functions), jinja_eval.c (statements, expressions, entry point).
+ * arena, str/repr/json), jinja_builtins.c (tests, methods, functions),
+ * jinja_filters.c (filters), jinja_eval.c (statements, expressions, entry
+ * point).
  */
 #ifndef LLM_CHAT_JINJA_H
 #define LLM_CHAT_JINJA_H
@@ -71,21 +83,21 @@ typedef struct jj_state {
     jj_capture *captures;   /* open block-set captures, innermost first */
 } jj_state;
 
-_Noreturn void jj_fail(jj_state *S, llm_status st, const char *fmt, ...)
+_Noreturn void llm__jj_fail(jj_state *S, llm_status st, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
-void *jj_alloc(jj_state *S, size_t size); /* zeroed; fails via jj_fail */
-char *jj_strndup(jj_state *S, const char *s, size_t n);
-/* A scratch text buffer for work that may still fail (jj_fail longjmps): it
+void *llm__jj_alloc(jj_state *S, size_t size); /* zeroed; fails via llm__jj_fail */
+char *llm__jj_strndup(jj_state *S, const char *s, size_t n);
+/* A scratch text buffer for work that may still fail (llm__jj_fail longjmps): it
  * is chained on S->captures, so the error path frees it. Scratch buffers nest
- * like the calls that open them; jj_scratch_end closes the innermost one and
+ * like the calls that open them; llm__jj_scratch_end closes the innermost one and
  * returns its text copied into the arena (length in *len; out of memory while
  * building it is an LLM_ERR_NO_MEMORY failure). */
-llm__sb *jj_scratch_begin(jj_state *S);
-char *jj_scratch_end(jj_state *S, size_t *len);
-void jj_arena_free(jj_arena *a);
+llm__sb *llm__jj_scratch_begin(jj_state *S);
+char *llm__jj_scratch_end(jj_state *S, size_t *len);
+void llm__jj_arena_free(jj_arena *a);
 
 /* ---- values ---- */
 typedef enum {
@@ -98,19 +110,34 @@ typedef enum {
     JV_LIST,
     JV_DICT,  /* also namespace objects (mutable via set ns.x) and loop */
     JV_FUNC,  /* a global function: raise_exception, strftime_now, ... */
+    JV_MACRO, /* a {% macro %} of the template */
 } jv_type;
+
+struct jj_st;
+struct jj_scope;
+/* A macro value: its definition and the scope it was defined in. */
+typedef struct jj_macro {
+    const struct jj_st *def;
+    struct jj_scope *scope;
+} jj_macro;
 
 typedef struct jv jv;
 typedef struct jj_list {
     jv *items; /* [n] */
     size_t n;
     bool is_tuple; /* prints as (a, b); never equal to a list */
+    /* A jinja2 generator (the result of map, select, reject, selectattr,
+     * rejectattr): always true, iterates once, has no len(), index, str()
+     * or JSON form (TypeError in jinja2). */
+    bool is_generator;
+    bool consumed; /* a generator already iterated: iterates as empty */
 } jj_list;
 typedef struct jj_dict {
     jv *keys; /* [n] strings, insertion order */
     jv *vals; /* [n] */
     size_t n, cap;
     bool is_namespace;
+    bool is_loop; /* the loop variable of a for: has loop.cycle(...) */
 } jj_dict;
 
 struct jv {
@@ -122,37 +149,49 @@ struct jv {
         struct {
             const char *s; /* not NUL-terminated in general */
             size_t n;
+            bool safe; /* markupsafe.Markup (from |safe): `+` escapes the other operand */
         } str;
         jj_list *list;
         jj_dict *dict;
         int func;
+        const jj_macro *macro;
     } u;
 };
 
-jv jv_undefined(void);
-jv jv_none(void);
-jv jv_bool(bool b);
-jv jv_int(int64_t i);
-jv jv_float(double f);
-jv jv_str(const char *s, size_t n); /* no copy */
-jv jv_cstr(const char *s);          /* no copy */
-jv jv_list_new(jj_state *S, size_t n); /* n undefined items to fill */
-jv jv_dict_new(jj_state *S);
-void jj_dict_set(jj_state *S, jj_dict *d, jv key, jv val);
-bool jj_dict_get(const jj_dict *d, const char *key, size_t n, jv *out);
+jv llm__jv_undefined(void);
+jv llm__jv_none(void);
+jv llm__jv_bool(bool b);
+jv llm__jv_int(int64_t i);
+jv llm__jv_float(double f);
+jv llm__jv_str(const char *s, size_t n); /* no copy */
+jv llm__jv_cstr(const char *s);          /* no copy */
+jv llm__jv_list_new(jj_state *S, size_t n); /* n undefined items to fill */
+jv llm__jv_dict_new(jj_state *S);
+void llm__jj_dict_set(jj_state *S, jj_dict *d, jv key, jv val);
+bool llm__jj_dict_get(const jj_dict *d, const char *key, size_t n, jv *out);
 
-bool jv_truthy(jv v);
-bool jv_equal(jv a, jv b);
-const char *jv_type_name(jv v);
+bool llm__jv_truthy(jv v);
+bool llm__jv_equal(jv a, jv b);
+const char *llm__jv_type_name(jv v);
 /* Python str(v) appended to sb; repr for containers' items. */
-void jv_to_str(jj_state *S, jv v, llm__sb *sb);
-jv jv_stringify(jj_state *S, jv v); /* str(v) as a string value */
-/* json.dumps(v, ensure_ascii=False, indent=indent (<0: none)). */
-void jv_to_json(jj_state *S, jv v, int indent, llm__sb *sb);
+void llm__jv_to_str(jj_state *S, jv v, llm__sb *sb);
+jv llm__jv_stringify(jj_state *S, jv v); /* str(v) as a string value */
+/* json.dumps options (transformers' tojson filter passes them through). */
+typedef struct jj_json_opts {
+    int indent;               /* < 0: None */
+    const char *item_sep;     /* NULL: Python's default for the indent */
+    size_t item_sep_n;
+    const char *key_sep;      /* NULL: ": " */
+    size_t key_sep_n;
+    bool sort_keys;
+    bool ensure_ascii;
+} jj_json_opts;
+/* json.dumps(v, **opts) appended to sb. */
+void llm__jv_to_json(jj_state *S, jv v, const jj_json_opts *o, llm__sb *sb);
 /* Number of code points of a valid UTF-8 string. */
-size_t jj_utf8_len(const char *s, size_t n);
+size_t llm__jj_utf8_len(const char *s, size_t n);
 /* Byte offset of code point index cp (clamped to n). */
-size_t jj_utf8_offset(const char *s, size_t n, size_t cp);
+size_t llm__jj_utf8_offset(const char *s, size_t n, size_t cp);
 
 /* ---- tokens ---- */
 typedef enum {
@@ -179,7 +218,7 @@ typedef struct jj_tok {
 } jj_tok;
 
 /* Tokenize the whole template (whitespace control applied to TEXT tokens). */
-jj_tok *jj_lex(jj_state *S, const char *src, size_t *n_tok);
+jj_tok *llm__jj_lex(jj_state *S, const char *src, size_t *n_tok);
 
 /* ---- AST ---- */
 typedef enum {
@@ -204,7 +243,13 @@ struct jj_ex {
 
 typedef enum {
     ST_TEXT, ST_OUTPUT, ST_IF, ST_FOR, ST_SET, ST_SET_BLOCK, ST_BREAK, ST_CONTINUE, ST_BLOCK,
+    ST_MACRO,        /* target[0] = name, params, body */
+    ST_FILTER_BLOCK, /* body rendered, bound to JJ_FILTER_VAR, then expr (filters on it) */
 } jj_st_kind;
+
+/* The variable a {% filter %} block's filter chain starts from (no template
+ * can name it). */
+#define JJ_FILTER_VAR " filter body"
 
 typedef struct jj_st jj_st;
 typedef struct jj_body {
@@ -224,23 +269,28 @@ struct jj_st {
     const char *attr; /* SET ns.attr */
     jj_body body;     /* IF then, FOR body, SET_BLOCK body, BLOCK body */
     jj_body orelse;   /* IF else (elif chains nest here), FOR else */
+    const char **params; /* MACRO parameter names [n_params] */
+    jj_ex **defaults;    /* MACRO default values [n_params], NULL where none */
+    size_t n_params;
 };
 
-jj_body jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok);
+jj_body llm__jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok);
 
 /* ---- builtins (jinja_builtins.c) ---- */
 enum { JF_RAISE_EXCEPTION, JF_STRFTIME_NOW, JF_NAMESPACE, JF_RANGE, JF_DICT };
 /* Look up a global function by name; false when there is none. */
-bool jj_global_func(const char *name, jv *out);
-jv jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char **kw, const jv *kwv,
+bool llm__jj_global_func(const char *name, jv *out);
+jv llm__jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char **kw, const jv *kwv,
                 size_t n_kw, int line);
-jv jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t n, int line);
-jv jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n, const char **kw,
+jv llm__jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t n, int line);
+jv llm__jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n, const char **kw,
                    const jv *kwv, size_t n_kw, int line);
-bool jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n, int line);
+bool llm__jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n, int line);
+/* A new list holding copies of items[0..n). */
+jv llm__jj_list_from(jj_state *S, const jv *items, size_t n);
 /* Items of an iterable (list items, dict keys, string characters). */
-jj_list jj_iterate(jj_state *S, jv v, int line);
+jj_list llm__jj_iterate(jj_state *S, jv v, int line);
 /* Python-style strip of chars (NULL: whitespace); which: 1 left, 2 right, 3 both. */
-jv jj_strip(jj_state *S, jv s, const char *chars, size_t chars_n, int which);
+jv llm__jj_strip(jj_state *S, jv s, const char *chars, size_t chars_n, int which);
 
 #endif /* LLM_CHAT_JINJA_H */

@@ -1,6 +1,7 @@
-/* jinja_builtins.c -- the filters, tests, string/dict methods and global
- * functions chat templates use, with Python/jinja2 semantics. Unknown names
- * are LLM_ERR_UNSUPPORTED (the caller may fall back to a family renderer). */
+/* jinja_builtins.c -- the tests, string/dict methods and global functions
+ * chat templates use, with Python/jinja2 semantics (filters: jinja_filters.c).
+ * Unknown names are LLM_ERR_UNSUPPORTED (the caller may fall back to a
+ * family renderer). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,17 +11,6 @@
 #include "chat/jinja.h"
 
 static bool name_is(const char *a, const char *b) { return strcmp(a, b) == 0; }
-
-_Noreturn static void type_error(jj_state *S, int line, const char *what, jv v) {
-    jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %s not supported for a value of type %s", line, what,
-            jv_type_name(v));
-}
-
-static jv need_str(jj_state *S, jv v, int line, const char *what) {
-    if (v.type != JV_STR)
-        type_error(S, line, what, v);
-    return v;
-}
 
 /* Decode the code point at s[i], returning its byte length. */
 static size_t cp_at(const char *s, size_t n, size_t i, uint32_t *cp) {
@@ -45,7 +35,7 @@ static bool in_chars(uint32_t c, const char *chars, size_t n) {
     return false;
 }
 
-jv jj_strip(jj_state *S, jv v, const char *chars, size_t chars_n, int which) {
+jv llm__jj_strip(jj_state *S, jv v, const char *chars, size_t chars_n, int which) {
     (void)S;
     const char *s = v.u.str.s;
     size_t n = v.u.str.n, b = 0, e = n;
@@ -53,10 +43,10 @@ jv jj_strip(jj_state *S, jv v, const char *chars, size_t chars_n, int which) {
         size_t pb, pe;
         llm__py_strip(s, n, &pb, &pe); /* all-whitespace text gives pb == pe == n */
         if (which == 3)
-            return jv_str(s + pb, pe - pb);
+            return llm__jv_str(s + pb, pe - pb);
         if (which == 1)
-            return jv_str(s + pb, n - pb);
-        return jv_str(s, pb == n ? 0 : pe);
+            return llm__jv_str(s + pb, n - pb);
+        return llm__jv_str(s, pb == n ? 0 : pe);
     }
     if (which & 1) {
         while (b < n) {
@@ -79,14 +69,20 @@ jv jj_strip(jj_state *S, jv v, const char *chars, size_t chars_n, int which) {
             e = st;
         }
     }
-    return jv_str(s + b, e - b);
+    return llm__jv_str(s + b, e - b);
 }
 
-jj_list jj_iterate(jj_state *S, jv v, int line) {
-    jj_list out = {NULL, 0, false};
+jj_list llm__jj_iterate(jj_state *S, jv v, int line) {
+    jj_list out = {NULL, 0, false, false, false};
     switch (v.type) {
     case JV_UNDEFINED: return out; /* jinja's Undefined iterates as empty */
-    case JV_LIST: return *v.u.list;
+    case JV_LIST:
+        if (v.u.list->is_generator) {
+            if (v.u.list->consumed)
+                return out;
+            v.u.list->consumed = true;
+        }
+        return *v.u.list;
     case JV_DICT:
         if (v.u.dict->is_namespace)
             break;
@@ -94,23 +90,23 @@ jj_list jj_iterate(jj_state *S, jv v, int line) {
         out.n = v.u.dict->n;
         return out;
     case JV_STR: {
-        size_t n = jj_utf8_len(v.u.str.s, v.u.str.n);
-        jv l = jv_list_new(S, n);
+        size_t n = llm__jj_utf8_len(v.u.str.s, v.u.str.n);
+        jv l = llm__jv_list_new(S, n);
         for (size_t i = 0, k = 0; k < n; k++) {
             uint32_t c;
             size_t len = cp_at(v.u.str.s, v.u.str.n, i, &c);
-            l.u.list->items[k] = jv_str(v.u.str.s + i, len);
+            l.u.list->items[k] = llm__jv_str(v.u.str.s + i, len);
             i += len;
         }
         return *l.u.list;
     }
     default: break;
     }
-    jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' object is not iterable", line, jv_type_name(v));
+    llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' object is not iterable", line, llm__jv_type_name(v));
 }
 
-static jv list_from(jj_state *S, const jv *items, size_t n) {
-    jv l = jv_list_new(S, n);
+jv llm__jj_list_from(jj_state *S, const jv *items, size_t n) {
+    jv l = llm__jv_list_new(S, n);
     if (n)
         memcpy(l.u.list->items, items, n * sizeof *items);
     return l;
@@ -121,16 +117,16 @@ static jv str_split(jj_state *S, jv s, const jv *sep) {
     const char *p = s.u.str.s;
     size_t n = s.u.str.n;
     size_t cnt = 0, cap = 8;
-    jv *items = jj_alloc(S, cap * sizeof *items);
+    jv *items = llm__jj_alloc(S, cap * sizeof *items);
 #define PUSH(str, len)                                                                             \
     do {                                                                                           \
         if (cnt == cap) {                                                                          \
-            jv *np = jj_alloc(S, cap * 2 * sizeof *np);                                           \
+            jv *np = llm__jj_alloc(S, cap * 2 * sizeof *np);                                           \
             memcpy(np, items, cnt * sizeof *np);                                                   \
             items = np;                                                                            \
             cap *= 2;                                                                              \
         }                                                                                          \
-        items[cnt++] = jv_str((str), (len));                                                       \
+        items[cnt++] = llm__jv_str((str), (len));                                                       \
     } while (0)
     if (!sep || sep->type == JV_NONE) {
         size_t i = 0;
@@ -162,7 +158,7 @@ static jv str_split(jj_state *S, jv s, const jv *sep) {
         const char *d = sep->u.str.s;
         size_t dn = sep->u.str.n;
         if (dn == 0)
-            jj_fail(S, LLM_ERR_INVALID_ARG, "empty separator");
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "empty separator");
         size_t start = 0;
         for (size_t i = 0; i + dn <= n;) {
             if (memcmp(p + i, d, dn) == 0) {
@@ -176,11 +172,11 @@ static jv str_split(jj_state *S, jv s, const jv *sep) {
         PUSH(p + start, n - start);
     }
 #undef PUSH
-    return list_from(S, items, cnt);
+    return llm__jj_list_from(S, items, cnt);
 }
 
 static jv str_case(jj_state *S, jv s, int mode) { /* 0 lower, 1 upper, 2 capitalize (ASCII only) */
-    char *o = jj_strndup(S, s.u.str.s, s.u.str.n);
+    char *o = llm__jj_strndup(S, s.u.str.s, s.u.str.n);
     for (size_t i = 0; i < s.u.str.n; i++) {
         char c = o[i];
         bool up = mode == 1 || (mode == 2 && i == 0);
@@ -189,11 +185,11 @@ static jv str_case(jj_state *S, jv s, int mode) { /* 0 lower, 1 upper, 2 capital
         else if (!up && c >= 'A' && c <= 'Z')
             o[i] = (char)(c - 'A' + 'a');
     }
-    return jv_str(o, s.u.str.n);
+    return llm__jv_str(o, s.u.str.n);
 }
 
 static jv str_replace(jj_state *S, jv s, jv a, jv b) {
-    llm__sb *sb = jj_scratch_begin(S);
+    llm__sb *sb = llm__jj_scratch_begin(S);
     const char *p = s.u.str.s;
     size_t n = s.u.str.n, an = a.u.str.n;
     for (size_t i = 0; i < n;) {
@@ -206,8 +202,8 @@ static jv str_replace(jj_state *S, jv s, jv a, jv b) {
         }
     }
     size_t len;
-    char *o = jj_scratch_end(S, &len);
-    return jv_str(o, len);
+    char *o = llm__jj_scratch_end(S, &len);
+    return llm__jv_str(o, len);
 }
 
 static bool starts_or_ends(jv s, jv x, bool end) {
@@ -223,18 +219,75 @@ static bool starts_or_ends(jv s, jv x, bool end) {
     return memcmp(p, x.u.str.s, x.u.str.n) == 0;
 }
 
-jv jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t n, int line) {
+/* Python's str.format with "{}" / "{N}" fields and "{{" "}}" escapes (no
+ * format specs, names or attributes: those are LLM_ERR_UNSUPPORTED). */
+static jv str_format(jj_state *S, jv fmt, const jv *args, size_t n, int line) {
+    const char *f = fmt.u.str.s;
+    size_t len = fmt.u.str.n, auto_i = 0;
+    llm__sb *sb = llm__jj_scratch_begin(S);
+    for (size_t i = 0; i < len; i++) {
+        char c = f[i];
+        if ((c == '{' || c == '}') && i + 1 < len && f[i + 1] == c) {
+            llm__sb_put(sb, &c, 1);
+            i++;
+            continue;
+        }
+        if (c == '}')
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: Single '}' encountered in format string", line);
+        if (c != '{') {
+            llm__sb_put(sb, &c, 1);
+            continue;
+        }
+        size_t j = i + 1, idx = 0;
+        bool digits = false;
+        while (j < len && f[j] >= '0' && f[j] <= '9' && j - i < 6) {
+            idx = idx * 10 + (size_t)(f[j++] - '0');
+            digits = true;
+        }
+        if (j >= len || f[j] != '}')
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: str.format() fields other than {} and {N}", line);
+        if (!digits)
+            idx = auto_i++;
+        if (idx >= n)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: Replacement index %zu out of range for positional args tuple",
+                         line, idx);
+        llm__jv_to_str(S, args[idx], sb);
+        i = j;
+    }
+    size_t out_n;
+    char *o = llm__jj_scratch_end(S, &out_n);
+    return llm__jv_str(o, out_n);
+}
+
+/* Methods jinja2's ImmutableSandboxedEnvironment refuses (they mutate). */
+static bool is_mutator(jv obj, const char *name) {
+    static const char *const list_m[] = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear",
+                                         NULL};
+    static const char *const dict_m[] = {"clear", "pop", "popitem", "setdefault", "update", NULL};
+    const char *const *m = obj.type == JV_LIST ? list_m : obj.type == JV_DICT ? dict_m : NULL;
+    for (; m && *m; m++)
+        if (name_is(name, *m))
+            return true;
+    return false;
+}
+
+jv llm__jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t n, int line) {
+    if (is_mutator(obj, name) && !(obj.type == JV_DICT && obj.u.dict->is_namespace))
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: access to attribute '%s' of '%s' object is unsafe.", line, name,
+                     llm__jv_type_name(obj));
     if (obj.type == JV_STR) {
+        if (name_is(name, "format"))
+            return str_format(S, obj, args, n, line);
         if (name_is(name, "strip") || name_is(name, "lstrip") || name_is(name, "rstrip")) {
             int which = name[0] == 'l' ? 1 : name[0] == 'r' ? 2 : 3;
             if (n >= 1 && args[0].type == JV_STR)
-                return jj_strip(S, obj, args[0].u.str.s, args[0].u.str.n, which);
-            return jj_strip(S, obj, NULL, 0, which);
+                return llm__jj_strip(S, obj, args[0].u.str.s, args[0].u.str.n, which);
+            return llm__jj_strip(S, obj, NULL, 0, which);
         }
         if (name_is(name, "split") && n <= 1)
             return str_split(S, obj, n ? &args[0] : NULL);
         if ((name_is(name, "startswith") || name_is(name, "endswith")) && n == 1)
-            return jv_bool(starts_or_ends(obj, args[0], name[0] == 'e'));
+            return llm__jv_bool(starts_or_ends(obj, args[0], name[0] == 'e'));
         if (name_is(name, "lower") && n == 0)
             return str_case(S, obj, 0);
         if (name_is(name, "upper") && n == 0)
@@ -246,9 +299,9 @@ jv jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t 
     } else if (obj.type == JV_DICT && !obj.u.dict->is_namespace) {
         jj_dict *d = obj.u.dict;
         if (name_is(name, "items") && n == 0) {
-            jv l = jv_list_new(S, d->n);
+            jv l = llm__jv_list_new(S, d->n);
             for (size_t i = 0; i < d->n; i++) {
-                jv pair = jv_list_new(S, 2);
+                jv pair = llm__jv_list_new(S, 2);
                 pair.u.list->is_tuple = true;
                 pair.u.list->items[0] = d->keys[i];
                 pair.u.list->items[1] = d->vals[i];
@@ -257,23 +310,31 @@ jv jj_call_method(jj_state *S, jv obj, const char *name, const jv *args, size_t 
             return l;
         }
         if (name_is(name, "keys") && n == 0)
-            return list_from(S, d->keys, d->n);
+            return llm__jj_list_from(S, d->keys, d->n);
         if (name_is(name, "values") && n == 0)
-            return list_from(S, d->vals, d->n);
+            return llm__jj_list_from(S, d->vals, d->n);
+        if (d->is_loop && name_is(name, "cycle")) { /* loop.cycle(a, b, ...): args[index0 % n] */
+            jv i0;
+            if (n == 0)
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: no items for cycling given", line);
+            if (!llm__jj_dict_get(d, "index0", 6, &i0) || i0.type != JV_INT)
+                llm__jj_fail(S, LLM_ERR_INTERNAL, "line %d: loop without index0", line);
+            return args[(size_t)i0.u.i % n];
+        }
         if (name_is(name, "get") && (n == 1 || n == 2)) {
             for (size_t i = 0; i < d->n; i++)
-                if (jv_equal(d->keys[i], args[0]))
+                if (llm__jv_equal(d->keys[i], args[0]))
                     return d->vals[i];
-            return n == 2 ? args[1] : jv_none();
+            return n == 2 ? args[1] : llm__jv_none();
         }
     } else if (obj.type == JV_UNDEFINED) {
-        jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' called on an undefined value", line, name);
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' called on an undefined value", line, name);
     }
-    jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: method %s.%s() is not supported", line, jv_type_name(obj),
+    llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: method %s.%s() is not supported", line, llm__jv_type_name(obj),
             name);
 }
 
-bool jj_global_func(const char *name, jv *out) {
+bool llm__jj_global_func(const char *name, jv *out) {
     static const char *const names[] = {"raise_exception", "strftime_now", "namespace", "range", "dict"};
     for (int i = 0; i < 5; i++)
         if (name_is(name, names[i])) {
@@ -284,19 +345,20 @@ bool jj_global_func(const char *name, jv *out) {
     return false;
 }
 
-jv jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char **kw, const jv *kwv,
+jv llm__jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char **kw, const jv *kwv,
                 size_t n_kw, int line) {
     switch (func) {
     case JF_RAISE_EXCEPTION: {
-        jv msg = n ? jv_stringify(S, args[0]) : jv_cstr("");
-        jj_fail(S, LLM_ERR_INVALID_ARG, "%.*s", (int)(msg.u.str.n > 200 ? 200 : msg.u.str.n), msg.u.str.s);
+        jv msg = n ? llm__jv_stringify(S, args[0]) : llm__jv_cstr("");
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %.*s", line, (int)(msg.u.str.n > 200 ? 200 : msg.u.str.n),
+                     msg.u.str.s);
     }
     case JF_STRFTIME_NOW: {
         if (n != 1 || args[0].type != JV_STR)
-            jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: strftime_now(format) takes one string", line);
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: strftime_now(format) takes one string", line);
         int y = 1970, m = 1, d = 1;
         if (sscanf(S->ctx->date, "%d-%d-%d", &y, &m, &d) != 3 || m < 1 || m > 12 || d < 1 || d > 31)
-            jj_fail(S, LLM_ERR_INVALID_ARG, "the date '%s' is not YYYY-MM-DD", S->ctx->date);
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "the date '%s' is not YYYY-MM-DD", S->ctx->date);
         struct tm tm;
         memset(&tm, 0, sizeof tm);
         tm.tm_year = y - 1900, tm.tm_mon = m - 1, tm.tm_mday = d, tm.tm_hour = 12;
@@ -305,196 +367,50 @@ jv jj_call_func(jj_state *S, int func, const jv *args, size_t n, const char **kw
         tm.tm_hour = 0;
         char fmt[128], buf[256];
         if (args[0].u.str.n >= sizeof fmt)
-            jj_fail(S, LLM_ERR_UNSUPPORTED, "strftime_now format too long");
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "strftime_now format too long");
         memcpy(fmt, args[0].u.str.s, args[0].u.str.n);
         fmt[args[0].u.str.n] = '\0';
         size_t len = strftime(buf, sizeof buf, fmt, &tm);
-        return jv_str(jj_strndup(S, buf, len), len);
+        return llm__jv_str(llm__jj_strndup(S, buf, len), len);
     }
     case JF_NAMESPACE:
     case JF_DICT: {
-        jv d = jv_dict_new(S);
+        jv d = llm__jv_dict_new(S);
         d.u.dict->is_namespace = func == JF_NAMESPACE;
         if (n > 0)
-            jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: positional arguments to %s() are not supported",
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: positional arguments to %s() are not supported",
                     line, func == JF_NAMESPACE ? "namespace" : "dict");
         for (size_t i = 0; i < n_kw; i++)
-            jj_dict_set(S, d.u.dict, jv_cstr(kw[i]), kwv[i]);
+            llm__jj_dict_set(S, d.u.dict, llm__jv_cstr(kw[i]), kwv[i]);
         return d;
     }
     case JF_RANGE: {
         int64_t a = 0, b = 0, step = 1;
         for (size_t i = 0; i < n; i++)
             if (args[i].type != JV_INT)
-                jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: range() needs integers", line);
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: range() needs integers", line);
         if (n == 1)
             b = args[0].u.i;
         else if (n == 2 || n == 3)
             a = args[0].u.i, b = args[1].u.i, step = n == 3 ? args[2].u.i : 1;
         else
-            jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: range() takes 1 to 3 arguments", line);
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: range() takes 1 to 3 arguments", line);
         if (step == 0)
-            jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: range() step must not be zero", line);
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: range() step must not be zero", line);
         int64_t count = step > 0 ? (b > a ? (b - a + step - 1) / step : 0) : (a > b ? (a - b - step - 1) / -step : 0);
         if (count > JJ_MAX_RANGE)
-            jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: range() of more than %d items", line, JJ_MAX_RANGE);
-        jv l = jv_list_new(S, (size_t)count);
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: range() of more than %d items", line, JJ_MAX_RANGE);
+        jv l = llm__jv_list_new(S, (size_t)count);
         for (int64_t i = 0; i < count; i++)
-            l.u.list->items[i] = jv_int(a + i * step);
+            l.u.list->items[i] = llm__jv_int(a + i * step);
         return l;
     }
     default: break;
     }
-    jj_fail(S, LLM_ERR_INTERNAL, "bad function id");
+    llm__jj_fail(S, LLM_ERR_INTERNAL, "bad function id");
 }
 
-/* selectattr / rejectattr: keep items whose attribute passes the test. */
-static jv select_attr(jj_state *S, jv seq, const jv *args, size_t n, bool reject, int line) {
-    if (n < 1 || args[0].type != JV_STR)
-        jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: selectattr needs an attribute name", line);
-    jj_list in = jj_iterate(S, seq, line);
-    jv out = jv_list_new(S, in.n);
-    size_t k = 0;
-    for (size_t i = 0; i < in.n; i++) {
-        jv item = in.items[i], attr = jv_undefined();
-        if (item.type == JV_DICT)
-            jj_dict_get(item.u.dict, args[0].u.str.s, args[0].u.str.n, &attr);
-        bool ok;
-        if (n == 1) {
-            ok = jv_truthy(attr);
-        } else {
-            if (args[1].type != JV_STR)
-                jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: test name must be a string", line);
-            char *test = jj_strndup(S, args[1].u.str.s, args[1].u.str.n);
-            ok = jj_apply_test(S, test, attr, args + 2, n - 2, line);
-        }
-        if (ok != reject)
-            out.u.list->items[k++] = item;
-    }
-    out.u.list->n = k;
-    return out;
-}
-
-static const jv *kwarg(const char **kw, const jv *kwv, size_t n_kw, const char *name) {
-    for (size_t i = 0; i < n_kw; i++)
-        if (name_is(kw[i], name))
-            return &kwv[i];
-    return NULL;
-}
-
-jv jj_apply_filter(jj_state *S, const char *name, jv v, const jv *args, size_t n, const char **kw,
-                   const jv *kwv, size_t n_kw, int line) {
-    if (name_is(name, "trim")) {
-        jv s = jv_stringify(S, v);
-        if (n >= 1 && args[0].type == JV_STR)
-            return jj_strip(S, s, args[0].u.str.s, args[0].u.str.n, 3);
-        return jj_strip(S, s, NULL, 0, 3);
-    }
-    if (name_is(name, "length") || name_is(name, "count")) {
-        switch (v.type) {
-        case JV_UNDEFINED: return jv_int(0);
-        case JV_STR: return jv_int((int64_t)jj_utf8_len(v.u.str.s, v.u.str.n));
-        case JV_LIST: return jv_int((int64_t)v.u.list->n);
-        case JV_DICT: return jv_int((int64_t)v.u.dict->n);
-        default: type_error(S, line, "length", v);
-        }
-    }
-    if (name_is(name, "string"))
-        return jv_stringify(S, v);
-    if (name_is(name, "list")) {
-        jj_list l = jj_iterate(S, v, line);
-        return list_from(S, l.items, l.n);
-    }
-    if (name_is(name, "tojson")) {
-        const jv *ind = kwarg(kw, kwv, n_kw, "indent");
-        if (!ind && n >= 1)
-            ind = &args[0];
-        int indent = ind && ind->type == JV_INT ? (int)ind->u.i : -1;
-        if (kwarg(kw, kwv, n_kw, "separators") || kwarg(kw, kwv, n_kw, "sort_keys") ||
-            kwarg(kw, kwv, n_kw, "ensure_ascii"))
-            jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: tojson options other than indent", line);
-        /* to_json fails on values JSON cannot hold: the scratch buffer is
-         * freed by the error path (a plain local one leaked there). */
-        jv_to_json(S, v, indent, jj_scratch_begin(S));
-        size_t len;
-        char *o = jj_scratch_end(S, &len);
-        return jv_str(o, len);
-    }
-    if (name_is(name, "selectattr") || name_is(name, "rejectattr"))
-        return select_attr(S, v, args, n, name[0] == 'r', line);
-    if (name_is(name, "join")) {
-        jj_list l = jj_iterate(S, v, line);
-        jv sep = n >= 1 ? need_str(S, args[0], line, "join separator") : jv_cstr("");
-        llm__sb *sb = jj_scratch_begin(S);
-        for (size_t i = 0; i < l.n; i++) {
-            if (i)
-                llm__sb_put(sb, sep.u.str.s, sep.u.str.n);
-            jv_to_str(S, l.items[i], sb);
-        }
-        size_t len;
-        char *o = jj_scratch_end(S, &len);
-        return jv_str(o, len);
-    }
-    if (name_is(name, "first") || name_is(name, "last")) {
-        jj_list l = jj_iterate(S, v, line);
-        if (l.n == 0)
-            return jv_undefined();
-        return name[0] == 'f' ? l.items[0] : l.items[l.n - 1];
-    }
-    if (name_is(name, "lower") || name_is(name, "upper") || name_is(name, "capitalize"))
-        return str_case(S, jv_stringify(S, v), name[0] == 'l' ? 0 : name[0] == 'u' ? 1 : 2);
-    if (name_is(name, "replace") && n == 2)
-        return str_replace(S, jv_stringify(S, v), need_str(S, args[0], line, "replace"),
-                           need_str(S, args[1], line, "replace"));
-    if (name_is(name, "default") || name_is(name, "d")) {
-        bool boolean = n >= 2 && jv_truthy(args[1]);
-        if (v.type == JV_UNDEFINED || (boolean && !jv_truthy(v)))
-            return n >= 1 ? args[0] : jv_cstr("");
-        return v;
-    }
-    if (name_is(name, "items") && v.type == JV_DICT)
-        return jj_call_method(S, v, "items", NULL, 0, line);
-    if (name_is(name, "safe"))
-        return v;
-    if (name_is(name, "int")) {
-        if (v.type == JV_INT)
-            return v;
-        if (v.type == JV_FLOAT)
-            return jv_int((int64_t)v.u.f);
-        if (v.type == JV_BOOL)
-            return jv_int(v.u.b);
-        if (v.type == JV_STR) {
-            char *s = jj_strndup(S, v.u.str.s, v.u.str.n), *end;
-            long long x = strtoll(s, &end, 10);
-            return jv_int(end != s && *end == '\0' ? x : 0);
-        }
-        return jv_int(0);
-    }
-    if (name_is(name, "reverse")) {
-        jj_list l = jj_iterate(S, v, line);
-        jv out = jv_list_new(S, l.n);
-        for (size_t i = 0; i < l.n; i++)
-            out.u.list->items[i] = l.items[l.n - 1 - i];
-        return out;
-    }
-    if (name_is(name, "map")) {
-        const jv *attr = kwarg(kw, kwv, n_kw, "attribute");
-        if (!attr || attr->type != JV_STR)
-            jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: only map(attribute=...) is supported", line);
-        jj_list l = jj_iterate(S, v, line);
-        jv out = jv_list_new(S, l.n);
-        for (size_t i = 0; i < l.n; i++) {
-            jv x = jv_undefined();
-            if (l.items[i].type == JV_DICT)
-                jj_dict_get(l.items[i].u.dict, attr->u.str.s, attr->u.str.n, &x);
-            out.u.list->items[i] = x;
-        }
-        return out;
-    }
-    jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: filter '%s' is not supported", line, name);
-}
-
-bool jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n, int line) {
+bool llm__jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n, int line) {
     if (name_is(name, "defined"))
         return v.type != JV_UNDEFINED;
     if (name_is(name, "undefined"))
@@ -524,22 +440,22 @@ bool jj_apply_test(jj_state *S, const char *name, jv v, const jv *args, size_t n
     if (name_is(name, "callable"))
         return v.type == JV_FUNC;
     if ((name_is(name, "equalto") || name_is(name, "eq") || name_is(name, "==")) && n == 1)
-        return jv_equal(v, args[0]);
+        return llm__jv_equal(v, args[0]);
     if ((name_is(name, "ne") || name_is(name, "!=")) && n == 1)
-        return !jv_equal(v, args[0]);
+        return !llm__jv_equal(v, args[0]);
     if (name_is(name, "sameas") && n == 1)
-        return v.type == args[0].type && jv_equal(v, args[0]);
+        return v.type == args[0].type && llm__jv_equal(v, args[0]);
     if ((name_is(name, "odd") || name_is(name, "even")) && v.type == JV_INT)
         return (v.u.i % 2 != 0) == (name[0] == 'o');
     if (name_is(name, "divisibleby") && n == 1 && v.type == JV_INT && args[0].type == JV_INT &&
         args[0].u.i != 0)
         return v.u.i % args[0].u.i == 0;
     if (name_is(name, "in") && n == 1) {
-        jj_list l = jj_iterate(S, args[0], line);
+        jj_list l = llm__jj_iterate(S, args[0], line);
         for (size_t i = 0; i < l.n; i++)
-            if (jv_equal(l.items[i], v))
+            if (llm__jv_equal(l.items[i], v))
                 return true;
         return false;
     }
-    jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: test '%s' is not supported", line, name);
+    llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: test '%s' is not supported", line, name);
 }

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "chat/jinja.h"
 
 typedef struct jj_scope {
@@ -18,33 +20,33 @@ enum { FLOW_NORMAL, FLOW_BREAK, FLOW_CONTINUE };
 
 static void step(jj_state *S) {
     if (++S->steps > JJ_MAX_STEPS)
-        jj_fail(S, LLM_ERR_UNSUPPORTED, "template evaluation exceeded %llu steps",
+        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "template evaluation exceeded %llu steps",
                 (unsigned long long)JJ_MAX_STEPS);
 }
 
 static bool lookup(jj_state *S, const char *name, jv *out) {
     size_t n = strlen(name);
     for (jj_scope *sc = S->scope; sc; sc = sc->parent)
-        if (jj_dict_get(&sc->vars, name, n, out))
+        if (llm__jj_dict_get(&sc->vars, name, n, out))
             return true;
     return false;
 }
 
-static void assign(jj_state *S, const char *name, jv v) { jj_dict_set(S, &S->scope->vars, jv_cstr(name), v); }
+static void assign(jj_state *S, const char *name, jv v) { llm__jj_dict_set(S, &S->scope->vars, llm__jv_cstr(name), v); }
 
 static jv eval(jj_state *S, const jj_ex *e);
 
 _Noreturn static void undefined_error(jj_state *S, int line, const char *what) {
-    jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %s of an undefined value", line, what);
+    llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %s of an undefined value", line, what);
 }
 
 static jv get_attr(jj_state *S, jv obj, const char *name, int line) {
     if (obj.type == JV_UNDEFINED)
-        jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: attribute '%s' of an undefined value", line, name);
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: attribute '%s' of an undefined value", line, name);
     jv out;
-    if (obj.type == JV_DICT && jj_dict_get(obj.u.dict, name, strlen(name), &out))
+    if (obj.type == JV_DICT && llm__jj_dict_get(obj.u.dict, name, strlen(name), &out))
         return out;
-    return jv_undefined();
+    return llm__jv_undefined();
 }
 
 /* Python index normalisation; false when out of range. */
@@ -62,23 +64,25 @@ static jv get_item(jj_state *S, jv obj, jv key, int line) {
     switch (obj.type) {
     case JV_UNDEFINED: undefined_error(S, line, "subscript");
     case JV_LIST:
+        if (obj.u.list->is_generator)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: 'generator' object is not subscriptable", line);
         if (key.type == JV_INT && norm_index(key.u.i, obj.u.list->n, &idx))
             return obj.u.list->items[idx];
-        return jv_undefined();
+        return llm__jv_undefined();
     case JV_DICT:
         for (size_t i = 0; i < obj.u.dict->n; i++)
-            if (jv_equal(obj.u.dict->keys[i], key))
+            if (llm__jv_equal(obj.u.dict->keys[i], key))
                 return obj.u.dict->vals[i];
-        return jv_undefined();
+        return llm__jv_undefined();
     case JV_STR:
         if (key.type == JV_INT &&
-            norm_index(key.u.i, jj_utf8_len(obj.u.str.s, obj.u.str.n), &idx)) {
-            size_t b = jj_utf8_offset(obj.u.str.s, obj.u.str.n, idx);
-            size_t e = jj_utf8_offset(obj.u.str.s, obj.u.str.n, idx + 1);
-            return jv_str(obj.u.str.s + b, e - b);
+            norm_index(key.u.i, llm__jj_utf8_len(obj.u.str.s, obj.u.str.n), &idx)) {
+            size_t b = llm__jj_utf8_offset(obj.u.str.s, obj.u.str.n, idx);
+            size_t e = llm__jj_utf8_offset(obj.u.str.s, obj.u.str.n, idx + 1);
+            return llm__jv_str(obj.u.str.s + b, e - b);
         }
-        return jv_undefined();
-    default: return jv_undefined();
+        return llm__jv_undefined();
+    default: return llm__jv_undefined();
     }
 }
 
@@ -87,17 +91,17 @@ static jv slice(jj_state *S, jv obj, jv a, jv b, jv c, int line) {
     if (obj.type == JV_UNDEFINED)
         undefined_error(S, line, "slice");
     if (obj.type != JV_LIST && obj.type != JV_STR)
-        jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: cannot slice a %s", line, jv_type_name(obj));
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: cannot slice a %s", line, llm__jv_type_name(obj));
     for (int k = 0; k < 3; k++) {
         jv x = k == 0 ? a : k == 1 ? b : c;
         if (x.type != JV_INT && x.type != JV_NONE && x.type != JV_UNDEFINED)
-            jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: slice indices must be integers", line);
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: slice indices must be integers", line);
     }
     int64_t n = obj.type == JV_LIST ? (int64_t)obj.u.list->n
-                                    : (int64_t)jj_utf8_len(obj.u.str.s, obj.u.str.n);
+                                    : (int64_t)llm__jj_utf8_len(obj.u.str.s, obj.u.str.n);
     int64_t st = c.type == JV_INT ? c.u.i : 1;
     if (st == 0)
-        jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: slice step cannot be zero", line);
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: slice step cannot be zero", line);
     int64_t lo, hi;
     if (st > 0) {
         lo = a.type == JV_INT ? a.u.i : 0;
@@ -118,26 +122,26 @@ static jv slice(jj_state *S, jv obj, jv a, jv b, jv c, int line) {
     for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st)
         count++;
     if (obj.type == JV_LIST) {
-        jv out = jv_list_new(S, count);
+        jv out = llm__jv_list_new(S, count);
         size_t k = 0;
         for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st)
             out.u.list->items[k++] = obj.u.list->items[i];
         return out;
     }
     if (st == 1) {
-        size_t bo = jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)lo);
-        size_t eo = jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)(hi > lo ? hi : lo));
-        return jv_str(obj.u.str.s + bo, eo - bo);
+        size_t bo = llm__jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)lo);
+        size_t eo = llm__jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)(hi > lo ? hi : lo));
+        return llm__jv_str(obj.u.str.s + bo, eo - bo);
     }
-    llm__sb *sb = jj_scratch_begin(S);
+    llm__sb *sb = llm__jj_scratch_begin(S);
     for (int64_t i = lo; st > 0 ? i < hi : i > hi; i += st) {
-        size_t bo = jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)i);
-        size_t eo = jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)i + 1);
+        size_t bo = llm__jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)i);
+        size_t eo = llm__jj_utf8_offset(obj.u.str.s, obj.u.str.n, (size_t)i + 1);
         llm__sb_put(sb, obj.u.str.s + bo, eo - bo);
     }
     size_t len;
-    char *s = jj_scratch_end(S, &len);
-    return jv_str(s, len);
+    char *s = llm__jj_scratch_end(S, &len);
+    return llm__jv_str(s, len);
 }
 
 /* floor() without libm (the tokenizer library does not link it). */
@@ -153,12 +157,40 @@ static bool is_intlike(jv v) { return v.type == JV_INT || v.type == JV_BOOL; }
 static int64_t ival(jv v) { return v.type == JV_INT ? v.u.i : (int64_t)v.u.b; }
 static double fval(jv v) { return v.type == JV_FLOAT ? v.u.f : (double)ival(v); }
 
-static jv concat(jj_state *S, jv a, jv b) {
+/* markupsafe.escape of a plain string. */
+static jv html_escape(jj_state *S, jv v) {
+    llm__sb *sb = llm__jj_scratch_begin(S);
+    for (size_t i = 0; i < v.u.str.n; i++) {
+        char c = v.u.str.s[i];
+        switch (c) {
+        case '&': llm__sb_puts(sb, "&amp;"); break;
+        case '<': llm__sb_puts(sb, "&lt;"); break;
+        case '>': llm__sb_puts(sb, "&gt;"); break;
+        case '\'': llm__sb_puts(sb, "&#39;"); break;
+        case '"': llm__sb_puts(sb, "&#34;"); break;
+        default: llm__sb_put(sb, &c, 1);
+        }
+    }
+    size_t n;
+    char *o = llm__jj_scratch_end(S, &n);
+    return llm__jv_str(o, n);
+}
+
+/* a + b of two strings; markup: Python's `+` (Markup + str escapes the str),
+ * else jinja's `~` (plain str join when autoescape is off). */
+static jv concat(jj_state *S, jv a, jv b, bool markup) {
+    bool safe = markup && (a.u.str.safe || b.u.str.safe);
+    if (safe && !a.u.str.safe)
+        a = html_escape(S, a);
+    if (safe && !b.u.str.safe)
+        b = html_escape(S, b);
     size_t n = a.u.str.n + b.u.str.n;
-    char *p = jj_alloc(S, n + 1);
+    char *p = llm__jj_alloc(S, n + 1);
     memcpy(p, a.u.str.s, a.u.str.n);
     memcpy(p + a.u.str.n, b.u.str.s, b.u.str.n);
-    return jv_str(p, n);
+    jv r = llm__jv_str(p, n);
+    r.u.str.safe = safe;
+    return r;
 }
 
 static jv repeat(jj_state *S, jv seq, int64_t times, int line) {
@@ -168,15 +200,15 @@ static jv repeat(jj_state *S, jv seq, int64_t times, int line) {
     if (unit == 0) /* '' * 10**10 is empty at once (the copy loops below used to spin) */
         times = 0;
     if (unit && (uint64_t)times > JJ_MAX_OUTPUT / unit)
-        jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: repetition too large", line);
+        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: repetition too large", line);
     size_t total = unit * (size_t)times;
     if (seq.type == JV_STR) {
-        char *p = jj_alloc(S, total + 1);
+        char *p = llm__jj_alloc(S, total + 1);
         for (int64_t i = 0; i < times; i++)
             memcpy(p + (size_t)i * unit, seq.u.str.s, unit);
-        return jv_str(p, total);
+        return llm__jv_str(p, total);
     }
-    jv out = jv_list_new(S, total);
+    jv out = llm__jv_list_new(S, total);
     for (int64_t i = 0; i < times; i++)
         if (unit)
             memcpy(out.u.list->items + (size_t)i * unit, seq.u.list->items, unit * sizeof(jv));
@@ -197,14 +229,14 @@ static int compare(jj_state *S, jv a, jv b, const char *op, int line) {
             return c < 0 ? -1 : 1;
         return a.u.str.n < b.u.str.n ? -1 : a.u.str.n > b.u.str.n;
     }
-    jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' not supported between %s and %s", line, op,
-            jv_type_name(a), jv_type_name(b));
+    llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' not supported between %s and %s", line, op,
+            llm__jv_type_name(a), llm__jv_type_name(b));
 }
 
 static bool contains(jj_state *S, jv hay, jv needle, int line) {
     if (hay.type == JV_STR) {
         if (needle.type != JV_STR)
-            jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: 'in <string>' requires a string", line);
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: 'in <string>' requires a string", line);
         if (needle.u.str.n == 0)
             return true;
         for (size_t i = 0; i + needle.u.str.n <= hay.u.str.n; i++)
@@ -212,9 +244,9 @@ static bool contains(jj_state *S, jv hay, jv needle, int line) {
                 return true;
         return false;
     }
-    jj_list l = jj_iterate(S, hay, line);
+    jj_list l = llm__jj_iterate(S, hay, line);
     for (size_t i = 0; i < l.n; i++)
-        if (jv_equal(l.items[i], needle))
+        if (llm__jv_equal(l.items[i], needle))
             return true;
     return false;
 }
@@ -224,39 +256,39 @@ static jv binary(jj_state *S, const jj_ex *e) {
     jv a = eval(S, e->a), b = eval(S, e->b);
     int line = e->line;
     if (op[0] == '~' ) {
-        return concat(S, jv_stringify(S, a), jv_stringify(S, b));
+        return concat(S, llm__jv_stringify(S, a), llm__jv_stringify(S, b), false);
     }
     if (!strcmp(op, "=="))
-        return jv_bool(jv_equal(a, b));
+        return llm__jv_bool(llm__jv_equal(a, b));
     if (!strcmp(op, "!="))
-        return jv_bool(!jv_equal(a, b));
+        return llm__jv_bool(!llm__jv_equal(a, b));
     if (!strcmp(op, "in"))
-        return jv_bool(contains(S, b, a, line));
+        return llm__jv_bool(contains(S, b, a, line));
     if (!strcmp(op, "not in"))
-        return jv_bool(!contains(S, b, a, line));
+        return llm__jv_bool(!contains(S, b, a, line));
     if (!strcmp(op, "<"))
-        return jv_bool(compare(S, a, b, op, line) < 0);
+        return llm__jv_bool(compare(S, a, b, op, line) < 0);
     if (!strcmp(op, ">"))
-        return jv_bool(compare(S, a, b, op, line) > 0);
+        return llm__jv_bool(compare(S, a, b, op, line) > 0);
     if (!strcmp(op, "<="))
-        return jv_bool(compare(S, a, b, op, line) <= 0);
+        return llm__jv_bool(compare(S, a, b, op, line) <= 0);
     if (!strcmp(op, ">="))
-        return jv_bool(compare(S, a, b, op, line) >= 0);
+        return llm__jv_bool(compare(S, a, b, op, line) >= 0);
     if (a.type == JV_UNDEFINED || b.type == JV_UNDEFINED)
         undefined_error(S, line, op);
     int64_t r;
     if (!strcmp(op, "+")) {
         if (is_intlike(a) && is_intlike(b)) {
             if (__builtin_add_overflow(ival(a), ival(b), &r))
-                jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
-            return jv_int(r);
+                llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
+            return llm__jv_int(r);
         }
         if (is_num(a) && is_num(b))
-            return jv_float(fval(a) + fval(b));
+            return llm__jv_float(fval(a) + fval(b));
         if (a.type == JV_STR && b.type == JV_STR)
-            return concat(S, a, b);
+            return concat(S, a, b, true);
         if (a.type == JV_LIST && b.type == JV_LIST) {
-            jv out = jv_list_new(S, a.u.list->n + b.u.list->n);
+            jv out = llm__jv_list_new(S, a.u.list->n + b.u.list->n);
             if (a.u.list->n)
                 memcpy(out.u.list->items, a.u.list->items, a.u.list->n * sizeof(jv));
             if (b.u.list->n)
@@ -266,19 +298,19 @@ static jv binary(jj_state *S, const jj_ex *e) {
     } else if (!strcmp(op, "-")) {
         if (is_intlike(a) && is_intlike(b)) {
             if (__builtin_sub_overflow(ival(a), ival(b), &r))
-                jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
-            return jv_int(r);
+                llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
+            return llm__jv_int(r);
         }
         if (is_num(a) && is_num(b))
-            return jv_float(fval(a) - fval(b));
+            return llm__jv_float(fval(a) - fval(b));
     } else if (!strcmp(op, "*")) {
         if (is_intlike(a) && is_intlike(b)) {
             if (__builtin_mul_overflow(ival(a), ival(b), &r))
-                jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
-            return jv_int(r);
+                llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
+            return llm__jv_int(r);
         }
         if (is_num(a) && is_num(b))
-            return jv_float(fval(a) * fval(b));
+            return llm__jv_float(fval(a) * fval(b));
         if ((a.type == JV_STR || a.type == JV_LIST) && is_intlike(b))
             return repeat(S, a, ival(b), line);
         if ((b.type == JV_STR || b.type == JV_LIST) && is_intlike(a))
@@ -286,98 +318,155 @@ static jv binary(jj_state *S, const jj_ex *e) {
     } else if (!strcmp(op, "/")) {
         if (is_num(a) && is_num(b)) {
             if (fval(b) == 0.0)
-                jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: division by zero", line);
-            return jv_float(fval(a) / fval(b));
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: division by zero", line);
+            return llm__jv_float(fval(a) / fval(b));
         }
     } else if (!strcmp(op, "//") || !strcmp(op, "%")) {
         bool mod = op[0] == '%';
         if (is_intlike(a) && is_intlike(b)) {
             int64_t x = ival(a), y = ival(b);
             if (y == 0)
-                jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: integer division or modulo by zero", line);
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: integer division or modulo by zero", line);
             if (x == INT64_MIN && y == -1)
-                jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
+                llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
             int64_t q = x / y, m = x % y;
             if (m != 0 && ((m < 0) != (y < 0))) { /* Python floors */
                 q -= 1;
                 m += y;
             }
-            return jv_int(mod ? m : q);
+            return llm__jv_int(mod ? m : q);
         }
         if (is_num(a) && is_num(b)) {
             double x = fval(a), y = fval(b);
             if (y == 0.0)
-                jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: float division or modulo by zero", line);
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: float division or modulo by zero", line);
             double q = floor_nolibm(x / y);
-            return jv_float(mod ? x - q * y : q);
+            return llm__jv_float(mod ? x - q * y : q);
         }
         if (mod && a.type == JV_STR)
-            jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: string %% formatting is not supported", line);
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: string %% formatting is not supported", line);
     } else if (!strcmp(op, "**")) {
         if (is_intlike(a) && is_intlike(b) && ival(b) >= 0) {
             int64_t base = ival(a), ex = ival(b), acc = 1;
             for (int64_t i = 0; i < ex; i++)
                 if (__builtin_mul_overflow(acc, base, &acc))
-                    jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
-            return jv_int(acc);
+                    llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", line);
+            return llm__jv_int(acc);
         }
         if (is_num(a) && is_intlike(b) && ival(b) >= 0 && ival(b) <= 1024) {
             double acc = 1.0;
             for (int64_t i = 0; i < ival(b); i++)
                 acc *= fval(a);
-            return jv_float(acc);
+            return llm__jv_float(acc);
         }
         if (is_num(a) && is_num(b))
-            jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: ** with a negative or fractional exponent", line);
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: ** with a negative or fractional exponent", line);
     }
-    jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: unsupported operand types for %s: %s and %s", line, op,
-            jv_type_name(a), jv_type_name(b));
+    llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: unsupported operand types for %s: %s and %s", line, op,
+            llm__jv_type_name(a), llm__jv_type_name(b));
 }
 
 /* Evaluate positional and keyword arguments of a call, filter or test. */
 static void eval_args(jj_state *S, const jj_ex *e, jv **args, jv **kwv) {
-    *args = e->n_args ? jj_alloc(S, e->n_args * sizeof(jv)) : NULL;
+    *args = e->n_args ? llm__jj_alloc(S, e->n_args * sizeof(jv)) : NULL;
     for (size_t i = 0; i < e->n_args; i++)
         (*args)[i] = eval(S, e->args[i]);
-    *kwv = e->n_kw ? jj_alloc(S, e->n_kw * sizeof(jv)) : NULL;
+    *kwv = e->n_kw ? llm__jj_alloc(S, e->n_kw * sizeof(jv)) : NULL;
     for (size_t i = 0; i < e->n_kw; i++)
         (*kwv)[i] = eval(S, e->kw_vals[i]);
+}
+
+static int exec_body(jj_state *S, const jj_body *b);
+static void push_scope(jj_state *S);
+
+/* Render body into a fresh capture and return the text (arena copy). */
+static jv capture(jj_state *S, const jj_body *body) {
+    llm__sb *saved = S->out;
+    llm__jj_scratch_begin(S);
+    S->out = &S->captures->sb;
+    exec_body(S, body);
+    S->out = saved;
+    size_t n;
+    char *s = llm__jj_scratch_end(S, &n);
+    return llm__jv_str(s, n);
+}
+
+/* Call a macro as jinja2 does: positional, then keyword arguments, then the
+ * defaults (evaluated in the macro's scope, after the arguments before them);
+ * a parameter left without a value is undefined. The body renders in a new
+ * scope whose parent is the defining scope; the result is its text. */
+static jv call_macro(jj_state *S, const jj_macro *m, const jj_ex *e, const jv *args, const jv *kwv) {
+    const jj_st *d = m->def;
+    if (e->n_args > d->n_params)
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' takes not more than %zu argument(s)", e->line,
+                d->target[0], d->n_params);
+    jj_scope *saved = S->scope;
+    S->scope = m->scope;
+    push_scope(S);
+    bool *set = llm__jj_alloc(S, (d->n_params ? d->n_params : 1) * sizeof *set);
+    for (size_t i = 0; i < e->n_args; i++) {
+        assign(S, d->params[i], args[i]);
+        set[i] = true;
+    }
+    for (size_t k = 0; k < e->n_kw; k++) {
+        size_t i = 0;
+        while (i < d->n_params && strcmp(d->params[i], e->kw_names[k]) != 0)
+            i++;
+        if (i == d->n_params)
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' takes no keyword argument '%s'", e->line,
+                    d->target[0], e->kw_names[k]);
+        if (set[i])
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' got multiple values for argument '%s'",
+                    e->line, d->target[0], e->kw_names[k]);
+        assign(S, d->params[i], kwv[k]);
+        set[i] = true;
+    }
+    for (size_t i = 0; i < d->n_params; i++)
+        if (!set[i])
+            assign(S, d->params[i], d->defaults[i] ? eval(S, d->defaults[i]) : llm__jv_undefined());
+    jv r = capture(S, &d->body);
+    S->scope = saved;
+    return r;
 }
 
 static jv call(jj_state *S, const jj_ex *e) {
     jv *args, *kwv;
     if (e->a->kind == EX_ATTR) { /* obj.method(...) */
         jv obj = eval(S, e->a->a);
-        jv attr = obj.type == JV_DICT ? get_attr(S, obj, e->a->name, e->line) : jv_undefined();
+        jv attr = obj.type == JV_DICT ? get_attr(S, obj, e->a->name, e->line) : llm__jv_undefined();
         if (attr.type != JV_FUNC) {
             eval_args(S, e, &args, &kwv);
             if (e->n_kw)
-                jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: keyword arguments to methods", e->line);
-            return jj_call_method(S, obj, e->a->name, args, e->n_args, e->line);
+                llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: keyword arguments to methods", e->line);
+            return llm__jj_call_method(S, obj, e->a->name, args, e->n_args, e->line);
         }
         eval_args(S, e, &args, &kwv);
-        return jj_call_func(S, attr.u.func, args, e->n_args, e->kw_names, kwv, e->n_kw, e->line);
+        return llm__jj_call_func(S, attr.u.func, args, e->n_args, e->kw_names, kwv, e->n_kw, e->line);
     }
     jv f = eval(S, e->a);
     if (f.type == JV_UNDEFINED)
-        jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: call of an undefined function%s%s", e->line,
+        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: call of an undefined function%s%s", e->line,
                 e->a->kind == EX_NAME ? " " : "", e->a->kind == EX_NAME ? e->a->name : "");
+    if (f.type == JV_MACRO) {
+        eval_args(S, e, &args, &kwv);
+        return call_macro(S, f.u.macro, e, args, kwv);
+    }
     if (f.type != JV_FUNC)
-        jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' object is not callable", e->line, jv_type_name(f));
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' object is not callable", e->line, llm__jv_type_name(f));
     eval_args(S, e, &args, &kwv);
-    return jj_call_func(S, f.u.func, args, e->n_args, e->kw_names, kwv, e->n_kw, e->line);
+    return llm__jj_call_func(S, f.u.func, args, e->n_args, e->kw_names, kwv, e->n_kw, e->line);
 }
 
 static jv eval(jj_state *S, const jj_ex *e) {
     step(S);
     if (++S->depth > JJ_MAX_DEPTH)
-        jj_fail(S, LLM_ERR_UNSUPPORTED, "expression nesting deeper than %d", JJ_MAX_DEPTH);
+        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "expression nesting deeper than %d", JJ_MAX_DEPTH);
     jv r, *args, *kwv;
     switch (e->kind) {
     case EX_LIT: r = e->lit; break;
     case EX_NAME:
-        if (!lookup(S, e->name, &r) && !jj_global_func(e->name, &r))
-            r = jv_undefined();
+        if (!lookup(S, e->name, &r) && !llm__jj_global_func(e->name, &r))
+            r = llm__jv_undefined();
         break;
     case EX_ATTR: r = get_attr(S, eval(S, e->a), e->name, e->line); break;
     case EX_INDEX: {
@@ -387,8 +476,8 @@ static jv eval(jj_state *S, const jj_ex *e) {
     }
     case EX_SLICE: {
         jv obj = eval(S, e->a);
-        jv a = e->b ? eval(S, e->b) : jv_none(), b = e->c ? eval(S, e->c) : jv_none();
-        jv c = e->args[0] ? eval(S, e->args[0]) : jv_none();
+        jv a = e->b ? eval(S, e->b) : llm__jv_none(), b = e->c ? eval(S, e->c) : llm__jv_none();
+        jv c = e->args[0] ? eval(S, e->args[0]) : llm__jv_none();
         r = slice(S, obj, a, b, c, e->line);
         break;
     }
@@ -396,13 +485,13 @@ static jv eval(jj_state *S, const jj_ex *e) {
     case EX_FILTER: {
         jv v = eval(S, e->a);
         eval_args(S, e, &args, &kwv);
-        r = jj_apply_filter(S, e->name, v, args, e->n_args, e->kw_names, kwv, e->n_kw, e->line);
+        r = llm__jj_apply_filter(S, e->name, v, args, e->n_args, e->kw_names, kwv, e->n_kw, e->line);
         break;
     }
     case EX_TEST: {
         jv v = eval(S, e->a);
         eval_args(S, e, &args, &kwv);
-        r = jv_bool(jj_apply_test(S, e->name, v, args, e->n_args, e->line) != e->negate);
+        r = llm__jv_bool(llm__jj_apply_test(S, e->name, v, args, e->n_args, e->line) != e->negate);
         break;
     }
     case EX_NEG:
@@ -412,40 +501,40 @@ static jv eval(jj_state *S, const jj_ex *e) {
             undefined_error(S, e->line, "unary operator");
         if (is_intlike(v)) {
             if (e->kind == EX_NEG && ival(v) == INT64_MIN)
-                jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", e->line);
-            r = jv_int(e->kind == EX_NEG ? -ival(v) : ival(v));
+                llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: integer overflow", e->line);
+            r = llm__jv_int(e->kind == EX_NEG ? -ival(v) : ival(v));
         } else if (v.type == JV_FLOAT) {
-            r = jv_float(e->kind == EX_NEG ? -v.u.f : v.u.f);
+            r = llm__jv_float(e->kind == EX_NEG ? -v.u.f : v.u.f);
         } else {
-            jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: bad operand type for unary -: %s", e->line,
-                    jv_type_name(v));
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: bad operand type for unary -: %s", e->line,
+                    llm__jv_type_name(v));
         }
         break;
     }
-    case EX_NOT: r = jv_bool(!jv_truthy(eval(S, e->a))); break;
-    case EX_AND: r = eval(S, e->a); if (jv_truthy(r)) r = eval(S, e->b); break;
-    case EX_OR: r = eval(S, e->a); if (!jv_truthy(r)) r = eval(S, e->b); break;
+    case EX_NOT: r = llm__jv_bool(!llm__jv_truthy(eval(S, e->a))); break;
+    case EX_AND: r = eval(S, e->a); if (llm__jv_truthy(r)) r = eval(S, e->b); break;
+    case EX_OR: r = eval(S, e->a); if (!llm__jv_truthy(r)) r = eval(S, e->b); break;
     case EX_BIN: r = binary(S, e); break;
     case EX_COND:
-        if (jv_truthy(eval(S, e->b)))
+        if (llm__jv_truthy(eval(S, e->b)))
             r = eval(S, e->a);
         else
-            r = e->c ? eval(S, e->c) : jv_undefined();
+            r = e->c ? eval(S, e->c) : llm__jv_undefined();
         break;
     case EX_LIST:
-        r = jv_list_new(S, e->n_args);
+        r = llm__jv_list_new(S, e->n_args);
         r.u.list->is_tuple = e->negate;
         for (size_t i = 0; i < e->n_args; i++)
             r.u.list->items[i] = eval(S, e->args[i]);
         break;
     case EX_DICT:
-        r = jv_dict_new(S);
+        r = llm__jv_dict_new(S);
         for (size_t i = 0; i < e->n_args; i++) {
             jv k = eval(S, e->args[i]);
-            jj_dict_set(S, r.u.dict, k, eval(S, e->kw_vals[i]));
+            llm__jj_dict_set(S, r.u.dict, k, eval(S, e->kw_vals[i]));
         }
         break;
-    default: jj_fail(S, LLM_ERR_INTERNAL, "bad expression node");
+    default: llm__jj_fail(S, LLM_ERR_INTERNAL, "bad expression node");
     }
     S->depth--;
     return r;
@@ -453,16 +542,14 @@ static jv eval(jj_state *S, const jj_ex *e) {
 
 static void emit(jj_state *S, const char *s, size_t n) {
     if (S->out->len + n > JJ_MAX_OUTPUT)
-        jj_fail(S, LLM_ERR_UNSUPPORTED, "rendered text exceeds %u bytes", JJ_MAX_OUTPUT);
+        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "rendered text exceeds %u bytes", JJ_MAX_OUTPUT);
     llm__sb_put(S->out, s, n);
     if (S->out->failed)
-        jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
+        llm__jj_fail(S, LLM_ERR_NO_MEMORY, "out of memory");
 }
 
-static int exec_body(jj_state *S, const jj_body *b);
-
 static void push_scope(jj_state *S) {
-    jj_scope *sc = jj_alloc(S, sizeof *sc);
+    jj_scope *sc = llm__jj_alloc(S, sizeof *sc);
     sc->parent = S->scope;
     S->scope = sc;
 }
@@ -473,22 +560,22 @@ static void bind_targets(jj_state *S, const jj_st *st, jv item) {
         return;
     }
     if (item.type != JV_LIST || item.u.list->n != st->n_target)
-        jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: cannot unpack a %s into %zu loop variables", st->line,
-                jv_type_name(item), st->n_target);
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: cannot unpack a %s into %zu loop variables", st->line,
+                llm__jv_type_name(item), st->n_target);
     for (size_t k = 0; k < st->n_target; k++)
         assign(S, st->target[k], item.u.list->items[k]);
 }
 
 static int exec_for(jj_state *S, const jj_st *st) {
-    jj_list items = jj_iterate(S, eval(S, st->expr), st->line);
+    jj_list items = llm__jj_iterate(S, eval(S, st->expr), st->line);
     if (st->filter) { /* the inline if filters before loop.* is computed */
-        jv kept = jv_list_new(S, items.n);
+        jv kept = llm__jv_list_new(S, items.n);
         size_t k = 0;
         for (size_t i = 0; i < items.n; i++) {
             jj_scope *saved = S->scope;
             push_scope(S);
             bind_targets(S, st, items.items[i]);
-            bool ok = jv_truthy(eval(S, st->filter));
+            bool ok = llm__jv_truthy(eval(S, st->filter));
             S->scope = saved;
             if (ok)
                 kept.u.list->items[k++] = items.items[i];
@@ -502,20 +589,21 @@ static int exec_for(jj_state *S, const jj_st *st) {
         step(S);
         jj_scope *saved = S->scope;
         push_scope(S);
-        jv loop = jv_dict_new(S);
+        jv loop = llm__jv_dict_new(S);
         jj_dict *d = loop.u.dict;
+        d->is_loop = true;
         size_t n = items.n;
-        jj_dict_set(S, d, jv_cstr("index"), jv_int((int64_t)i + 1));
-        jj_dict_set(S, d, jv_cstr("index0"), jv_int((int64_t)i));
-        jj_dict_set(S, d, jv_cstr("revindex"), jv_int((int64_t)(n - i)));
-        jj_dict_set(S, d, jv_cstr("revindex0"), jv_int((int64_t)(n - i - 1)));
-        jj_dict_set(S, d, jv_cstr("first"), jv_bool(i == 0));
-        jj_dict_set(S, d, jv_cstr("last"), jv_bool(i + 1 == n));
-        jj_dict_set(S, d, jv_cstr("length"), jv_int((int64_t)n));
+        llm__jj_dict_set(S, d, llm__jv_cstr("index"), llm__jv_int((int64_t)i + 1));
+        llm__jj_dict_set(S, d, llm__jv_cstr("index0"), llm__jv_int((int64_t)i));
+        llm__jj_dict_set(S, d, llm__jv_cstr("revindex"), llm__jv_int((int64_t)(n - i)));
+        llm__jj_dict_set(S, d, llm__jv_cstr("revindex0"), llm__jv_int((int64_t)(n - i - 1)));
+        llm__jj_dict_set(S, d, llm__jv_cstr("first"), llm__jv_bool(i == 0));
+        llm__jj_dict_set(S, d, llm__jv_cstr("last"), llm__jv_bool(i + 1 == n));
+        llm__jj_dict_set(S, d, llm__jv_cstr("length"), llm__jv_int((int64_t)n));
         if (i > 0)
-            jj_dict_set(S, d, jv_cstr("previtem"), items.items[i - 1]);
+            llm__jj_dict_set(S, d, llm__jv_cstr("previtem"), items.items[i - 1]);
         if (i + 1 < n)
-            jj_dict_set(S, d, jv_cstr("nextitem"), items.items[i + 1]);
+            llm__jj_dict_set(S, d, llm__jv_cstr("nextitem"), items.items[i + 1]);
         assign(S, "loop", loop);
         bind_targets(S, st, items.items[i]);
         int flow = exec_body(S, &st->body);
@@ -535,13 +623,13 @@ static int exec_st(jj_state *S, const jj_st *st) {
         if (v.type == JV_STR) {
             emit(S, v.u.str.s, v.u.str.n);
         } else {
-            jv s = jv_stringify(S, v);
+            jv s = llm__jv_stringify(S, v);
             emit(S, s.u.str.s, s.u.str.n);
         }
         return FLOW_NORMAL;
     }
     case ST_IF:
-        return jv_truthy(eval(S, st->expr)) ? exec_body(S, &st->body) : exec_body(S, &st->orelse);
+        return llm__jv_truthy(eval(S, st->expr)) ? exec_body(S, &st->body) : exec_body(S, &st->orelse);
     case ST_FOR: return exec_for(S, st);
     case ST_SET: {
         jv v = eval(S, st->expr);
@@ -551,39 +639,95 @@ static int exec_st(jj_state *S, const jj_st *st) {
         }
         jv ns;
         if (!lookup(S, st->target[0], &ns) || ns.type != JV_DICT || !ns.u.dict->is_namespace)
-            jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: cannot assign attribute on non-namespace object",
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: cannot assign attribute on non-namespace object",
                     st->line);
-        jj_dict_set(S, ns.u.dict, jv_cstr(st->attr), v);
+        llm__jj_dict_set(S, ns.u.dict, llm__jv_cstr(st->attr), v);
         return FLOW_NORMAL;
     }
     case ST_SET_BLOCK: {
         llm__sb *saved = S->out;
-        jj_capture *cap = jj_alloc(S, sizeof *cap);
+        jj_capture *cap = llm__jj_alloc(S, sizeof *cap);
         cap->next = S->captures;
         S->captures = cap;
         S->out = &cap->sb;
         int flow = exec_body(S, &st->body);
         S->out = saved;
         size_t n;
-        char *s = jj_scratch_end(S, &n); /* pops cap */
-        assign(S, st->target[0], jv_str(s, n));
+        char *s = llm__jj_scratch_end(S, &n); /* pops cap */
+        assign(S, st->target[0], llm__jv_str(s, n));
         return flow;
     }
     case ST_BREAK: return FLOW_BREAK;
     case ST_CONTINUE: return FLOW_CONTINUE;
     case ST_BLOCK: return exec_body(S, &st->body);
+    case ST_MACRO: {
+        jj_macro *m = llm__jj_alloc(S, sizeof *m);
+        m->def = st;
+        m->scope = S->scope;
+        jv v;
+        v.type = JV_MACRO;
+        v.u.macro = m;
+        assign(S, st->target[0], v);
+        return FLOW_NORMAL;
+    }
+    case ST_FILTER_BLOCK: {
+        jv body = capture(S, &st->body);
+        jj_scope *saved = S->scope;
+        push_scope(S);
+        assign(S, JJ_FILTER_VAR, body);
+        jv v = eval(S, st->expr);
+        S->scope = saved;
+        if (v.type != JV_STR)
+            v = llm__jv_stringify(S, v);
+        emit(S, v.u.str.s, v.u.str.n);
+        return FLOW_NORMAL;
+    }
     }
     return FLOW_NORMAL;
 }
 
 static int exec_body(jj_state *S, const jj_body *b) {
     if (++S->depth > JJ_MAX_DEPTH)
-        jj_fail(S, LLM_ERR_UNSUPPORTED, "statement nesting deeper than %d", JJ_MAX_DEPTH);
+        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "statement nesting deeper than %d", JJ_MAX_DEPTH);
     int flow = FLOW_NORMAL;
     for (size_t i = 0; i < b->n && flow == FLOW_NORMAL; i++)
         flow = exec_st(S, b->st[i]);
     S->depth--;
     return flow;
+}
+
+/* A JSON value as a template value (strings are copied into the arena). */
+static jv from_json(jj_state *S, const json_t *j, int depth) {
+    if (depth > JJ_MAX_DEPTH)
+        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "template variables nest deeper than %d", JJ_MAX_DEPTH);
+    switch (json_typeof(j)) {
+    case JSON_NULL: return llm__jv_none();
+    case JSON_TRUE: return llm__jv_bool(true);
+    case JSON_FALSE: return llm__jv_bool(false);
+    case JSON_INTEGER: return llm__jv_int((int64_t)json_integer_value(j));
+    case JSON_REAL: return llm__jv_float(json_real_value(j));
+    case JSON_STRING: {
+        size_t n = json_string_length(j);
+        return llm__jv_str(llm__jj_strndup(S, json_string_value(j), n), n);
+    }
+    case JSON_ARRAY: {
+        jv l = llm__jv_list_new(S, json_array_size(j));
+        for (size_t i = 0; i < json_array_size(j); i++)
+            l.u.list->items[i] = from_json(S, json_array_get(j, i), depth + 1);
+        return l;
+    }
+    case JSON_OBJECT: {
+        jv d = llm__jv_dict_new(S);
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)j, key, val) {
+            llm__jj_dict_set(S, d.u.dict, llm__jv_cstr(llm__jj_strndup(S, key, strlen(key))),
+                             from_json(S, val, depth + 1));
+        }
+        return d;
+    }
+    }
+    return llm__jv_none();
 }
 
 llm_status llm__jinja_render(const char *template_str, const llm__chat_ctx *ctx, llm__sb *out) {
@@ -596,33 +740,40 @@ llm_status llm__jinja_render(const char *template_str, const llm__chat_ctx *ctx,
         llm_status st = S->error;
         for (jj_capture *c = S->captures; c; c = c->next) /* failed inside block sets */
             llm__sb_free(&c->sb);
-        jj_arena_free(&S->arena);
+        llm__jj_arena_free(&S->arena);
         free(S);
         return st;
     }
     size_t n_tok;
-    jj_tok *toks = jj_lex(S, template_str, &n_tok);
-    jj_body body = jj_parse(S, toks, n_tok);
+    jj_tok *toks = llm__jj_lex(S, template_str, &n_tok);
+    jj_body body = llm__jj_parse(S, toks, n_tok);
     S->depth = 0;
 
     push_scope(S);
-    jv msgs = jv_list_new(S, ctx->n);
+    jv msgs = llm__jv_list_new(S, ctx->n);
     for (size_t i = 0; i < ctx->n; i++) {
-        jv m = jv_dict_new(S);
-        jj_dict_set(S, m.u.dict, jv_cstr("role"), jv_cstr(ctx->msgs[i].role));
-        jj_dict_set(S, m.u.dict, jv_cstr("content"), jv_cstr(ctx->msgs[i].content));
+        jv m = llm__jv_dict_new(S);
+        llm__jj_dict_set(S, m.u.dict, llm__jv_cstr("role"), llm__jv_cstr(ctx->msgs[i].role));
+        llm__jj_dict_set(S, m.u.dict, llm__jv_cstr("content"), llm__jv_cstr(ctx->msgs[i].content));
         msgs.u.list->items[i] = m;
     }
     /* What transformers' apply_chat_template passes for a plain conversation. */
     assign(S, "messages", msgs);
-    assign(S, "bos_token", jv_cstr(ctx->bos));
-    assign(S, "eos_token", jv_cstr(ctx->eos));
-    assign(S, "add_generation_prompt", jv_bool(ctx->add_gen));
-    assign(S, "tools", jv_none());
-    assign(S, "documents", jv_none());
+    assign(S, "bos_token", llm__jv_cstr(ctx->bos));
+    assign(S, "eos_token", llm__jv_cstr(ctx->eos));
+    assign(S, "add_generation_prompt", llm__jv_bool(ctx->add_gen));
+    assign(S, "tools", llm__jv_none());
+    assign(S, "documents", llm__jv_none());
+    if (ctx->vars) {
+        const char *key;
+        json_t *val;
+        json_object_foreach((json_t *)ctx->vars, key, val) {
+            assign(S, llm__jj_strndup(S, key, strlen(key)), from_json(S, val, 0));
+        }
+    }
     push_scope(S); /* the template's own top-level variables */
     exec_body(S, &body);
-    jj_arena_free(&S->arena);
+    llm__jj_arena_free(&S->arena);
     free(S);
     return LLM_OK;
 }

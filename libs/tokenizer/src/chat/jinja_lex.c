@@ -20,7 +20,7 @@ typedef struct lexer {
 static void push(lexer *L, jj_tok t) {
     if (L->n == L->cap) {
         size_t cap = L->cap ? L->cap * 2 : 256;
-        jj_tok *p = jj_alloc(L->S, cap * sizeof *p);
+        jj_tok *p = llm__jj_alloc(L->S, cap * sizeof *p);
         if (L->n)
             memcpy(p, L->toks, L->n * sizeof *p);
         L->toks = p;
@@ -94,7 +94,7 @@ static void lex_string(lexer *L, jj_tok *t) {
     for (;;) {
         if (p >= L->len) {
             llm__sb_free(&sb);
-            jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unterminated string", L->line);
+            llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unterminated string", L->line);
         }
         char c = L->src[p];
         if (c == q)
@@ -139,14 +139,14 @@ static void lex_string(lexer *L, jj_tok *t) {
                 int h = p < L->len ? hexval(L->src[p]) : -1;
                 if (h < 0) {
                     llm__sb_free(&sb);
-                    jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: bad \\%c escape", L->line, e);
+                    llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: bad \\%c escape", L->line, e);
                 }
                 cp = cp * 16 + (uint32_t)h;
                 p++;
             }
             if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
                 llm__sb_free(&sb);
-                jj_fail(L->S, LLM_ERR_UNSUPPORTED, "line %d: escape to a surrogate or beyond U+10FFFF",
+                llm__jj_fail(L->S, LLM_ERR_UNSUPPORTED, "line %d: escape to a surrogate or beyond U+10FFFF",
                         L->line);
             }
             put_utf8(&sb, cp);
@@ -154,10 +154,10 @@ static void lex_string(lexer *L, jj_tok *t) {
     }
     if (sb.failed) {
         llm__sb_free(&sb);
-        jj_fail(L->S, LLM_ERR_NO_MEMORY, "out of memory");
+        llm__jj_fail(L->S, LLM_ERR_NO_MEMORY, "out of memory");
     }
     t->type = TK_STRING;
-    t->s = jj_strndup(L->S, sb.data ? sb.data : "", sb.len);
+    t->s = llm__jj_strndup(L->S, sb.data ? sb.data : "", sb.len);
     t->n = sb.len;
     llm__sb_free(&sb);
     count_lines(L, L->pos, p);
@@ -175,7 +175,7 @@ static void lex_tag(lexer *L, char kind) {
             L->pos++;
         }
         if (L->pos >= L->len)
-            jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unclosed tag", L->line);
+            llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unclosed tag", L->line);
         const char *s = L->src + L->pos;
         size_t rest = L->len - L->pos;
         char close = kind == '{' ? '}' : '%';
@@ -209,7 +209,7 @@ static void lex_tag(lexer *L, char kind) {
             while (n < rest && (is_digit(s[n]) || s[n] == '_')) {
                 if (s[n] != '_') {
                     if (iv > (INT64_MAX - 9) / 10)
-                        jj_fail(L->S, LLM_ERR_UNSUPPORTED, "line %d: integer too large", L->line);
+                        llm__jj_fail(L->S, LLM_ERR_UNSUPPORTED, "line %d: integer too large", L->line);
                     iv = iv * 10 + (s[n] - '0');
                 }
                 n++;
@@ -254,7 +254,7 @@ static void lex_tag(lexer *L, char kind) {
                     n = 2;
             if (!n) {
                 if (!strchr("+-*/%~|.,:()[]{}<>=!", s[0]))
-                    jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unexpected character '%c'", L->line, s[0]);
+                    llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: unexpected character '%c'", L->line, s[0]);
                 n = 1;
             }
             t.type = TK_OP, t.s = s, t.n = n;
@@ -268,11 +268,77 @@ static void lex_tag(lexer *L, char kind) {
     }
 }
 
-jj_tok *jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
+/* {% raw %}...{% endraw %} at L->pos (just after "{%" and its sign): emit
+ * the body as text, with the whitespace control of both tags ('-' signs,
+ * lstrip_blocks before "{% endraw", trim_blocks after "endraw %}" only, as
+ * jinja2). False when the tag is not "raw". */
+static bool lex_raw(lexer *L) {
+    const char *src = L->src;
+    size_t len = L->len, p = L->pos;
+    while (p < len && is_ws(src[p]))
+        p++;
+    if (p + 3 > len || memcmp(src + p, "raw", 3) != 0 || (p + 3 < len && (is_alpha(src[p + 3]) || is_digit(src[p + 3]))))
+        return false;
+    p += 3;
+    while (p < len && is_ws(src[p]))
+        p++;
+    char osign = 0;
+    if (p < len && (src[p] == '-' || src[p] == '+'))
+        osign = src[p++];
+    if (p + 2 > len || src[p] != '%' || src[p + 1] != '}')
+        return false;
+    size_t cstart = p + 2;
+    if (osign == '-') /* (jinja2 applies no trim_blocks after the opening raw tag) */
+        while (cstart < len && is_ws(src[cstart]))
+            cstart++;
+    for (size_t q = cstart; q + 1 < len; q++) {
+        if (src[q] != '{' || src[q + 1] != '%')
+            continue;
+        size_t r = q + 2;
+        char sign = 0, esign = 0;
+        if (r < len && (src[r] == '-' || src[r] == '+'))
+            sign = src[r++];
+        while (r < len && is_ws(src[r]))
+            r++;
+        if (r + 6 > len || memcmp(src + r, "endraw", 6) != 0)
+            continue;
+        r += 6;
+        while (r < len && is_ws(src[r]))
+            r++;
+        if (r < len && (src[r] == '-' || src[r] == '+'))
+            esign = src[r++];
+        if (r + 2 > len || src[r] != '%' || src[r + 1] != '}')
+            continue;
+        size_t cend = q;
+        if (sign == '-') {
+            while (cend > cstart && is_ws(src[cend - 1]))
+                cend--;
+        } else if (sign != '+') {
+            size_t l = cend;
+            while (l > cstart && (src[l - 1] == ' ' || src[l - 1] == '\t'))
+                l--;
+            if (l > 0 && src[l - 1] == '\n')
+                cend = l;
+        }
+        emit_text(L, src + cstart, cend - cstart);
+        count_lines(L, L->pos, r + 2);
+        L->pos = r + 2;
+        if (esign == '-')
+            skip_ws(L);
+        else if (esign != '+' && L->pos < L->len && src[L->pos] == '\n') {
+            L->pos++;
+            L->line++;
+        }
+        return true;
+    }
+    llm__jj_fail(L->S, LLM_ERR_BAD_FORMAT, "line %d: {%% raw %%} without {%% endraw %%}", L->line);
+}
+
+jj_tok *llm__jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
     /* Normalize newlines and drop one trailing newline (keep_trailing_newline
      * is off in jinja2's default environment). */
     size_t rlen = strlen(raw);
-    char *src = jj_alloc(S, rlen + 1);
+    char *src = llm__jj_alloc(S, rlen + 1);
     size_t len = 0;
     for (size_t i = 0; i < rlen; i++) {
         if (raw[i] == '\r') {
@@ -327,7 +393,7 @@ jj_tok *jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
         if (kind == '#') {
             const char *end = strstr(src + L.pos, "#}");
             if (!end)
-                jj_fail(S, LLM_ERR_BAD_FORMAT, "line %d: unclosed comment", L.line);
+                llm__jj_fail(S, LLM_ERR_BAD_FORMAT, "line %d: unclosed comment", L.line);
             size_t endpos = (size_t)(end - src);
             char m = endpos > L.pos ? src[endpos - 1] : 0;
             count_lines(&L, L.pos, endpos);
@@ -340,6 +406,8 @@ jj_tok *jj_lex(jj_state *S, const char *raw, size_t *n_tok) {
             }
             continue;
         }
+        if (kind == '%' && lex_raw(&L))
+            continue;
         jj_tok t = {0};
         t.type = kind == '{' ? TK_VAR_BEGIN : TK_BLOCK_BEGIN;
         t.line = L.line;

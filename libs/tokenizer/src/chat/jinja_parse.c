@@ -30,7 +30,7 @@ static bool is_name(parser *P, const char *name) { return tok_is(cur(P), TK_NAME
 
 _Noreturn static void syntax(parser *P, const char *what) {
     const jj_tok *t = cur(P);
-    jj_fail(P->S, LLM_ERR_BAD_FORMAT, "template syntax error, line %d: %s (at '%.*s')", t->line, what,
+    llm__jj_fail(P->S, LLM_ERR_BAD_FORMAT, "template syntax error, line %d: %s (at '%.*s')", t->line, what,
             (int)(t->n > 20 ? 20 : t->n), t->s ? t->s : "");
 }
 
@@ -43,13 +43,13 @@ static void expect_op(parser *P, const char *op) {
 static const char *take_name(parser *P) {
     if (cur(P)->type != TK_NAME)
         syntax(P, "expected a name");
-    const char *s = jj_strndup(P->S, cur(P)->s, cur(P)->n);
+    const char *s = llm__jj_strndup(P->S, cur(P)->s, cur(P)->n);
     advance(P);
     return s;
 }
 
 static jj_ex *new_ex(parser *P, jj_ex_kind kind) {
-    jj_ex *e = jj_alloc(P->S, sizeof *e);
+    jj_ex *e = llm__jj_alloc(P->S, sizeof *e);
     e->kind = kind;
     e->line = cur(P)->line;
     return e;
@@ -57,7 +57,7 @@ static jj_ex *new_ex(parser *P, jj_ex_kind kind) {
 
 static void enter(parser *P) {
     if (++P->S->depth > JJ_MAX_DEPTH)
-        jj_fail(P->S, LLM_ERR_UNSUPPORTED, "template nesting deeper than %d", JJ_MAX_DEPTH);
+        llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "template nesting deeper than %d", JJ_MAX_DEPTH);
 }
 static void leave(parser *P) { P->S->depth--; }
 
@@ -69,7 +69,7 @@ typedef struct ptrvec {
 static void pv_push(jj_state *S, ptrvec *v, void *x) {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 4;
-        void **p = jj_alloc(S, cap * sizeof *p);
+        void **p = llm__jj_alloc(S, cap * sizeof *p);
         if (v->n)
             memcpy(p, v->p, v->n * sizeof *p);
         v->p = p;
@@ -119,7 +119,7 @@ static jj_ex *parse_postfix(parser *P, jj_ex *e) {
             if (cur(P)->type == TK_INT) { /* x.0 is x[0] */
                 a->kind = EX_INDEX;
                 a->b = new_ex(P, EX_LIT);
-                a->b->lit = jv_int(cur(P)->i);
+                a->b->lit = llm__jv_int(cur(P)->i);
                 advance(P);
             } else {
                 a->name = take_name(P);
@@ -151,7 +151,7 @@ static jj_ex *parse_postfix(parser *P, jj_ex *e) {
                 x->kind = EX_SLICE;
                 x->b = parts[0];
                 x->c = parts[1];
-                x->args = jj_alloc(P->S, sizeof *x->args);
+                x->args = llm__jj_alloc(P->S, sizeof *x->args);
                 x->args[0] = parts[2];
                 x->n_args = 1;
             } else {
@@ -204,7 +204,7 @@ static jj_ex *parse_filters(parser *P, jj_ex *e) {
                            (c->type == TK_NAME && !tok_is(c, TK_NAME, "else") &&
                             !tok_is(c, TK_NAME, "or") && !tok_is(c, TK_NAME, "and"));
                 if (arg) {
-                    t->args = jj_alloc(P->S, sizeof *t->args);
+                    t->args = llm__jj_alloc(P->S, sizeof *t->args);
                     t->args[0] = parse_postfix(P, parse_primary(P));
                     t->n_args = 1;
                 }
@@ -227,14 +227,14 @@ static jj_ex *parse_primary(parser *P) {
     if (t->type == TK_NAME) {
         e = new_ex(P, EX_LIT);
         if (tok_is(t, TK_NAME, "true") || tok_is(t, TK_NAME, "True"))
-            e->lit = jv_bool(true);
+            e->lit = llm__jv_bool(true);
         else if (tok_is(t, TK_NAME, "false") || tok_is(t, TK_NAME, "False"))
-            e->lit = jv_bool(false);
+            e->lit = llm__jv_bool(false);
         else if (tok_is(t, TK_NAME, "none") || tok_is(t, TK_NAME, "None"))
-            e->lit = jv_none();
+            e->lit = llm__jv_none();
         else {
             e->kind = EX_NAME;
-            e->name = jj_strndup(P->S, t->s, t->n);
+            e->name = llm__jj_strndup(P->S, t->s, t->n);
         }
         advance(P);
         return e;
@@ -246,18 +246,18 @@ static jj_ex *parse_primary(parser *P) {
             advance(P);
         }
         e = new_ex(P, EX_LIT);
-        char *s = jj_strndup(P->S, sb.data ? sb.data : "", sb.len);
+        char *s = llm__jj_strndup(P->S, sb.data ? sb.data : "", sb.len);
         bool failed = sb.failed;
         size_t n = sb.len;
         llm__sb_free(&sb);
         if (failed)
-            jj_fail(P->S, LLM_ERR_NO_MEMORY, "out of memory");
-        e->lit = jv_str(s, n);
+            llm__jj_fail(P->S, LLM_ERR_NO_MEMORY, "out of memory");
+        e->lit = llm__jv_str(s, n);
         return e;
     }
     if (t->type == TK_INT || t->type == TK_FLOAT) {
         e = new_ex(P, EX_LIT);
-        e->lit = t->type == TK_INT ? jv_int(t->i) : jv_float(t->f);
+        e->lit = t->type == TK_INT ? llm__jv_int(t->i) : llm__jv_float(t->f);
         advance(P);
         return e;
     }
@@ -484,7 +484,7 @@ static jj_ex *parse_expr(parser *P) {
 /* ---- statements ---- */
 
 static jj_st *new_st(parser *P, jj_st_kind kind) {
-    jj_st *s = jj_alloc(P->S, sizeof *s);
+    jj_st *s = llm__jj_alloc(P->S, sizeof *s);
     s->kind = kind;
     s->line = cur(P)->line;
     return s;
@@ -520,7 +520,7 @@ static jj_st *parse_if(parser *P) { /* at the condition, after if/elif */
     if (is_name(P, "elif")) {
         advance(P);
         jj_st *e = parse_if(P);
-        s->orelse.st = jj_alloc(P->S, sizeof *s->orelse.st);
+        s->orelse.st = llm__jj_alloc(P->S, sizeof *s->orelse.st);
         s->orelse.st[0] = e;
         s->orelse.n = 1;
         return s; /* the nested if consumed endif */
@@ -563,7 +563,7 @@ static jj_st *parse_for(parser *P) {
         s->filter = parse_expr(P);
     }
     if (is_name(P, "recursive"))
-        jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: recursive loops are not supported", s->line);
+        llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: recursive loops are not supported", s->line);
     expect_block_end(P);
     static const char *const ends[] = {"else", "endfor", NULL};
     s->body = parse_body(P, ends);
@@ -590,7 +590,7 @@ static jj_st *parse_set(parser *P) {
         advance(P);
         s->attr = take_name(P);
     } else if (is_op(P, ",")) {
-        jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: tuple assignment is not supported", s->line);
+        llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: tuple assignment is not supported", s->line);
     }
     if (cur(P)->type == TK_BLOCK_END) { /* {% set x %}...{% endset %} */
         if (s->attr)
@@ -607,7 +607,65 @@ static jj_st *parse_set(parser *P) {
     expect_op(P, "=");
     s->expr = parse_expr(P);
     if (is_op(P, ","))
-        jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: tuple values are not supported", s->line);
+        llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: tuple values are not supported", s->line);
+    expect_block_end(P);
+    return s;
+}
+
+/* {% macro name(a, b=default, ...) %} body {% endmacro %}, after "macro". */
+static jj_st *parse_macro(parser *P) {
+    jj_st *s = new_st(P, ST_MACRO);
+    s->target[0] = take_name(P);
+    s->n_target = 1;
+    expect_op(P, "(");
+    ptrvec names = {0}, defs = {0};
+    while (!is_op(P, ")")) {
+        if (names.n)
+            expect_op(P, ",");
+        if (is_op(P, ")"))
+            break;
+        pv_push(P->S, &names, (void *)take_name(P));
+        jj_ex *d = NULL;
+        if (is_op(P, "=")) {
+            advance(P);
+            d = parse_expr(P);
+        } else if (defs.n && defs.p[defs.n - 1]) {
+            syntax(P, "non-default argument follows default argument");
+        }
+        pv_push(P->S, &defs, d);
+    }
+    advance(P);
+    expect_block_end(P);
+    s->params = (const char **)names.p;
+    s->defaults = (jj_ex **)defs.p;
+    s->n_params = names.n;
+    static const char *const end[] = {"endmacro", NULL};
+    s->body = parse_body(P, end);
+    advance(P);
+    advance(P);
+    if (cur(P)->type == TK_NAME) /* {% endmacro name %} */
+        advance(P);
+    expect_block_end(P);
+    return s;
+}
+
+/* {% filter name(args) | ... %} body {% endfilter %}, after "filter". */
+static jj_st *parse_filter_block(parser *P) {
+    jj_st *s = new_st(P, ST_FILTER_BLOCK);
+    jj_ex *base = new_ex(P, EX_NAME);
+    base->name = JJ_FILTER_VAR;
+    /* The first filter has no leading '|': parse it as "| name(...)". */
+    jj_ex *f = new_ex(P, EX_FILTER);
+    f->a = base;
+    f->name = take_name(P);
+    if (is_op(P, "("))
+        parse_args(P, f);
+    s->expr = parse_filters(P, f);
+    expect_block_end(P);
+    static const char *const end[] = {"endfilter", NULL};
+    s->body = parse_body(P, end);
+    advance(P);
+    advance(P);
     expect_block_end(P);
     return s;
 }
@@ -632,6 +690,12 @@ static jj_st *parse_statement(parser *P) {
         s = new_st(P, tok_is(t, TK_NAME, "break") ? ST_BREAK : ST_CONTINUE);
         advance(P);
         expect_block_end(P);
+    } else if (tok_is(t, TK_NAME, "macro")) {
+        advance(P);
+        s = parse_macro(P);
+    } else if (tok_is(t, TK_NAME, "filter")) {
+        advance(P);
+        s = parse_filter_block(P);
     } else if (tok_is(t, TK_NAME, "generation")) { /* transformers' tracker: plain body */
         s = new_st(P, ST_BLOCK);
         advance(P);
@@ -643,10 +707,11 @@ static jj_st *parse_statement(parser *P) {
         expect_block_end(P);
     } else if (tok_is(t, TK_NAME, "endif") || tok_is(t, TK_NAME, "endfor") || tok_is(t, TK_NAME, "else") ||
                tok_is(t, TK_NAME, "elif") || tok_is(t, TK_NAME, "endset") ||
-               tok_is(t, TK_NAME, "endgeneration")) {
+               tok_is(t, TK_NAME, "endgeneration") || tok_is(t, TK_NAME, "endmacro") ||
+               tok_is(t, TK_NAME, "endfilter")) {
         syntax(P, "unexpected end tag");
     } else {
-        jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: the '%.*s' statement is not supported", t->line,
+        llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: the '%.*s' statement is not supported", t->line,
                 (int)(t->n > 30 ? 30 : t->n), t->s);
     }
     leave(P);
@@ -688,7 +753,7 @@ static jj_body parse_body(parser *P, const char *const *ends) {
     return b;
 }
 
-jj_body jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok) {
+jj_body llm__jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok) {
     parser P = {S, toks, n_tok, 0};
     return parse_body(&P, NULL);
 }
