@@ -77,3 +77,5 @@ static void check_family(const char *family) {
 
 Test(family_chat, llama3) { check_family("llama3"); }
 Test(family_chat, mistral) { check_family("mistral"); }
+Test(family_chat, qwen2) { check_family("qwen2"); }
+Test(family_chat, qwen3) { check_family("qwen3"); }

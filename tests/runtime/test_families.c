@@ -19,6 +19,10 @@
  *            layers, the Llama 3 byte-level BPE vocabulary
  *   mistral  llama architecture, Mistral 7B's heads (32 / 8 of 128), the
  *            SentencePiece vocabulary, untied F16
+ *   qwen2    Qwen2.5 0.5B's head size and GQA ratio (7 / 1 of 64), Q/K/V biases,
+ *            NEOX rope, tied Q4_0 embeddings, F16 layers, the Qwen2 BPE vocabulary
+ *   qwen3    Qwen3 0.6B's heads (16 / 8 of 128), per-head Q/K RMSNorm, NEOX rope,
+ *            Q8_0, the Qwen2 vocabulary with Qwen3's template
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -70,3 +74,5 @@ static void check_greedy(const char *family) {
 
 FAMILY(llama3)
 FAMILY(mistral)
+FAMILY(qwen2)
+FAMILY(qwen3)

@@ -5,4 +5,6 @@ set(LLM_MODELS_ARCH_SOURCES
   src/arch/hparams.c
   src/arch/tensor_table.c
   src/arch/net.c
-  src/arch/llama.c)
+  src/arch/llama.c
+  src/arch/qwen2.c
+  src/arch/qwen3.c)

@@ -71,6 +71,25 @@ typedef struct llm__arch {
     llm_status (*forward)(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
 } llm__arch;
 
+/* Table entries: GGUF name, HF name, required/optional, use, shape (ne0
+ * innermost), field. */
+#define GLOBAL(name, hf, opt, kind, ne0, ne1, field)                                                \
+    {name, hf, 0, opt, LLM__W_##kind, LLM__D_##ne0, LLM__D_##ne1, (int)offsetof(llm_net, field)}
+#define LAYER(name, hf, opt, kind, ne0, ne1, field)                                                 \
+    {name, hf, 1, opt, LLM__W_##kind, LLM__D_##ne0, LLM__D_##ne1, (int)offsetof(llm__layer_w, field)}
+enum { REQ = 0, OPT = 1 };
+
+
+/* llama.c: the llama decoder, which its variants (qwen2, qwen3) reuse with
+ * their own tables and keys. The hyper-parameters of GGUF keys
+ * "<arch>.embedding_length" etc.; rope_type is set NORMAL (the converter
+ * permuted q/k for llama) and a variant overrides it. */
+llm_status llm__llama_hparams_gguf(const char *arch, llm_model_hparams *hp, const llm_model_desc *d,
+                                   const llm_gguf *g);
+llm_status llm__llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d, json_t *cfg);
+llm_status llm__llama_load(llm_net *net);
+llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
+
 /* registry.c */
 const llm__arch *llm__arch_find(const char *tag);
 const llm__arch *llm__arch_find_hf(const char *model_type);

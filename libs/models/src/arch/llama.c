@@ -18,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "arch/arch_internal.h"
@@ -25,22 +26,27 @@
 
 /* ------------------------------------------------------------ hparams -- */
 
-static llm_status llama_hparams_gguf(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g) {
+/* The GGUF key "<arch>.<name>" in a buffer of the caller. */
+#define KEY(name) (snprintf(key, sizeof key, "%s." name, arch), key)
+
+llm_status llm__llama_hparams_gguf(const char *arch, llm_model_hparams *hp, const llm_model_desc *d,
+                                   const llm_gguf *g) {
     const char *path = llm_model_desc_path(d);
     llm_status st = LLM_OK;
     uint32_t key_len = 0, val_len = 0;
-    if (!st) st = llm__gguf_req_u32(d, g, "llama.embedding_length", &hp->n_embd);
-    if (!st) st = llm__gguf_req_u32(d, g, "llama.block_count", &hp->n_layer);
-    if (!st) st = llm__gguf_req_u32(d, g, "llama.attention.head_count", &hp->n_head);
-    if (!st) st = llm__gguf_req_u32(d, g, "llama.feed_forward_length", &hp->n_ff);
-    if (!st) st = llm__gguf_opt_u32(g, "llama.attention.head_count_kv", &hp->n_head_kv);
-    if (!st) st = llm__gguf_opt_u32(g, "llama.attention.key_length", &key_len);
-    if (!st) st = llm__gguf_opt_u32(g, "llama.attention.value_length", &val_len);
-    if (!st) st = llm__gguf_opt_u32(g, "llama.context_length", &hp->n_ctx_train);
-    if (!st) st = llm__gguf_opt_u32(g, "llama.rope.dimension_count", &hp->n_rot);
-    if (!st) st = llm__gguf_opt_f32(g, "llama.rope.freq_base", &hp->rope_freq_base);
+    char key[96];
+    if (!st) st = llm__gguf_req_u32(d, g, KEY("embedding_length"), &hp->n_embd);
+    if (!st) st = llm__gguf_req_u32(d, g, KEY("block_count"), &hp->n_layer);
+    if (!st) st = llm__gguf_req_u32(d, g, KEY("attention.head_count"), &hp->n_head);
+    if (!st) st = llm__gguf_req_u32(d, g, KEY("feed_forward_length"), &hp->n_ff);
+    if (!st) st = llm__gguf_opt_u32(g, KEY("attention.head_count_kv"), &hp->n_head_kv);
+    if (!st) st = llm__gguf_opt_u32(g, KEY("attention.key_length"), &key_len);
+    if (!st) st = llm__gguf_opt_u32(g, KEY("attention.value_length"), &val_len);
+    if (!st) st = llm__gguf_opt_u32(g, KEY("context_length"), &hp->n_ctx_train);
+    if (!st) st = llm__gguf_opt_u32(g, KEY("rope.dimension_count"), &hp->n_rot);
+    if (!st) st = llm__gguf_opt_f32(g, KEY("rope.freq_base"), &hp->rope_freq_base);
     hp->norm_eps = 1e-5f;
-    if (!st) st = llm__gguf_opt_f32(g, "llama.attention.layer_norm_rms_epsilon", &hp->norm_eps);
+    if (!st) st = llm__gguf_opt_f32(g, KEY("attention.layer_norm_rms_epsilon"), &hp->norm_eps);
     if (!st) st = llm__gguf_opt_i32(g, "tokenizer.ggml.bos_token_id", &hp->bos_id);
     if (!st) st = llm__gguf_opt_i32(g, "tokenizer.ggml.eos_token_id", &hp->eos_id);
     if (!st) st = llm__gguf_opt_i32(g, "tokenizer.ggml.padding_token_id", &hp->pad_id);
@@ -56,7 +62,7 @@ static llm_status llama_hparams_gguf(llm_model_hparams *hp, const llm_model_desc
      * rope_freqs.weight, which the forward applies; we flag it as LLAMA3. */
     const char *s;
     size_t len;
-    st = llm_gguf_get_str(g, "llama.rope.scaling.type", &s, &len);
+    st = llm_gguf_get_str(g, KEY("rope.scaling.type"), &s, &len);
     if (st == LLM_OK) {
         if (len == 6 && !memcmp(s, "linear", 6)) hp->rope_scaling = LLM_ROPE_SCALE_LINEAR;
         else if (len == 4 && !memcmp(s, "yarn", 4)) hp->rope_scaling = LLM_ROPE_SCALE_YARN;
@@ -67,15 +73,19 @@ static llm_status llama_hparams_gguf(llm_model_hparams *hp, const llm_model_desc
     } else if (st != LLM_ERR_NOT_FOUND) {
         return st;
     }
-    st = llm__gguf_opt_f32(g, "llama.rope.scaling.factor", &hp->rope_scaling_factor);
-    if (!st) st = llm__gguf_opt_u32(g, "llama.rope.scaling.original_context_length", &hp->rope_orig_ctx);
+    st = llm__gguf_opt_f32(g, KEY("rope.scaling.factor"), &hp->rope_scaling_factor);
+    if (!st) st = llm__gguf_opt_u32(g, KEY("rope.scaling.original_context_length"), &hp->rope_orig_ctx);
     if (st) return st;
     if (hp->rope_scaling == LLM_ROPE_SCALE_NONE && llm_model_desc_find_tensor(d, "rope_freqs.weight"))
         hp->rope_scaling = LLM_ROPE_SCALE_LLAMA3;
     return llm__hparams_finish(hp, d);
 }
 
-static llm_status llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d, json_t *cfg) {
+static llm_status llama_hparams_gguf(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g) {
+    return llm__llama_hparams_gguf("llama", hp, d, g);
+}
+
+llm_status llm__llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d, json_t *cfg) {
     llm_status st = LLM_OK;
     if (!st) st = llm__cfg_u32(d, cfg, "hidden_size", 1, &hp->n_embd);
     if (!st) st = llm__cfg_u32(d, cfg, "num_hidden_layers", 1, &hp->n_layer);
@@ -117,13 +127,6 @@ static llm_status llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *
 
 /* -------------------------------------------------------- tensor table -- */
 
-/* GGUF name, HF name, required/optional, use, shape (ne0 innermost), field. */
-#define GLOBAL(name, hf, opt, kind, ne0, ne1, field)                                                \
-    {name, hf, 0, opt, LLM__W_##kind, LLM__D_##ne0, LLM__D_##ne1, (int)offsetof(llm_net, field)}
-#define LAYER(name, hf, opt, kind, ne0, ne1, field)                                                 \
-    {name, hf, 1, opt, LLM__W_##kind, LLM__D_##ne0, LLM__D_##ne1, (int)offsetof(llm__layer_w, field)}
-enum { REQ = 0, OPT = 1 };
-
 static const llm__tensor_spec k_llama_tensors[] = {
     GLOBAL("token_embd.weight", "model.embed_tokens.weight", REQ, ROWS, EMBD, VOCAB, tok_embd),
     GLOBAL("output_norm.weight", "model.norm.weight", REQ, F32, EMBD, 1, out_norm),
@@ -157,7 +160,7 @@ static const llm__tensor_spec k_llama_tensors[] = {
     } while (0)
 
 /* After the table: tied output and RoPE. */
-static llm_status llama_load(llm_net *net) {
+llm_status llm__llama_load(llm_net *net) {
     const llm_model_hparams *hp = &net->hp;
     if (hp->n_embd == 0 || hp->n_ff == 0 || hp->n_vocab == 0 || hp->n_layer == 0 || hp->n_head == 0 ||
         hp->n_head_kv == 0 || hp->head_dim == 0 || hp->n_head % hp->n_head_kv != 0 || hp->n_rot == 0 ||
@@ -229,7 +232,7 @@ static llm_tensor act(const llm_net *net, size_t off, int64_t ne0, int64_t ne1, 
     return llm_tensor_4d(net->arena, off, LLM_DTYPE_F32, ne0, ne1, n, 1);
 }
 
-static llm_status llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
+llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
     const llm_model_hparams *hp = &net->hp;
     llm_backend *be = net->be;
     const int64_t n = b->n_tokens, E = hp->n_embd, F = hp->n_ff, V = hp->n_vocab;
@@ -259,6 +262,10 @@ static llm_status llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batc
         BIAS(k2, w->bk);
         OP(llm_op_matmul(be, &v2, &xn, &w->wv));
         BIAS(v2, w->bv);
+        if (llm__has(&w->q_norm)) { /* per-head RMSNorm before RoPE (Qwen3), as llama.cpp does */
+            OP(llm_op_rms_norm(be, &q, &q, &w->q_norm, eps));
+            OP(llm_op_rms_norm(be, &k, &k, &w->k_norm, eps));
+        }
         OP(llm_op_rope(be, &q, b->positions, &net->rope));
         OP(llm_op_rope(be, &k, b->positions, &net->rope));
         TAP("Qcur", l, q);
@@ -365,7 +372,7 @@ const llm__arch llm__arch_llama = {
     .tensors = k_llama_tensors,
     .n_tensors = sizeof k_llama_tensors / sizeof k_llama_tensors[0],
     .hparams_gguf = llama_hparams_gguf,
-    .hparams_hf = llama_hparams_hf,
-    .load = llama_load,
-    .forward = llama_forward,
+    .hparams_hf = llm__llama_hparams_hf,
+    .load = llm__llama_load,
+    .forward = llm__llama_forward,
 };

@@ -17,6 +17,7 @@ typedef struct llm__layer_w {
     llm_tensor wq, wk, wv;          /* [Q][E], [KV][E], [KV][E] */
     llm_tensor bq, bk, bv;          /* f32 [Q], [KV], [KV] (optional biases) */
     llm_tensor wo, bo;              /* [E][Q]; f32 [E] (optional bias) */
+    llm_tensor q_norm, k_norm;      /* f32 [head_dim]: per-head RMSNorm of q and k (Qwen3) */
     llm_tensor ffn_norm;            /* f32 [E] */
     llm_tensor wg, wu, wd;          /* [F][E], [F][E], [E][F] */
     llm_tensor bg, bu, bd;          /* f32 [F], [F], [E] (optional biases) */
