@@ -93,6 +93,8 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
 /* registry.c */
 const llm__arch *llm__arch_find(const char *tag);
 const llm__arch *llm__arch_find_hf(const char *model_type);
+/* "llama, qwen2, ..." (the registered tags) into buf[cap], for messages. */
+void llm__arch_names_join(char *buf, size_t cap);
 
 /* tensor_table.c */
 int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d);

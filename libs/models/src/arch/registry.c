@@ -3,6 +3,7 @@
  * each. Adding one (qwen2, qwen3, gemma3, phi3, bert) = one arch/<tag>.c
  * defining its llm__arch + one line here + one line in arch.cmake.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "arch/arch_internal.h"
@@ -34,5 +35,15 @@ const llm__arch *llm__arch_find_hf(const char *model_type) {
 }
 
 const char *const *llm_model_arch_list(void) { return k_arch_names; }
+
+void llm__arch_names_join(char *buf, size_t cap) {
+    size_t used = 0;
+    if (cap) buf[0] = '\0';
+    for (size_t i = 0; k_arch_names[i] && used + 1 < cap; i++) {
+        int w = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", k_arch_names[i]);
+        if (w < 0) break;
+        used += (size_t)w;
+    }
+}
 
 int llm_net_supports_arch(const char *arch) { return llm__arch_find(arch) != NULL; }

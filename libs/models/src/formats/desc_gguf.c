@@ -32,7 +32,10 @@ llm_status llm__desc_from_gguf_handle(llm_gguf *g, const char *path, llm_model_d
     const llm__arch *arch = llm__arch_find(tag);
     if (!arch) {
         llm_gguf_close(g);
-        return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: unsupported architecture '%s'", path, tag);
+        char names[256];
+        llm__arch_names_join(names, sizeof names);
+        return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: unsupported architecture '%s' (supported: %s)",
+                                 path, tag, names);
     }
     llm_model_desc *d = llm__desc_new(LLM_MODEL_SOURCE_GGUF, path);
     if (!d) {

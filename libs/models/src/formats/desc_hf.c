@@ -144,8 +144,11 @@ llm_status llm_model_desc_from_dir(const char *dir, llm_model_desc **out) {
     const char *model_type = json_is_string(mt) ? json_string_value(mt) : NULL;
     const llm__arch *arch = llm__arch_find_hf(model_type);
     if (!arch) {
-        rc = llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: unsupported architecture (model_type '%.64s')", cfg_path,
-                               model_type ? model_type : "(missing)");
+        char names[256];
+        llm__arch_names_join(names, sizeof names);
+        rc = llm__models_error(LLM_ERR_UNSUPPORTED,
+                               "model: %s: unsupported architecture (model_type '%.64s'; supported: %s)", cfg_path,
+                               model_type ? model_type : "(missing)", names);
         goto done;
     }
     d = llm__desc_new(LLM_MODEL_SOURCE_SAFETENSORS, dir);
