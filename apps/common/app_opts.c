@@ -101,7 +101,7 @@ int app_check_no_nul(const char *prog, const char *what, const char *buf, size_t
 int app_check_input_file(const char *prog, const char *path) {
     struct stat st;
     if (stat(path, &st) != 0) {
-        fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, strerror(errno));
+        fprintf(stderr, "%s: cannot read %s: %s\n", prog, path, strerror(errno));
         return -1;
     }
     if (S_ISDIR(st.st_mode)) {

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "app_common.h"
 #include "llama/engine.h"
 
 static double now_s(void) {
@@ -155,51 +156,38 @@ static void usage(FILE *to) {
             "  -m MODEL          model (.gguf file or Hugging Face folder)\n"
             "  -f TEXT_FILE      UTF-8 text to score\n"
             "  --tokens IDS_FILE whitespace-separated token ids instead of -f\n"
-            "  -c CTX            window size in tokens, >= 4 (default 512)\n"
-            "  -t THREADS        CPU threads (default: all cores)\n"
+            "  -c CTX            window size in tokens, 4 to 1048576 (default 512)\n"
+            "  -t THREADS        CPU threads, at most the number of cores (default: all)\n"
             "  -h, --help        this help\n"
             "\n"
             "Progress and tokens/s go to stderr; stdout ends with \"perplexity: <value>\".\n");
 }
 
-/* Parses a decimal int in [lo, hi]; false if it is not one. */
-static bool parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = (int)v;
-    return true;
-}
-
 int main(int argc, char **argv) {
     const char *model_path = NULL, *file = NULL, *tokfile = NULL;
-    int ctx = 512, threads = 0;
+    int32_t ctx = 512, threads = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return 0;
+            return app_finish_stdout("llm-perplexity");
         }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "llm-perplexity: unknown option or missing value: %s\n", a);
+        bool known = !strcmp(a, "-m") || !strcmp(a, "-f") || !strcmp(a, "--tokens") ||
+                     !strcmp(a, "-c") || !strcmp(a, "-t");
+        if (!known) {
+            fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
             usage(stderr);
             return 2;
         }
+        if (app_need_value("llm-perplexity", a, i + 1 < argc ? argv[i + 1] : NULL)) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "-m")) model_path = v;
         else if (!strcmp(a, "-f")) file = v;
         else if (!strcmp(a, "--tokens")) tokfile = v;
         else if (!strcmp(a, "-c")) {
-            if (!parse_int(v, 4, 1 << 20, &ctx)) {
-                fprintf(stderr, "llm-perplexity: -c needs an integer >= 4, got '%s'\n", v);
-                return 2;
-            }
+            if (app_parse_i32("llm-perplexity", a, v, 4, 1 << 20, &ctx)) return 2;
         } else if (!strcmp(a, "-t")) {
-            if (!parse_int(v, 0, 4096, &threads)) {
-                fprintf(stderr, "llm-perplexity: -t needs an integer in [0, 4096], got '%s'\n", v);
-                return 2;
-            }
+            if (app_parse_threads("llm-perplexity", a, v, &threads)) return 2;
         } else {
             fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
             usage(stderr);
@@ -212,6 +200,7 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    if (app_check_input_file("llm-perplexity", file ? file : tokfile)) return 1;
     llm_model_params mp = llm_model_default_params();
     mp.n_threads = threads;
     mp.n_ctx = ctx;
@@ -261,7 +250,15 @@ int main(int argc, char **argv) {
             goto out;
         }
         for (int32_t j = first; j < ctx - 1; j++) {
-            sum_nll += nll(logits + (size_t)j * (size_t)V, V, win[j + 1]);
+            double x = nll(logits + (size_t)j * (size_t)V, V, win[j + 1]);
+            if (!isfinite(x)) {
+                fprintf(stderr,
+                        "llm-perplexity: window %d, position %d: the model produced non-finite logits "
+                        "(NaN or infinity): no perplexity can be computed\n",
+                        w + 1, j);
+                goto out;
+            }
+            sum_nll += x;
             count++;
         }
         double el = now_s() - t0;
@@ -271,7 +268,7 @@ int main(int argc, char **argv) {
     double el = now_s() - t0;
     fprintf(stderr, "%d tokens evaluated in %.2f s: %.1f tokens/s\n", n_win * ctx, el, n_win * ctx / el);
     printf("perplexity: %.4f\n", exp(sum_nll / (double)count));
-    rc = 0;
+    rc = app_finish_stdout("llm-perplexity");
 out:
     free(logits);
     free(win);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_common.h"
 #include "llama/models.h"
 #include "llama/tokenizer.h"
 #include "tokenizer_gguf.h"
@@ -100,7 +101,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return 0;
+            return app_finish_stdout("llm-tokenize");
         } else if (!strcmp(a, "--add-special")) {
             flags |= LLM_TOKENIZE_ADD_SPECIAL;
         } else if (!strcmp(a, "--parse-special")) {
@@ -140,6 +141,7 @@ int main(int argc, char **argv) {
         text = malloc(len + 1);
         if (text) memcpy(text, text_arg, len + 1);
     } else {
+        if (file && app_check_input_file("llm-tokenize", file)) return 1;
         FILE *f = file ? fopen(file, "rb") : stdin;
         if (!f) {
             fprintf(stderr, "llm-tokenize: cannot open %s\n", file);
@@ -186,5 +188,5 @@ int main(int argc, char **argv) {
     free(ids);
     free(text);
     llm_tokenizer_free(tok);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return app_finish_stdout("llm-tokenize");
 }
