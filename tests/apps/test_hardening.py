@@ -48,7 +48,10 @@ def skip(item, name, why):
 
 
 def run(args, stdin=b"", stdout=subprocess.PIPE, timeout=300):
-    p = subprocess.run(args, input=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout)
+    try:
+        p = subprocess.run(args, input=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return -1, "", "(timed out after %d s)" % timeout
     out = p.stdout.decode("utf-8", "replace") if p.stdout is not None else ""
     return p.returncode, out, p.stderr.decode("utf-8", "replace")
 
@@ -139,11 +142,11 @@ def main():
               rc == 1 and "NUL" in err and "line 2" in err and out == "", (rc, err))
 
         # ---- 5: threads -------------------------------------------------------------
-        for name, args in [("llm-chat", [chat, "-m", model, "-t", "1000", "-p", "hi"]),
+        for name, args in [("llm-chat", [chat, "-m", model, "-t", "1000", "-n", "1", "-p", "hi"]),
                            ("llm-embed", [embed, "-m", model, "-t", "1000", lines]),
                            ("llm-embed search", [embed, "search", "-t", "1000", "--index", "x", "--query", "q"]),
-                           ("llm-perplexity", [ppl, "-m", model, "-f", text, "-t", "1000"])]:
-            rc, out, err = run(args)
+                           ("llm-perplexity", [ppl, "-m", model, "-f", text, "-c", "128", "-t", "1000"])]:
+            rc, out, err = run(args, timeout=30)
             check(5, "%s -t 1000 refused" % name, rc == 2 and "more threads than" in err, (rc, err))
 
         # ---- 6: Ctrl-C on a one-shot answer -----------------------------------------
@@ -157,7 +160,11 @@ def main():
             if r:
                 got += os.read(p.stdout.fileno(), 64)
         p.send_signal(signal.SIGINT)
-        out, err = p.communicate(timeout=120)
+        try:
+            out, err = p.communicate(timeout=120)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
         check(6, "SIGINT during llm-chat -p: exit 130", p.returncode == 130, (p.returncode, err[-300:]))
         rc, out, err = run([chat, "--help"])
         check(6, "--help documents exit status 130", "130" in out, out[-400:])
@@ -289,20 +296,28 @@ def pty_checks(chat, model, d):
                 break
         return buf
 
+    def finish(p):
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+
+    saved = termios.tcgetattr(slave)
     try:
         p = start()
         buf = read_until(p, b"> ")
-        before = termios.tcgetattr(slave)[3] & termios.ECHO
         p.send_signal(signal.SIGTERM)
-        p.wait(timeout=30)
+        finish(p)
         after = termios.tcgetattr(slave)[3] & termios.ECHO
         check(9, "SIGTERM at the prompt leaves the terminal echoing",
-              b"> " in buf and after != 0, (buf[-200:], before, after))
+              b"> " in buf and after != 0, (buf[-200:], after))
+        termios.tcsetattr(slave, termios.TCSANOW, saved)
         p = start()
         buf = read_until(p, b"> ")
         os.write(master, b"\x04")
-        p.wait(timeout=30)
-        tail = buf + read_until(p, b"\xff", timeout=2)
+        tail = buf + read_until(p, b"\xff", timeout=5)
+        finish(p)
         check(9, "Ctrl-D at the prompt ends the line", b"> " in tail and tail.rstrip(b" ").endswith((b"\n", b"\r\n")),
               tail[-80:])
     finally:
