@@ -400,7 +400,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "llm-chat: cannot load %s: %s\n", path, llm_last_error());
         return APP_EXIT_FAIL;
     }
-    fprintf(stderr, "memory plan: weights %.1f MiB + KV %.1f MiB + scratch %.1f MiB = %.1f MiB\n",
+    fprintf(stderr, "memory plan: mapped model %.1f MiB + KV %.1f MiB + scratch %.1f MiB = %.1f MiB\n",
             (double)plan.weights_bytes / 1048576.0, (double)plan.kv_bytes / 1048576.0,
             (double)plan.scratch_bytes / 1048576.0, (double)plan.total_bytes / 1048576.0);
     uint64_t avail = app_available_memory();

@@ -23,13 +23,18 @@ llm_status llm__fwd_sizes(const llm_model_desc *d, const llm__fwd_params *p, uin
     const llm_model_hparams *hp = llm_model_desc_hparams(d);
     uint64_t per_tok = 2ull * hp->n_layer * hp->n_head_kv * hp->head_dim * kv_elem(p->kv_dtype);
     *kv_bytes = per_tok * (uint64_t)p->block_size * (uint64_t)p->n_blocks;
-    /* The net's arena holds, per batch token, the residual stream, a normed
-     * copy, q/k/v, the attention output and the two FFN halves, plus one row
-     * of logits; an estimate from the shapes (the net does not report it). */
-    uint64_t nb = (uint64_t)p->n_batch;
-    uint64_t per = 2ull * hp->n_embd + 2ull * hp->n_head * hp->head_dim + 2ull * hp->n_head_kv * hp->head_dim +
-                   2ull * hp->n_ff;
-    *scratch_bytes = 4ull * (nb * per + hp->n_vocab);
+    /* The net's arena (libs/models/src/arch/net.c, make_arena), slot for
+     * slot: per batch token the residual stream, a normed copy, a temporary,
+     * q and the attention output, k and v, the two FFN halves; plus up to
+     * 71 rows of logits (LOGITS_CHUNK + LOGITS_TAIL - 1), each slot aligned
+     * to 64 bytes. Keep the two in step: the plan must be what is allocated. */
+    uint64_t nb = (uint64_t)p->n_batch, f = 4, slots = 0;
+    uint64_t QD = (uint64_t)hp->n_head * hp->head_dim, KD = (uint64_t)hp->n_head_kv * hp->head_dim;
+    uint64_t sizes[] = {nb * hp->n_embd * f, nb * hp->n_embd * f, nb * hp->n_embd * f, nb * QD * f,
+                        nb * QD * f, nb * KD * f, nb * KD * f, nb * hp->n_ff * f, nb * hp->n_ff * f,
+                        (nb < 71 ? nb : 71) * hp->n_vocab * f};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) slots += (sizes[i] + 63) & ~63ull;
+    *scratch_bytes = slots;
     return LLM_OK;
 }
 

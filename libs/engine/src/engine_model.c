@@ -125,6 +125,23 @@ static uint64_t weights_bytes(const llm_model_desc *d, uint64_t *n_params, const
     return total;
 }
 
+/* Bytes of the model files that end up resident: each file is mapped and
+ * read from its start (header, metadata) to the end of its last tensor, as
+ * the forward wraps it (libs/models/src/arch/net.c, wrap_files). */
+static uint64_t mapped_bytes(const llm_model_desc *d) {
+    uint64_t total = 0;
+    uint32_t nf = llm_model_desc_file_count(d);
+    for (uint32_t f = 0; f < nf; f++) {
+        uint64_t end = 0;
+        for (int64_t i = 0; i < llm_model_desc_tensor_count(d); i++) {
+            const llm_model_tensor *t = llm_model_desc_tensor_at(d, i);
+            if (t->file_index == f && t->file_offset + t->size > end) end = t->file_offset + t->size;
+        }
+        total += end;
+    }
+    return total;
+}
+
 llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_memory_plan *plan) {
     if (!path || !plan) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_model_plan: NULL argument");
     llm_model_params p = params ? *params : llm_model_default_params();
@@ -141,7 +158,8 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_
         st = llm__fwd_sizes(d, &fp, &kv, &scratch);
         if (st == LLM_OK) {
             memset(plan, 0, sizeof *plan);
-            plan->weights_bytes = weights_bytes(d, &np, &dom);
+            (void)weights_bytes(d, &np, &dom);
+            plan->weights_bytes = mapped_bytes(d);
             plan->kv_bytes = kv;
             /* scratch: the forward's arena plus the host logits of a session */
             plan->scratch_bytes = scratch + (uint64_t)llm_model_desc_hparams(d)->n_vocab * 4u;
