@@ -72,6 +72,7 @@ typedef struct app {
     buf answer;             /* text of the answer being generated */
     bool to_stdout_only;    /* non-interactive: answer on stdout, nothing else */
     bool out_failed;        /* a write to stdout failed: stop, exit 1 */
+    int out_errno;          /* errno of that failure, saved at once */
 } app;
 
 static int push_msg(app *a, const char *role, const char *content) {
@@ -116,6 +117,7 @@ static bool on_text(const char *text, size_t len, llm_token tok, void *user) {
     app *a = user;
     if (len) {
         if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+            a->out_errno = errno;
             a->out_failed = true;
             return false;
         }
@@ -230,9 +232,13 @@ static int run_turn(app *a, const char *user) {
     g_active = a->sess;
     st = llm_decode(a->sess, a->o.n_predict, on_text, a);
     g_active = NULL;
-    if (!a->out_failed && (fputc('\n', stdout) == EOF || fflush(stdout) != 0)) a->out_failed = true;
+    if (!a->out_failed && (fputc('\n', stdout) == EOF || fflush(stdout) != 0)) {
+        a->out_errno = errno;
+        a->out_failed = true;
+    }
     if (a->out_failed) {
-        fprintf(stderr, "llm-chat: cannot write the answer: %s\n", strerror(errno ? errno : EIO));
+        fprintf(stderr, "llm-chat: cannot write the answer: %s\n",
+                strerror(a->out_errno ? a->out_errno : EIO));
         return APP_EXIT_FAIL;
     }
     if (st == LLM_CANCELLED) {

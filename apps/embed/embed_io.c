@@ -228,8 +228,13 @@ int embed_output_write(embed_output *o, const char *id_json, const float *v) {
         json_decref(j);
     }
     if (ferror(o->f) || (o->ids.f && ferror(o->ids.f))) {
+        /* errno may be stale after the calls since the failed write: flushing
+         * again repeats the failure and gives its reason. */
+        FILE *bad = ferror(o->f) ? o->f : o->ids.f;
+        errno = 0;
+        int e = fflush(bad) != 0 ? errno : 0;
         fprintf(stderr, "llm-embed: cannot write %s: %s\n", o->out.target ? o->out.target : "the output",
-                strerror(errno));
+                strerror(e ? e : EIO));
         return -1;
     }
     o->rows++;
