@@ -31,6 +31,7 @@ static int g_state; /* 0 not tried, 1 loaded, -1 failed */
 static llm__cuda_api g_api;
 static char g_why[1024]; /* why loading failed */
 
+#ifdef LLM_CUDA_MODULE_BUILT
 static void host_set_error(const char *msg) { (void)llm__err(LLM_OK, "%s", msg); }
 
 static const llm__cuda_host g_host = {LLM_CUDA_MODULE_ABI, sizeof(struct llm_backend),
@@ -63,6 +64,7 @@ static int try_open(const char *path) {
     }
     return 1; /* the handle stays open for the life of the process */
 }
+#endif /* LLM_CUDA_MODULE_BUILT */
 
 static int load_module(void) {
 #ifndef LLM_CUDA_MODULE_BUILT
