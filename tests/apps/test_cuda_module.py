@@ -5,7 +5,7 @@ the CUDA backend is the run-time module libllm-cuda.so.
 usage: test_cuda_module.py BIN_DIR MODEL PROGRAM...
 Prints PASS/FAIL/SKIP per check; exit 0 / 1.
 
-- ldd of every PROGRAM lists no CUDA library (libcudart, libcublas,
+- ldd of every PROGRAM (and every other executable in BIN_DIR) lists no CUDA library (libcudart, libcublas,
   libcublasLt, libcurand, libcuda), while ldd of the module does (so ldd
   itself is shown to see them);
 - a CPU run (--backend auto and cpu) maps no CUDA library (/proc/PID/maps,
@@ -70,7 +70,11 @@ def main():
     if not os.path.exists(module):
         print("FAIL the CUDA module %s was not built" % module)
         return 1
-    for prog in programs:
+    # The named programs, and every other executable beside them (tests, benches).
+    others = sorted(os.path.join(bindir, n) for n in os.listdir(bindir)
+                    if n != "libllm-cuda.so" and os.path.isfile(os.path.join(bindir, n))
+                    and os.access(os.path.join(bindir, n), os.X_OK))
+    for prog in programs + [o for o in others if o not in programs]:
         out = ldd(prog)
         check("ldd %s: no CUDA library" % os.path.basename(prog), not CUDA_LIB.search(out),
               [l.strip() for l in out.splitlines() if CUDA_LIB.search(l)])
