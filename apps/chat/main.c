@@ -409,16 +409,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "memory plan: mapped model %.1f MiB + KV %.1f MiB + scratch %.1f MiB = %.1f MiB\n",
             (double)plan.weights_bytes / 1048576.0, (double)plan.kv_bytes / 1048576.0,
             (double)plan.scratch_bytes / 1048576.0, (double)plan.total_bytes / 1048576.0);
-    uint64_t avail = app_available_memory();
-    if (avail && plan.total_bytes > avail) {
-        fprintf(stderr,
-                "llm-chat: %s the plan needs %.0f MiB but only %.0f MiB of memory are available "
-                "(lower -c to shrink the KV cache%s)\n",
-                a.o.force ? "warning (--force):" : "refusing to load:",
-                (double)plan.total_bytes / 1048576.0, (double)avail / 1048576.0,
-                a.o.force ? "" : ", or --force to try anyway");
-        if (!a.o.force) return APP_EXIT_FAIL;
-    }
+    if (app_check_memory("llm-chat", plan.total_bytes, a.o.force, "-c to shrink the KV cache"))
+        return APP_EXIT_FAIL;
     if (llm_load_model(path, &mp, &a.model) != LLM_OK) {
         fprintf(stderr, "llm-chat: cannot load %s: %s\n", path, llm_last_error());
         return 1;

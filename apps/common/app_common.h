@@ -56,6 +56,10 @@ void app_default_model(char *buf, size_t cap);
  * /proc/meminfo's MemAvailable and the cgroup's memory.max less its current
  * use; 0 when unknown. */
 uint64_t app_available_memory(void);
+/* Refuses a plan of `need` bytes larger than app_available_memory(): prints
+ * "PROG: refusing to ... (lower HOW, or --force to try anyway)" and returns -1;
+ * with force, prints a warning and returns 0. 0 when it fits or is unknown. */
+int app_check_memory(const char *prog, uint64_t need, bool force, const char *how);
 
 /* ---- input -------------------------------------------------------------- */
 

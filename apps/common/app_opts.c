@@ -150,3 +150,13 @@ uint64_t app_available_memory(void) {
     }
     return avail;
 }
+
+int app_check_memory(const char *prog, uint64_t need, bool force, const char *how) {
+    uint64_t avail = app_available_memory();
+    if (!avail || need <= avail) return 0;
+    fprintf(stderr,
+            "%s: %s the plan needs %.0f MiB but only %.0f MiB of memory are available (lower %s%s)\n",
+            prog, force ? "warning (--force):" : "refusing to load:", (double)need / 1048576.0,
+            (double)avail / 1048576.0, how, force ? "" : ", or --force to try anyway");
+    return force ? 0 : -1;
+}

@@ -158,6 +158,7 @@ static void usage(FILE *to) {
             "  --tokens IDS_FILE whitespace-separated token ids instead of -f\n"
             "  -c CTX            window size in tokens, 4 to 1048576 (default 512)\n"
             "  -t THREADS        CPU threads, at most the number of cores (default: all)\n"
+            "  --force           run even when the memory plan exceeds the available memory\n"
             "  -h, --help        this help\n"
             "\n"
             "Progress and tokens/s go to stderr; stdout ends with \"perplexity: <value>\".\n");
@@ -166,11 +167,16 @@ static void usage(FILE *to) {
 int main(int argc, char **argv) {
     const char *model_path = NULL, *file = NULL, *tokfile = NULL;
     int32_t ctx = 512, threads = 0;
+    bool force = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return app_finish_stdout("llm-perplexity");
+        }
+        if (!strcmp(a, "--force")) {
+            force = true;
+            continue;
         }
         bool known = !strcmp(a, "-m") || !strcmp(a, "-f") || !strcmp(a, "--tokens") ||
                      !strcmp(a, "-c") || !strcmp(a, "-t");
@@ -206,6 +212,14 @@ int main(int argc, char **argv) {
     mp.n_ctx = ctx;
     /* One window per forward pass where memory allows, as llama.cpp does. */
     mp.n_batch = ctx < 512 ? ctx : 512;
+    /* The engine's plan first, then (once n_vocab is known) with this
+     * program's logits buffer added: [ctx][n_vocab] floats. */
+    llm_memory_plan plan;
+    if (llm_model_plan(model_path, &mp, &plan) != LLM_OK) {
+        fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
+        return 1;
+    }
+    if (app_check_memory("llm-perplexity", plan.total_bytes, force, "-c")) return 1;
     llm_model *m = NULL;
     if (llm_load_model(model_path, &mp, &m) != LLM_OK) {
         fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
@@ -213,6 +227,11 @@ int main(int argc, char **argv) {
     }
     llm_model_info info;
     llm_model_get_info(m, &info);
+    if (app_check_memory("llm-perplexity", plan.total_bytes + (uint64_t)ctx * (uint64_t)info.n_vocab * 4u,
+                         force, "-c")) {
+        llm_model_free(m);
+        return 1;
+    }
     int rc = 1;
     llm_session *s = NULL;
     float *logits = NULL;

@@ -262,6 +262,9 @@ def main():
         rc, out, err = run([chat, "-m", model, "-t", "1", "-c", "16000000", "-p", "hi"])
         check(11, "a plan above the available memory is refused without --force",
               rc == 1 and "refusing to load" in err and "--force" in err, (rc, err[-300:]))
+        rc, out, err = run([ppl, "-m", model, "-t", "1", "-c", "1048576", "-f", text], timeout=60)
+        check(11, "llm-perplexity: a plan above the available memory is refused without --force",
+              rc == 1 and "refusing to load" in err and "--force" in err, (rc, err[-300:]))
 
     print("%d failure(s)" % len(FAILS))
     return 1 if FAILS else 0
