@@ -306,20 +306,34 @@ def pty_checks(chat, model, d):
             p.kill()
             p.wait()
 
+    def wait_raw(p, timeout=60):
+        """Waits until the line editor has switched the terminal to raw mode
+        (ICANON off): only then does a signal find the terminal changed, and
+        only then is a typed byte not flushed away by that switch."""
+        end = time.time() + timeout
+        while time.time() < end and p.poll() is None:
+            if not termios.tcgetattr(slave)[3] & termios.ICANON:
+                time.sleep(0.2)
+                return True
+            time.sleep(0.05)
+        return False
+
     saved = termios.tcgetattr(slave)
     try:
         p = start()
         buf = read_until(p, b"> ")
+        raw = wait_raw(p)
         p.send_signal(signal.SIGTERM)
         finish(p)
         after = termios.tcgetattr(slave)[3] & termios.ECHO
-        check(9, "SIGTERM at the prompt leaves the terminal echoing",
-              b"> " in buf and after != 0, (buf[-200:], after))
+        check(9, "SIGTERM at the prompt (terminal in raw mode) leaves the terminal echoing",
+              b"> " in buf and raw and after != 0, (buf[-200:], raw, after))
         termios.tcsetattr(slave, termios.TCSANOW, saved)
         p = start()
         buf = read_until(p, b"> ")
+        wait_raw(p)
         os.write(master, b"\x04")
-        tail = buf + read_until(p, b"\xff", timeout=5)
+        tail = buf + read_until(p, b"\xff", timeout=10)
         finish(p)
         check(9, "Ctrl-D at the prompt ends the line", b"> " in tail and tail.rstrip(b" ").endswith((b"\n", b"\r\n")),
               tail[-80:])
