@@ -13,14 +13,14 @@ typedef struct chat_opts {
     const char *prompt;     /* -p; NULL = interactive (or stdin when not a tty) */
     const char *system;     /* -sys / --system */
     const char *backend;    /* --backend */
-    int32_t n_predict;      /* -n; -1 = until end of turn or full context */
+    int32_t n_predict;      /* -n; -1 = until end of turn or full context, else >= 1 */
     int32_t n_ctx;          /* -c; 0 = model default */
     int32_t n_threads;      /* -t; 0 = all cores */
     int32_t n_batch;        /* -b; 0 = engine default */
     bool kv_f32;            /* --kv-type f32 */
     llm_sampling_params sp;  /* --temp --top-k --top-p --min-p --repeat-penalty -s */
     bool raw;               /* --raw: no chat template */
-    bool no_mmap;
+    bool force;             /* --force: load even when the plan exceeds free memory */
     bool no_prefix_cache;
     bool verbose;           /* --verbose: print stats after each answer */
     bool interactive;       /* -i: force interactive even with -p */

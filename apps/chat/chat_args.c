@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_common.h"
 #include "chat.h"
 
-#define DEFAULT_MODEL_FILE "SmolLM2-135M-Instruct.Q4_1.gguf"
+#define DEFAULT_MODEL_FILE APP_DEFAULT_MODEL_FILE
+#define P "llm-chat"
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -22,11 +24,11 @@ static void usage(FILE *f) {
         "                          ${LLM_MODELS_DIR:-${XDG_CACHE_HOME:-~/.cache}/llm/models}/\n"
         "                          " DEFAULT_MODEL_FILE ")\n"
         "  -c, --ctx-size N        context size in tokens (default: model's, at most 4096)\n"
-        "  -t, --threads N         CPU threads (default: all cores)\n"
+        "  -t, --threads N         CPU threads, at most the number of cores (default: all cores)\n"
         "      --backend NAME      cpu, cuda or auto (default auto)\n"
         "  -b, --batch-size N      most prompt tokens per forward pass (default 256)\n"
         "      --kv-type T         KV cache element type: f16 (default) or f32\n"
-        "      --no-mmap           read the weights instead of mapping the file\n"
+        "      --force             load even when the memory plan exceeds the available memory\n"
         "      --no-prefix-cache   do not reuse KV blocks of identical prompt prefixes\n"
         "\n"
         "prompt:\n"
@@ -34,7 +36,8 @@ static void usage(FILE *f) {
         "  -sys, --system TEXT     system prompt\n"
         "  -i, --interactive       stay interactive after answering -p\n"
         "      --raw               continue the text as given, without the chat template\n"
-        "  -n, --n-predict N       most tokens per answer (default -1: until end of turn)\n"
+        "  -n, --n-predict N       most tokens per answer, >= 1 (default -1: until end of turn\n"
+        "                          or full context)\n"
         "\n"
         "sampling (llama.cpp names; --temp 0 is greedy and deterministic):\n"
         "  -s, --seed N            RNG seed (default 12648430)\n"
@@ -50,6 +53,9 @@ static void usage(FILE *f) {
         "  -h, --help              this help\n"
         "      --version           print the version\n"
         "\n"
+        "exit status: 0 done; 1 error; 2 bad usage; 130 the one-shot answer (-p or stdin)\n"
+        "was cut by Ctrl-C (SIGINT), so what stdout holds is incomplete.\n"
+        "\n"
         "interactive commands:\n"
         "  /help  /reset  /stats  /system TEXT  /quit\n"
         "  Ctrl-C stops the current answer; Ctrl-C twice at the prompt (or Ctrl-D) quits.\n"
@@ -58,50 +64,7 @@ static void usage(FILE *f) {
         "Get the default model with: scripts/setup.sh (or scripts/fetch-model.sh)\n");
 }
 
-static int parse_i32(const char *opt, const char *s, int32_t lo, int32_t hi, int32_t *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "llm-chat: %s expects an integer in [%d, %d], got '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = (int32_t)v;
-    return 0;
-}
-
-static int parse_f32(const char *opt, const char *s, float lo, float hi, float *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || v < lo || v > hi) {
-        fprintf(stderr, "llm-chat: %s expects a number in [%g, %g], got '%s'\n", opt, (double)lo,
-                (double)hi, s);
-        return -1;
-    }
-    *out = (float)v;
-    return 0;
-}
-
-void chat_default_model(char *buf, size_t cap) {
-    const char *m = getenv("LLM_MODEL");
-    if (m && *m) {
-        snprintf(buf, cap, "%s", m);
-        return;
-    }
-    const char *dir = getenv("LLM_MODELS_DIR");
-    if (dir && *dir) {
-        snprintf(buf, cap, "%s/%s", dir, DEFAULT_MODEL_FILE);
-        return;
-    }
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    if (xdg && *xdg) {
-        snprintf(buf, cap, "%s/llm/models/%s", xdg, DEFAULT_MODEL_FILE);
-        return;
-    }
-    const char *home = getenv("HOME");
-    snprintf(buf, cap, "%s/.cache/llm/models/%s", home ? home : ".", DEFAULT_MODEL_FILE);
-}
+void chat_default_model(char *buf, size_t cap) { app_default_model(buf, cap); }
 
 int chat_parse_args(int argc, char **argv, chat_opts *o) {
     memset(o, 0, sizeof *o);
@@ -111,13 +74,10 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
-#define NEEDV()                                                              \
-    do {                                                                     \
-        if (!v) {                                                            \
-            fprintf(stderr, "llm-chat: option %s needs a value\n", a);       \
-            return -1;                                                       \
-        }                                                                    \
-        i++;                                                                 \
+#define NEEDV()                              \
+    do {                                     \
+        if (app_need_value(P, a, v)) return -1; \
+        i++;                                 \
     } while (0)
 #define IS(s1, s2) (strcmp(a, s1) == 0 || strcmp(a, s2) == 0)
         if (IS("-h", "--help")) {
@@ -140,13 +100,17 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
             o->backend = v;
         } else if (IS("-n", "--n-predict")) {
             NEEDV();
-            if (parse_i32(a, v, -1, INT32_MAX, &o->n_predict)) return -1;
+            if (app_parse_i32(P, a, v, -1, INT32_MAX, &o->n_predict)) return -1;
+            if (o->n_predict == 0) {
+                fprintf(stderr, P ": %s expects -1 (no limit) or a count >= 1, got '0'\n", a);
+                return -1;
+            }
         } else if (IS("-c", "--ctx-size")) {
             NEEDV();
-            if (parse_i32(a, v, 0, 1 << 24, &o->n_ctx)) return -1;
+            if (app_parse_i32(P, a, v, 0, 1 << 24, &o->n_ctx)) return -1;
         } else if (IS("-b", "--batch-size")) {
             NEEDV();
-            if (parse_i32(a, v, 1, 1 << 16, &o->n_batch)) return -1;
+            if (app_parse_i32(P, a, v, 1, 1 << 16, &o->n_batch)) return -1;
         } else if (IS("--kv-type", "--kv-type")) {
             NEEDV();
             if (strcmp(v, "f16") && strcmp(v, "f32")) {
@@ -156,7 +120,7 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
             o->kv_f32 = strcmp(v, "f32") == 0;
         } else if (IS("-t", "--threads")) {
             NEEDV();
-            if (parse_i32(a, v, 0, 1024, &o->n_threads)) return -1;
+            if (app_parse_threads(P, a, v, &o->n_threads)) return -1;
         } else if (IS("-s", "--seed")) {
             NEEDV();
             char *end;
@@ -169,26 +133,26 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
             o->sp.seed = (uint64_t)s;
         } else if (IS("--temp", "--temp")) {
             NEEDV();
-            if (parse_f32(a, v, 0.0f, 100.0f, &o->sp.temperature)) return -1;
+            if (app_parse_f32(P, a, v, 0.0f, 100.0f, &o->sp.temperature)) return -1;
         } else if (IS("--top-k", "--top-k")) {
             NEEDV();
-            if (parse_i32(a, v, 0, INT32_MAX, &o->sp.top_k)) return -1;
+            if (app_parse_i32(P, a, v, 0, INT32_MAX, &o->sp.top_k)) return -1;
         } else if (IS("--top-p", "--top-p")) {
             NEEDV();
-            if (parse_f32(a, v, 0.0f, 1.0f, &o->sp.top_p)) return -1;
+            if (app_parse_f32(P, a, v, 0.0f, 1.0f, &o->sp.top_p)) return -1;
         } else if (IS("--min-p", "--min-p")) {
             NEEDV();
-            if (parse_f32(a, v, 0.0f, 1.0f, &o->sp.min_p)) return -1;
+            if (app_parse_f32(P, a, v, 0.0f, 1.0f, &o->sp.min_p)) return -1;
         } else if (IS("--repeat-penalty", "--repeat-penalty")) {
             NEEDV();
-            if (parse_f32(a, v, 0.0f, 100.0f, &o->sp.repeat_penalty)) return -1;
+            if (app_parse_f32_above(P, a, v, 0.0f, 100.0f, &o->sp.repeat_penalty)) return -1;
         } else if (IS("--repeat-last-n", "--repeat-last-n")) {
             NEEDV();
-            if (parse_i32(a, v, 0, INT32_MAX, &o->sp.repeat_last_n)) return -1;
+            if (app_parse_i32(P, a, v, 0, INT32_MAX, &o->sp.repeat_last_n)) return -1;
         } else if (IS("--raw", "--raw")) {
             o->raw = true;
-        } else if (IS("--no-mmap", "--no-mmap")) {
-            o->no_mmap = true;
+        } else if (IS("--force", "--force")) {
+            o->force = true;
         } else if (IS("--no-prefix-cache", "--no-prefix-cache")) {
             o->no_prefix_cache = true;
         } else if (IS("-v", "--verbose")) {

@@ -11,6 +11,7 @@
 
 #include <editline/readline.h>
 
+#include "app_common.h"
 #include "chat.h"
 
 static bool use_edit;
@@ -108,6 +109,9 @@ char *line_read(const char *prompt, bool *interrupted) {
         return NULL;
     }
     buf[n] = '\0';
+    if (app_check_no_nul("llm-chat", "the input line", buf, n)) {
+        buf[0] = '\0'; /* refused with a message; the caller skips an empty line */
+    }
     return buf;
 }
 

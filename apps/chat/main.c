@@ -5,13 +5,16 @@
  * session already holds and computes only the new tail: earlier turns are
  * never prefilled twice. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
+#include "app_common.h"
 #include "chat.h"
 
 volatile int g_sigint_count;
@@ -22,6 +25,18 @@ static void on_sigint(int sig) {
     g_sigint_count++;
     llm_session *s = g_active;
     if (s) llm_session_cancel(s);
+}
+
+/* The terminal's settings before the line editor changed them, restored when
+ * SIGTERM or SIGHUP ends the program at the prompt (else the shell is left
+ * without echo). tcsetattr() is async-signal-safe. */
+static struct termios g_tio;
+static volatile sig_atomic_t g_tio_saved;
+
+static void on_term(int sig) {
+    if (g_tio_saved) tcsetattr(STDIN_FILENO, TCSANOW, &g_tio);
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 /* ---- growable byte buffer ---------------------------------------------- */
@@ -56,6 +71,8 @@ typedef struct app {
     char *system;           /* malloc'd or NULL */
     buf answer;             /* text of the answer being generated */
     bool to_stdout_only;    /* non-interactive: answer on stdout, nothing else */
+    bool out_failed;        /* a write to stdout failed: stop, exit 1 */
+    int out_errno;          /* errno of that failure, saved at once */
 } app;
 
 static int push_msg(app *a, const char *role, const char *content) {
@@ -99,8 +116,11 @@ static bool on_text(const char *text, size_t len, llm_token tok, void *user) {
     (void)tok;
     app *a = user;
     if (len) {
-        fwrite(text, 1, len, stdout);
-        fflush(stdout);
+        if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+            a->out_errno = errno;
+            a->out_failed = true;
+            return false;
+        }
         if (buf_add(&a->answer, text, len)) return false;
     }
     return true;
@@ -150,8 +170,9 @@ static char *render(app *a) {
     }
 }
 
-/* One user turn. Returns 0 on success (including a cancelled answer), 1 on
- * an error that leaves the conversation as before the turn. */
+/* One user turn. Returns APP_EXIT_OK on success, APP_EXIT_INTERRUPTED when
+ * Ctrl-C cut the prompt or the answer, APP_EXIT_FAIL on an error (a failed
+ * prompt leaves the conversation as before the turn). */
 static int run_turn(app *a, const char *user) {
     llm_token *toks = NULL;
     int32_t n;
@@ -198,7 +219,7 @@ static int run_turn(app *a, const char *user) {
     if (st == LLM_CANCELLED) {
         fprintf(stderr, "\n[cancelled]\n");
         if (!a->o.raw) pop_msg(a);
-        return 0;
+        return APP_EXIT_INTERRUPTED;
     }
     if (st != LLM_OK) {
         fprintf(stderr, "llm-chat: %s\n", llm_session_last_error(a->sess));
@@ -211,8 +232,15 @@ static int run_turn(app *a, const char *user) {
     g_active = a->sess;
     st = llm_decode(a->sess, a->o.n_predict, on_text, a);
     g_active = NULL;
-    fputc('\n', stdout);
-    fflush(stdout);
+    if (!a->out_failed && (fputc('\n', stdout) == EOF || fflush(stdout) != 0)) {
+        a->out_errno = errno;
+        a->out_failed = true;
+    }
+    if (a->out_failed) {
+        fprintf(stderr, "llm-chat: cannot write the answer: %s\n",
+                strerror(a->out_errno ? a->out_errno : EIO));
+        return APP_EXIT_FAIL;
+    }
     if (st == LLM_CANCELLED) {
         fprintf(stderr, "[stopped]\n");
     } else if (st == LLM_CONTEXT_FULL) {
@@ -222,7 +250,8 @@ static int run_turn(app *a, const char *user) {
     }
     if (!a->o.raw) push_msg(a, "assistant", a->answer.p ? a->answer.p : "");
     if (a->o.verbose || a->to_stdout_only) print_stats(a);
-    return st < 0 ? 1 : 0;
+    if (st < 0) return APP_EXIT_FAIL;
+    return st == LLM_CANCELLED ? APP_EXIT_INTERRUPTED : APP_EXIT_OK;
 }
 
 static void help_commands(void) {
@@ -251,7 +280,10 @@ static int interactive(app *a, bool tty) {
             fprintf(stderr, "\n(press Ctrl-C again or type /quit to exit)\n");
             continue;
         }
-        if (!line) break;
+        if (!line) {
+            if (tty) fputc('\n', stderr); /* Ctrl-D: end the prompt's line */
+            break;
+        }
         ctrlc_at_prompt = 0;
         if (!*line) {
             free(line);
@@ -285,8 +317,12 @@ static int interactive(app *a, bool tty) {
             free(line);
             continue;
         }
-        run_turn(a, line);
+        int r = run_turn(a, line);
         free(line);
+        if (a->out_failed) {
+            line_shutdown();
+            return r;
+        }
     }
     line_shutdown();
     return 0;
@@ -299,11 +335,21 @@ static char *slurp_stdin(void) {
     size_t r;
     while ((r = fread(tmp, 1, sizeof tmp, stdin)) > 0) {
         if (buf_add(&b, tmp, r)) {
+            fprintf(stderr, "llm-chat: out of memory reading stdin\n");
             free(b.p);
             return NULL;
         }
     }
+    if (ferror(stdin)) {
+        fprintf(stderr, "llm-chat: cannot read stdin: %s\n", strerror(errno));
+        free(b.p);
+        return NULL;
+    }
     if (!b.p && buf_add(&b, "", 0)) return NULL;
+    if (app_check_no_nul("llm-chat", "the prompt read from stdin", b.p, b.n)) {
+        free(b.p);
+        return NULL;
+    }
     while (b.n && (b.p[b.n - 1] == '\n' || b.p[b.n - 1] == '\r')) b.p[--b.n] = '\0';
     return b.p;
 }
@@ -318,7 +364,7 @@ int main(int argc, char **argv) {
     app a;
     memset(&a, 0, sizeof a);
     int r = chat_parse_args(argc, argv, &a.o);
-    if (r) return r > 0 ? 0 : 2;
+    if (r) return r > 0 ? app_finish_stdout("llm-chat") : APP_EXIT_USAGE;
 
     char defpath[4096];
     const char *path = a.o.model;
@@ -352,21 +398,19 @@ int main(int argc, char **argv) {
     mp.n_ctx = a.o.n_ctx;
     if (a.o.n_batch) mp.n_batch = a.o.n_batch;
     mp.kv_type = a.o.kv_f32 ? LLM_KV_F32 : LLM_KV_F16;
-    mp.use_mmap = !a.o.no_mmap;
     mp.prefix_cache = !a.o.no_prefix_cache;
 
     llm_memory_plan plan;
     memset(&plan, 0, sizeof plan);
-    if (llm_model_plan(path, &mp, &plan) == LLM_OK) {
-        fprintf(stderr, "memory plan: weights %.1f MiB + KV %.1f MiB + scratch %.1f MiB = %.1f MiB\n",
-                (double)plan.weights_bytes / 1048576.0, (double)plan.kv_bytes / 1048576.0,
-                (double)plan.scratch_bytes / 1048576.0, (double)plan.total_bytes / 1048576.0);
+    if (llm_model_plan(path, &mp, &plan) != LLM_OK) {
+        fprintf(stderr, "llm-chat: cannot load %s: %s\n", path, llm_last_error());
+        return APP_EXIT_FAIL;
     }
-    long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && psz > 0 && plan.total_bytes > (uint64_t)pages * (uint64_t)psz && plan.total_bytes > 0)
-        fprintf(stderr, "llm-chat: warning: the plan needs %.0f MiB but only %.0f MiB of memory are free "
-                        "(lower -c to shrink the KV cache)\n",
-                (double)plan.total_bytes / 1048576.0, (double)pages * (double)psz / 1048576.0);
+    fprintf(stderr, "memory plan: mapped model %.1f MiB + KV %.1f MiB + scratch %.1f MiB = %.1f MiB\n",
+            (double)plan.weights_bytes / 1048576.0, (double)plan.kv_bytes / 1048576.0,
+            (double)plan.scratch_bytes / 1048576.0, (double)plan.total_bytes / 1048576.0);
+    if (app_check_memory("llm-chat", plan.total_bytes, a.o.force, "-c to shrink the KV cache"))
+        return APP_EXIT_FAIL;
     if (llm_load_model(path, &mp, &a.model) != LLM_OK) {
         fprintf(stderr, "llm-chat: cannot load %s: %s\n", path, llm_last_error());
         return 1;
@@ -396,13 +440,17 @@ int main(int argc, char **argv) {
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0; /* no SA_RESTART: a blocked read must see the interrupt */
     sigaction(SIGINT, &sa, NULL);
+    if (stdin_tty && tcgetattr(STDIN_FILENO, &g_tio) == 0) g_tio_saved = 1;
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 
     int rc = 0;
     if (a.o.prompt || once) {
         char *text = a.o.prompt ? strdup(a.o.prompt) : slurp_stdin();
+        if (!text && a.o.prompt) fprintf(stderr, "llm-chat: out of memory\n");
         if (!text) {
-            fprintf(stderr, "llm-chat: cannot read the prompt\n");
-            rc = 1;
+            rc = APP_EXIT_FAIL; /* the reason is printed */
         } else if (blank(text)) {
             fprintf(stderr, "llm-chat: the prompt is empty\n");
             rc = 1;
@@ -411,7 +459,9 @@ int main(int argc, char **argv) {
         }
         free(text);
     }
-    if (!once && rc == 0) rc = interactive(&a, stdin_tty);
+    if (!once && (rc == APP_EXIT_OK || rc == APP_EXIT_INTERRUPTED)) rc = interactive(&a, stdin_tty);
+    if (a.out_failed) fclose(stdout); /* already reported */
+    else if (app_finish_stdout("llm-chat") != APP_EXIT_OK && rc == APP_EXIT_OK) rc = APP_EXIT_FAIL;
 
     while (a.n_msgs) pop_msg(&a);
     free(a.msgs);

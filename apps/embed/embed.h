@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "app_common.h"
+
 /* ---- input -------------------------------------------------------------- */
 
 /* One text to embed. `id_json` is the record's id as JSON text ("17",
@@ -37,16 +39,15 @@ typedef enum { OUT_JSONL, OUT_NPY } out_kind;
 
 typedef struct embed_output {
     out_kind kind;
-    const char *path;  /* final path, NULL = stdout (JSONL only) */
-    char *tmp_path;    /* written first, renamed at commit */
-    char *ids_path;    /* NPY: final ids path (X.ids.txt) */
-    char *ids_tmp;
-    FILE *f, *ids;
+    app_file out;     /* the vectors: stdout, a .jsonl or the .npy */
+    app_file ids;     /* NPY: X.ids.txt */
+    FILE *f;          /* out.f while open */
     size_t dim;
     uint64_t rows;
 } embed_output;
 
-/* Opens the writer (temporary files next to the final ones). 0 or -1. */
+/* Opens the writer (path NULL or "-" = stdout, JSONL only); for NPY both
+ * targets are checked before anything is created. 0 or -1 (message printed). */
 int embed_output_open(embed_output *o, out_kind kind, const char *path, size_t dim);
 /* Appends one vector. 0 or -1 (message printed). */
 int embed_output_write(embed_output *o, const char *id_json, const float *v);
@@ -65,7 +66,7 @@ int embed_npy_load(const char *path, float **data, size_t *rows, size_t *cols);
 
 int embed_search_main(int argc, char **argv);
 
-/* ---- shared by main.c and embed_search.c -------------------------------- */
+/* ---- model loading (embed_model.c), used by main.c and embed_search.c ---- */
 
 struct llm_model;
 /* Loads `path` (NULL = the default model), printing a clear message on

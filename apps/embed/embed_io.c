@@ -1,8 +1,9 @@
 /* llm-embed input records and output files.
  *
- * Output is written to "<path>.tmp.<pid>" and renamed over <path> only when
- * complete, so an interrupted run never leaves a half-written file under the
- * final name. The .npy writer follows the NumPy format version 1.0: magic,
+ * Output files go through app_file (apps/common): written beside the target
+ * and renamed over it only when complete, so an interrupted run never leaves
+ * a half-written file under the final name, and a device, FIFO or directory
+ * is refused before anything is created. The .npy writer follows the NumPy format version 1.0: magic,
  * version, little-endian header length, a Python-dict header padded with
  * spaces to a multiple of 64 bytes, then raw little-endian float32 rows. */
 #define _POSIX_C_SOURCE 200809L
@@ -13,11 +14,14 @@
 
 #include <jansson.h>
 
+#include "app_common.h"
 #include "embed.h"
 
 /* Fixed header size so the row count can be patched in place at the end. */
 #define NPY_HEADER_BYTES 128
 
+/* One line with its newline, malloc'd; NULL at the end of the input or on a
+ * read error (ferror(f) tells which). */
 static char *read_line(FILE *f, size_t *len_out) {
     size_t cap = 256, n = 0;
     char *b = malloc(cap);
@@ -62,9 +66,21 @@ int embed_input_next(embed_input *in, embed_rec *r) {
     for (;;) {
         size_t len;
         char *l = read_line(in->f, &len);
-        if (!l) return 0;
+        if (!l) {
+            if (ferror(in->f)) {
+                fprintf(stderr, "llm-embed: cannot read %s: %s\n", in->name, strerror(errno));
+                return -1;
+            }
+            return 0;
+        }
         in->line++;
         in->bytes_read += len;
+        char where[512];
+        snprintf(where, sizeof where, "%.400s line %ld", in->name, in->line);
+        if (app_check_no_nul("llm-embed", where, l, len)) {
+            free(l);
+            return -1;
+        }
         while (len && (l[len - 1] == '\n' || l[len - 1] == '\r')) l[--len] = '\0';
         if (!in->jsonl) {
             int64_t idx = in->next_index++;
@@ -139,13 +155,6 @@ char *embed_ids_path(const char *npy_path) {
     return p;
 }
 
-static char *tmp_name(const char *path) {
-    size_t n = strlen(path) + 32;
-    char *t = malloc(n);
-    if (t) snprintf(t, n, "%s.tmp.%ld", path, (long)getpid());
-    return t;
-}
-
 static int write_npy_header(FILE *f, uint64_t rows, size_t cols) {
     char hdr[NPY_HEADER_BYTES];
     memset(hdr, ' ', sizeof hdr);
@@ -166,31 +175,29 @@ static int write_npy_header(FILE *f, uint64_t rows, size_t cols) {
 int embed_output_open(embed_output *o, out_kind kind, const char *path, size_t dim) {
     memset(o, 0, sizeof *o);
     o->kind = kind;
-    o->path = path;
     o->dim = dim;
-    if (!path) {
-        o->f = stdout;
-        return 0;
-    }
-    o->tmp_path = tmp_name(path);
-    if (!o->tmp_path) return -1;
-    o->f = fopen(o->tmp_path, "wb");
-    if (!o->f) {
-        fprintf(stderr, "llm-embed: cannot create %s: %s\n", o->tmp_path, strerror(errno));
-        free(o->tmp_path);
-        o->tmp_path = NULL;
-        return -1;
-    }
+    o->out.slot = o->ids.slot = -1;
+    char *ids_path = NULL;
     if (kind == OUT_NPY) {
-        o->ids_path = embed_ids_path(path);
-        o->ids_tmp = o->ids_path ? tmp_name(o->ids_path) : NULL;
-        o->ids = o->ids_tmp ? fopen(o->ids_tmp, "wb") : NULL;
-        if (!o->ids || write_npy_header(o->f, 0, dim)) {
-            fprintf(stderr, "llm-embed: cannot create %s\n", o->ids_tmp ? o->ids_tmp : path);
-            embed_output_abort(o);
+        ids_path = embed_ids_path(path);
+        if (!ids_path) {
+            fprintf(stderr, "llm-embed: out of memory\n");
+            return -1;
+        }
+        /* Both targets are checked before either file is created. */
+        if (app_file_check("llm-embed", path) || app_file_check("llm-embed", ids_path)) {
+            free(ids_path);
             return -1;
         }
     }
+    int bad = app_file_open(&o->out, "llm-embed", path);
+    if (!bad && kind == OUT_NPY) {
+        bad = app_file_open(&o->ids, "llm-embed", ids_path) || write_npy_header(o->out.f, 0, dim);
+        if (bad) embed_output_abort(o);
+    }
+    free(ids_path);
+    if (bad) return -1;
+    o->f = o->out.f;
     return 0;
 }
 
@@ -213,15 +220,21 @@ int embed_output_write(embed_output *o, const char *id_json, const float *v) {
         json_t *j = json_loads(id_json, JSON_DECODE_ANY, &err);
         if (j && json_is_string(j)) {
             const char *s = json_string_value(j);
-            for (; *s; s++) fputc(*s == '\n' || *s == '\r' ? ' ' : *s, o->ids);
-            fputc('\n', o->ids);
+            for (; *s; s++) fputc(*s == '\n' || *s == '\r' ? ' ' : *s, o->ids.f);
+            fputc('\n', o->ids.f);
         } else {
-            fprintf(o->ids, "%s\n", id_json);
+            fprintf(o->ids.f, "%s\n", id_json);
         }
         json_decref(j);
     }
-    if (ferror(o->f)) {
-        fprintf(stderr, "llm-embed: write error on %s\n", o->tmp_path ? o->tmp_path : "<stdout>");
+    if (ferror(o->f) || (o->ids.f && ferror(o->ids.f))) {
+        /* errno may be stale after the calls since the failed write: flushing
+         * again repeats the failure and gives its reason. */
+        FILE *bad = ferror(o->f) ? o->f : o->ids.f;
+        errno = 0;
+        int e = fflush(bad) != 0 ? errno : 0;
+        fprintf(stderr, "llm-embed: cannot write %s: %s\n", o->out.target ? o->out.target : "the output",
+                strerror(e ? e : EIO));
         return -1;
     }
     o->rows++;
@@ -229,40 +242,23 @@ int embed_output_write(embed_output *o, const char *id_json, const float *v) {
 }
 
 int embed_output_commit(embed_output *o) {
-    if (!o->path) return fflush(stdout) == 0 ? 0 : -1;
-    int bad = 0;
-    if (o->kind == OUT_NPY && write_npy_header(o->f, o->rows, o->dim)) bad = 1;
-    if (fclose(o->f) != 0) bad = 1;
+    if (o->kind == OUT_NPY && write_npy_header(o->f, o->rows, o->dim)) {
+        fprintf(stderr, "llm-embed: cannot write the .npy header: %s\n", strerror(errno));
+        embed_output_abort(o);
+        return -1;
+    }
+    if (o->kind == OUT_NPY && app_file_commit(&o->ids, "llm-embed")) {
+        embed_output_abort(o);
+        return -1;
+    }
     o->f = NULL;
-    if (o->ids && fclose(o->ids) != 0) bad = 1;
-    o->ids = NULL;
-    if (bad) {
-        fprintf(stderr, "llm-embed: cannot finish writing %s\n", o->path);
-        embed_output_abort(o);
-        return -1;
-    }
-    if ((o->ids_tmp && rename(o->ids_tmp, o->ids_path) != 0) || rename(o->tmp_path, o->path) != 0) {
-        fprintf(stderr, "llm-embed: cannot rename into %s: %s\n", o->path, strerror(errno));
-        embed_output_abort(o);
-        return -1;
-    }
-    free(o->tmp_path);
-    free(o->ids_tmp);
-    free(o->ids_path);
-    o->tmp_path = o->ids_tmp = o->ids_path = NULL;
-    return 0;
+    return app_file_commit(&o->out, "llm-embed");
 }
 
 void embed_output_abort(embed_output *o) {
-    if (o->f && o->f != stdout) fclose(o->f);
-    if (o->ids) fclose(o->ids);
-    o->f = o->ids = NULL;
-    if (o->tmp_path) remove(o->tmp_path);
-    if (o->ids_tmp) remove(o->ids_tmp);
-    free(o->tmp_path);
-    free(o->ids_tmp);
-    free(o->ids_path);
-    o->tmp_path = o->ids_tmp = o->ids_path = NULL;
+    app_file_abort(&o->out);
+    app_file_abort(&o->ids);
+    o->f = NULL;
 }
 
 /* ---- .npy reader -------------------------------------------------------- */

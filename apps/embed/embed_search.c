@@ -48,7 +48,7 @@ static char **load_ids(const char *path, size_t n) {
 
 int embed_search_main(int argc, char **argv) {
     const char *index = NULL, *query = NULL, *model_path = NULL, *backend = "auto";
-    long k = 5, threads = 0;
+    int32_t k = 5, threads = 0;
     llm_pooling pooling = LLM_POOLING_MEAN;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -57,7 +57,7 @@ int embed_search_main(int argc, char **argv) {
                    "       [--pooling mean|cls|last] [-t N] [--backend NAME]\n"
                    "Prints the k rows most similar to the query as 'score<TAB>id' lines,\n"
                    "best first (cosine similarity). See llm-embed --help.\n");
-            return 0;
+            return app_finish_stdout("llm-embed");
         }
         if (!v) {
             fprintf(stderr, "llm-embed search: option %s needs a value (or is unknown)\n", a);
@@ -73,16 +73,10 @@ int embed_search_main(int argc, char **argv) {
                 fprintf(stderr, "llm-embed: %s\n", llm_last_error());
                 return 2;
             }
-        } else if (!strcmp(a, "-k") || !strcmp(a, "-t") || !strcmp(a, "--threads")) {
-            char *end;
-            errno = 0;
-            long x = strtol(v, &end, 10);
-            if (errno || *end || end == v || x < 0 || x > 1000000) {
-                fprintf(stderr, "llm-embed search: %s expects a non-negative integer, got '%s'\n", a, v);
-                return 2;
-            }
-            if (a[1] == 'k') k = x;
-            else threads = x;
+        } else if (!strcmp(a, "-k")) {
+            if (app_parse_i32("llm-embed search", a, v, 0, 1000000, &k)) return 2;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
+            if (app_parse_threads("llm-embed search", a, v, &threads)) return 2;
         } else {
             fprintf(stderr, "llm-embed search: unknown option '%s' (try --help)\n", a);
             return 2;
@@ -110,7 +104,7 @@ int embed_search_main(int argc, char **argv) {
     llm_model *m = NULL;
     float *q = NULL;
     hit *hits = NULL;
-    if (embed_load_model(model_path, backend, (int32_t)threads, &m)) goto out;
+    if (embed_load_model(model_path, backend, threads, &m)) goto out;
     llm_model_info info;
     llm_model_get_info(m, &info);
     if ((size_t)info.n_embd != cols) {
@@ -139,7 +133,7 @@ int embed_search_main(int argc, char **argv) {
     qsort(hits, rows, sizeof *hits, by_score_desc);
     for (size_t i = 0; i < rows && i < (size_t)k; i++)
         printf("%.6f\t%s\n", hits[i].score, ids[hits[i].row]);
-    rc = 0;
+    rc = app_finish_stdout("llm-embed");
 out:
     for (size_t r = 0; r < rows; r++) free(ids[r]);
     free(ids);

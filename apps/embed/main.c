@@ -14,7 +14,7 @@
 #include "embed.h"
 #include "llama/engine.h"
 
-#define DEFAULT_MODEL_FILE "SmolLM2-135M-Instruct.Q4_1.gguf"
+#define DEFAULT_MODEL_FILE APP_DEFAULT_MODEL_FILE
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -26,8 +26,10 @@ static void usage(FILE *f) {
         "their number), or with --jsonl one JSON object per line with \"id\" (string or\n"
         "integer) and \"text\". Output: JSONL lines {\"id\":...,\"embedding\":[...]} on stdout\n"
         "or in -o FILE.jsonl, or with -o FILE.npy a float32 [n][dim] NumPy matrix plus\n"
-        "FILE.ids.txt (one id per line, same order). Files are written under a temporary\n"
-        "name and renamed when complete.\n"
+        "FILE.ids.txt (one id per line, same order). Files are written beside their target\n"
+        "and renamed when complete (an interrupted run leaves nothing); -o must name a\n"
+        "regular file or a new one (use '-' or no -o for stdout). A text may not contain\n"
+        "a NUL byte: such input is refused with its line number.\n"
         "\n"
         "The engine has no encoder (BERT) model family yet: embeddings come from a decoder\n"
         "model's last hidden states (after the final norm), mean-pooled by default. They\n"
@@ -42,7 +44,7 @@ static void usage(FILE *f) {
         "      --pooling P       mean (default), cls or last\n"
         "      --no-normalize    keep raw pooled vectors (default: unit L2 norm)\n"
         "  -b, --batch N         texts per engine call (default 32)\n"
-        "  -t, --threads N       CPU threads (default: all cores)\n"
+        "  -t, --threads N       CPU threads, at most the number of cores (default: all)\n"
         "      --backend NAME    cpu, cuda or auto (default auto)\n"
         "  -q, --quiet           no progress bar\n"
         "  -h, --help            this help\n"
@@ -54,47 +56,6 @@ static void usage(FILE *f) {
         "  -k N                  how many results (default 5); prints 'score<TAB>id' lines\n"
         "\n"
         "Get the default model with: scripts/setup.sh\n");
-}
-
-static void default_model(char *buf, size_t cap) {
-    const char *m = getenv("LLM_MODEL"), *dir = getenv("LLM_MODELS_DIR"), *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    if (m && *m) snprintf(buf, cap, "%s", m);
-    else if (dir && *dir) snprintf(buf, cap, "%s/%s", dir, DEFAULT_MODEL_FILE);
-    else if (xdg && *xdg) snprintf(buf, cap, "%s/llm/models/%s", xdg, DEFAULT_MODEL_FILE);
-    else snprintf(buf, cap, "%s/.cache/llm/models/%s", home ? home : ".", DEFAULT_MODEL_FILE);
-}
-
-int embed_load_model(const char *path, const char *backend, int32_t n_threads, llm_model **out) {
-    char def[4096];
-    bool is_default = path == NULL;
-    if (!path) {
-        default_model(def, sizeof def);
-        path = def;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        if (is_default)
-            fprintf(stderr,
-                    "llm-embed: the default model is missing: %s\n"
-                    "  Get it with:   scripts/setup.sh   (from the source tree),\n"
-                    "  or point -m / $LLM_MODEL at a model.\n", path);
-        else
-            fprintf(stderr, "llm-embed: model not found: %s\n", path);
-        return -1;
-    }
-    llm_model_params mp = llm_model_default_params();
-    mp.backend = backend;
-    mp.n_threads = n_threads;
-    if (llm_load_model(path, &mp, out) != LLM_OK) {
-        fprintf(stderr, "llm-embed: cannot load %s: %s\n", path, llm_last_error());
-        return -1;
-    }
-    llm_model_info info;
-    llm_model_get_info(*out, &info);
-    fprintf(stderr, "model: %s (%s, %s), dim %d, backend %s, %d threads\n", info.name,
-            info.architecture, info.weight_type, info.n_embd, info.backend, info.n_threads);
-    return 0;
 }
 
 static double now_s(void) {
@@ -157,7 +118,7 @@ int main(int argc, char **argv) {
     const char *model_path = NULL, *out_path = NULL, *backend = "auto";
     bool jsonl = false, normalize = true, quiet = false;
     llm_pooling pooling = LLM_POOLING_MEAN;
-    long batch_n = 32, threads = 0;
+    int32_t batch_n = 32, threads = 0;
     const char **files = calloc((size_t)argc, sizeof *files);
     size_t n_files = 0;
     if (!files) return 1;
@@ -175,7 +136,7 @@ int main(int argc, char **argv) {
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             free(files);
-            return 0;
+            return app_finish_stdout("llm-embed");
         } else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
             NEEDV();
             model_path = v;
@@ -198,21 +159,18 @@ int main(int argc, char **argv) {
                 free(files);
                 return 2;
             }
-        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch") || !strcmp(a, "-t") ||
-                   !strcmp(a, "--threads")) {
+        } else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
             NEEDV();
-            char *end;
-            errno = 0;
-            long x = strtol(v, &end, 10);
-            bool is_b = a[1] == 'b' || a[2] == 'b';
-            if (errno || *end || end == v || x < (is_b ? 1 : 0) || x > 4096) {
-                fprintf(stderr, "llm-embed: %s expects an integer in [%d, 4096], got '%s'\n", a,
-                        is_b ? 1 : 0, v);
+            if (app_parse_i32("llm-embed", a, v, 1, 4096, &batch_n)) {
                 free(files);
                 return 2;
             }
-            if (is_b) batch_n = x;
-            else threads = x;
+        } else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
+            NEEDV();
+            if (app_parse_threads("llm-embed", a, v, &threads)) {
+                free(files);
+                return 2;
+            }
         } else if (a[0] == '-' && a[1] != '\0') {
             fprintf(stderr, "llm-embed: unknown option '%s' (try --help)\n", a);
             free(files);
@@ -228,11 +186,15 @@ int main(int argc, char **argv) {
         size_t L = strlen(out_path);
         npy = L >= 4 && strcmp(out_path + L - 4, ".npy") == 0;
     }
+    if (out_path && app_file_check("llm-embed", out_path)) {
+        free(files);
+        return 1;
+    }
     progress prog = {.on = !quiet && isatty(STDERR_FILENO), .t0 = 0, .total_bytes = 0};
     for (size_t i = 0; i < n_files; i++) {
         struct stat st;
-        if (strcmp(files[i], "-") != 0 && stat(files[i], &st) != 0) {
-            fprintf(stderr, "llm-embed: cannot open %s: %s\n", files[i], strerror(errno));
+        if (strcmp(files[i], "-") != 0 &&
+            (app_check_input_file("llm-embed", files[i]) || stat(files[i], &st) != 0)) {
             free(files);
             return 1;
         }
@@ -262,6 +224,7 @@ int main(int argc, char **argv) {
         goto done_nout;
     }
     if (embed_output_open(&out, npy ? OUT_NPY : OUT_JSONL, out_path, dim)) goto done_nout;
+    bool to_stdout = out.out.f == stdout;
 
     prog.t0 = now_s();
     uint64_t n_done = 0, bytes_before = 0;
@@ -307,12 +270,13 @@ int main(int argc, char **argv) {
         if (!is_stdin) fclose(in.f);
     }
     if (embed_output_commit(&out)) goto done;
+    if (to_stdout && app_finish_stdout("llm-embed") != APP_EXIT_OK) goto done;
     if (prog.on) fputc('\n', stderr);
     fprintf(stderr, "llm-embed: %llu vectors of dim %zu (%s pooling%s) in %.2f s%s%s\n",
             (unsigned long long)n_done, dim,
             pooling == LLM_POOLING_MEAN ? "mean" : pooling == LLM_POOLING_CLS ? "cls" : "last",
-            normalize ? ", normalized" : "", now_s() - prog.t0, out_path ? " -> " : "",
-            out_path ? out_path : "");
+            normalize ? ", normalized" : "", now_s() - prog.t0, to_stdout ? "" : " -> ",
+            to_stdout ? "" : out_path);
     rc = 0;
     goto done;
 fail:

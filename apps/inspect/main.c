@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <errno.h>
+
+#include "app_common.h"
 #include "inspect.h"
 
 static void usage(FILE *f) {
@@ -44,16 +48,15 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             usage(stdout);
-            return 0;
+            return app_finish_stdout("llm-inspect");
         } else if (!strcmp(argv[i], "--no-tensors")) {
             o.show_tensors = 0;
-        } else if (!strcmp(argv[i], "--max-array") && i + 1 < argc) {
-            char *end;
-            const long n = strtol(argv[++i], &end, 10);
-            if (*end || n < 0 || n > 1000000) {
-                fprintf(stderr, "llm-inspect: bad --max-array value '%s'\n", argv[i]);
+        } else if (!strcmp(argv[i], "--max-array")) {
+            int32_t n;
+            const char *v = i + 1 < argc ? argv[++i] : NULL;
+            if (app_need_value("llm-inspect", "--max-array", v) ||
+                app_parse_i32("llm-inspect", "--max-array", v, 0, 1000000, &n))
                 return 2;
-            }
             o.max_array = (unsigned)n;
         } else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "llm-inspect: unknown option '%s'\n", argv[i]);
@@ -71,8 +74,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     struct stat sb;
-    if (stat(path, &sb) != 0) {
-        fprintf(stderr, "llm-inspect: %s: no such file or directory\n", path);
+    if (stat(path, &sb) != 0 || access(path, R_OK) != 0) {
+        fprintf(stderr, "llm-inspect: %s: %s\n", path, strerror(errno));
         return 1;
     }
     if (S_ISDIR(sb.st_mode)) {
@@ -83,7 +86,7 @@ int main(int argc, char **argv) {
         }
         inspect_print_desc(stdout, d, &o);
         llm_model_desc_free(d);
-        return 0;
+        return app_finish_stdout("llm-inspect");
     }
     if (is_gguf(path)) {
         llm_gguf *g = NULL;
@@ -101,7 +104,7 @@ int main(int argc, char **argv) {
         } else {
             printf("* Model: not loadable by llm: %s\n", llm_models_last_error());
         }
-        return 0;
+        return app_finish_stdout("llm-inspect");
     }
     llm_safetensors *st = NULL;
     if (llm_safetensors_open(path, &st) != LLM_OK) {
@@ -110,5 +113,5 @@ int main(int argc, char **argv) {
     }
     inspect_print_safetensors(stdout, st, &o);
     llm_safetensors_close(st);
-    return 0;
+    return app_finish_stdout("llm-inspect");
 }

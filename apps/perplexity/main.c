@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "app_common.h"
 #include "llama/engine.h"
 
 static double now_s(void) {
@@ -155,51 +156,44 @@ static void usage(FILE *to) {
             "  -m MODEL          model (.gguf file or Hugging Face folder)\n"
             "  -f TEXT_FILE      UTF-8 text to score\n"
             "  --tokens IDS_FILE whitespace-separated token ids instead of -f\n"
-            "  -c CTX            window size in tokens, >= 4 (default 512)\n"
-            "  -t THREADS        CPU threads (default: all cores)\n"
+            "  -c CTX            window size in tokens, 4 to 1048576 (default 512)\n"
+            "  -t THREADS        CPU threads, at most the number of cores (default: all)\n"
+            "  --force           run even when the memory plan exceeds the available memory\n"
             "  -h, --help        this help\n"
             "\n"
             "Progress and tokens/s go to stderr; stdout ends with \"perplexity: <value>\".\n");
 }
 
-/* Parses a decimal int in [lo, hi]; false if it is not one. */
-static bool parse_int(const char *s, int lo, int hi, int *out) {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return false;
-    *out = (int)v;
-    return true;
-}
-
 int main(int argc, char **argv) {
     const char *model_path = NULL, *file = NULL, *tokfile = NULL;
-    int ctx = 512, threads = 0;
+    int32_t ctx = 512, threads = 0;
+    bool force = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return 0;
+            return app_finish_stdout("llm-perplexity");
         }
-        if (i + 1 >= argc) {
-            fprintf(stderr, "llm-perplexity: unknown option or missing value: %s\n", a);
+        if (!strcmp(a, "--force")) {
+            force = true;
+            continue;
+        }
+        bool known = !strcmp(a, "-m") || !strcmp(a, "-f") || !strcmp(a, "--tokens") ||
+                     !strcmp(a, "-c") || !strcmp(a, "-t");
+        if (!known) {
+            fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
             usage(stderr);
             return 2;
         }
+        if (app_need_value("llm-perplexity", a, i + 1 < argc ? argv[i + 1] : NULL)) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "-m")) model_path = v;
         else if (!strcmp(a, "-f")) file = v;
         else if (!strcmp(a, "--tokens")) tokfile = v;
         else if (!strcmp(a, "-c")) {
-            if (!parse_int(v, 4, 1 << 20, &ctx)) {
-                fprintf(stderr, "llm-perplexity: -c needs an integer >= 4, got '%s'\n", v);
-                return 2;
-            }
+            if (app_parse_i32("llm-perplexity", a, v, 4, 1 << 20, &ctx)) return 2;
         } else if (!strcmp(a, "-t")) {
-            if (!parse_int(v, 0, 4096, &threads)) {
-                fprintf(stderr, "llm-perplexity: -t needs an integer in [0, 4096], got '%s'\n", v);
-                return 2;
-            }
+            if (app_parse_threads("llm-perplexity", a, v, &threads)) return 2;
         } else {
             fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
             usage(stderr);
@@ -212,11 +206,20 @@ int main(int argc, char **argv) {
         return 2;
     }
 
+    if (app_check_input_file("llm-perplexity", file ? file : tokfile)) return 1;
     llm_model_params mp = llm_model_default_params();
     mp.n_threads = threads;
     mp.n_ctx = ctx;
     /* One window per forward pass where memory allows, as llama.cpp does. */
     mp.n_batch = ctx < 512 ? ctx : 512;
+    /* The engine's plan first, then (once n_vocab is known) with this
+     * program's logits buffer added: [ctx][n_vocab] floats. */
+    llm_memory_plan plan;
+    if (llm_model_plan(model_path, &mp, &plan) != LLM_OK) {
+        fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
+        return 1;
+    }
+    if (app_check_memory("llm-perplexity", plan.total_bytes, force, "-c")) return 1;
     llm_model *m = NULL;
     if (llm_load_model(model_path, &mp, &m) != LLM_OK) {
         fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
@@ -224,6 +227,11 @@ int main(int argc, char **argv) {
     }
     llm_model_info info;
     llm_model_get_info(m, &info);
+    if (app_check_memory("llm-perplexity", plan.total_bytes + (uint64_t)ctx * (uint64_t)info.n_vocab * 4u,
+                         force, "-c")) {
+        llm_model_free(m);
+        return 1;
+    }
     int rc = 1;
     llm_session *s = NULL;
     float *logits = NULL;
@@ -261,7 +269,15 @@ int main(int argc, char **argv) {
             goto out;
         }
         for (int32_t j = first; j < ctx - 1; j++) {
-            sum_nll += nll(logits + (size_t)j * (size_t)V, V, win[j + 1]);
+            double x = nll(logits + (size_t)j * (size_t)V, V, win[j + 1]);
+            if (!isfinite(x)) {
+                fprintf(stderr,
+                        "llm-perplexity: window %d, position %d: the model produced non-finite logits "
+                        "(NaN or infinity): no perplexity can be computed\n",
+                        w + 1, j);
+                goto out;
+            }
+            sum_nll += x;
             count++;
         }
         double el = now_s() - t0;
@@ -271,7 +287,7 @@ int main(int argc, char **argv) {
     double el = now_s() - t0;
     fprintf(stderr, "%d tokens evaluated in %.2f s: %.1f tokens/s\n", n_win * ctx, el, n_win * ctx / el);
     printf("perplexity: %.4f\n", exp(sum_nll / (double)count));
-    rc = 0;
+    rc = app_finish_stdout("llm-perplexity");
 out:
     free(logits);
     free(win);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "llama/engine_tokenizer.h" /* llm_load_tokenizer: GGUF or tokenizer.json */
+#include "app_common.h"
 #include "llama/tokenizer.h"
 
 static void usage(FILE *f) {
@@ -75,7 +76,7 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
-            return 0;
+            return app_finish_stdout("llm-tokenize");
         } else if (!strcmp(a, "--add-special")) {
             flags |= LLM_TOKENIZE_ADD_SPECIAL;
         } else if (!strcmp(a, "--parse-special")) {
@@ -115,6 +116,7 @@ int main(int argc, char **argv) {
         text = malloc(len + 1);
         if (text) memcpy(text, text_arg, len + 1);
     } else {
+        if (file && app_check_input_file("llm-tokenize", file)) return 1;
         FILE *f = file ? fopen(file, "rb") : stdin;
         if (!f) {
             fprintf(stderr, "llm-tokenize: cannot open %s\n", file);
@@ -161,5 +163,5 @@ int main(int argc, char **argv) {
     free(ids);
     free(text);
     llm_tokenizer_free(tok);
-    return fflush(stdout) == 0 ? 0 : 1;
+    return app_finish_stdout("llm-tokenize");
 }

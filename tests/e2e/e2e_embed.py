@@ -109,7 +109,8 @@ def main():
     rc2, _, err2 = run(base + ["-o", jl, lines])
     check("jsonl file: exit 0", rc2 == 0, err2)
     check("npy: ids file written", os.path.exists(os.path.join(d, "index.ids.txt")))
-    check("no temporary files left", not [f for f in os.listdir(d) if ".tmp." in f], os.listdir(d))
+    check("no temporary files left", sorted(os.listdir(d)) == ["index.ids.txt", "index.jsonl", "index.npy",
+                                                               "texts.txt"], os.listdir(d))
     with open(npy, "rb") as f:
         head = f.read(128)
     check("npy: header", head.startswith(b"\x93NUMPY\x01\x00") and b"'shape': (6, 576)" in head, head)
@@ -135,7 +136,7 @@ def main():
     out_bad = os.path.join(d, "bad.npy")
     rc, out, err = run(base + ["--jsonl", "-o", out_bad, bad])
     check("bad JSONL: error, no output file", rc != 0 and "text" in err and not os.path.exists(out_bad) and
-          not [f for f in os.listdir(d) if ".tmp." in f], err)
+          not [f for f in os.listdir(d) if f.startswith(".")], err + str(os.listdir(d)))
     rc, out, err = run(base + ["--pooling", "median", lines])
     check("bad --pooling", rc != 0 and "pooling" in err, err)
     # search on a labelled set (ids are tags)

@@ -2,6 +2,8 @@
  * (libs/tokenizer via tokenizer_gguf), KV pool (libs/kv) and the forward
  * adapter; model info and the memory plan. */
 #define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +49,56 @@ typedef struct resolved {
     llm_dtype kv_dtype;
 } resolved;
 
+/* Every hyper-parameter the engine sizes buffers from is range-checked here,
+ * before any arithmetic on it: a file may hold any 32-bit value, and a cast
+ * to int32_t of one above INT32_MAX turns negative (a context_length of
+ * 0xFFFFFFFF once skipped the 4096 cap). The bounds are far above any real
+ * model and keep every product below in 64 bits. */
+static llm_status check_hparams(const llm_model_hparams *hp, char *err) {
+    const struct {
+        const char *name;
+        uint32_t v, lo, hi;
+    } f[] = {
+        {"vocabulary size", hp->n_vocab, 1, 1u << 24},
+        {"embedding width", hp->n_embd, 1, 1u << 17},
+        {"layer count", hp->n_layer, 1, 1u << 12},
+        {"head count", hp->n_head, 1, 1u << 14},
+        {"KV head count", hp->n_head_kv, 0, 1u << 14},
+        {"head dimension", hp->head_dim, 0, 1u << 14},
+        {"feed-forward width", hp->n_ff, 0, 1u << 22},
+        {"context_length", hp->n_ctx_train, 0, (uint32_t)INT32_MAX},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i].v < f[i].lo || f[i].v > f[i].hi)
+            return llm__fail(err, LLM_ERR_BAD_FORMAT,
+                             "the model's %s is %" PRIu32 ", outside [%" PRIu32 ", %" PRIu32 "]",
+                             f[i].name, f[i].v, f[i].lo, f[i].hi);
+    return LLM_OK;
+}
+
 static llm_status resolve(const llm_model_desc *d, const llm_model_params *p, resolved *r, char *err) {
     const llm_model_hparams *hp = llm_model_desc_hparams(d);
-    int32_t train = hp->n_ctx_train ? (int32_t)hp->n_ctx_train : 4096;
-    r->n_ctx = p->n_ctx > 0 ? p->n_ctx : (train < 4096 ? train : 4096);
+    llm_status st = check_hparams(hp, err);
+    if (st != LLM_OK) return st;
     if (p->n_ctx < 0)
         return llm__fail(err, LLM_ERR_INVALID_ARG, "n_ctx must be >= 0 (got %d)", p->n_ctx);
+    if (p->kv_tokens < 0 || p->kv_block_size < 0 || p->kv_block_size > 4096 || p->n_batch < 0)
+        return llm__fail(err, LLM_ERR_INVALID_ARG,
+                         "kv_tokens, kv_block_size (at most 4096) and n_batch must be >= 0");
+    /* n_ctx_train <= INT32_MAX (checked above); compared unsigned, so no cast can wrap. */
+    uint32_t train = hp->n_ctx_train ? hp->n_ctx_train : 4096u;
+    r->n_ctx = p->n_ctx > 0 ? p->n_ctx : (int32_t)(train < 4096u ? train : 4096u);
     r->block_size = p->kv_block_size > 0 ? p->kv_block_size : 16;
     r->kv_tokens = p->kv_tokens > 0 ? p->kv_tokens : r->n_ctx;
     if (r->kv_tokens < r->n_ctx)
         return llm__fail(err, LLM_ERR_INVALID_ARG, "kv_tokens (%d) must be >= n_ctx (%d)",
                          r->kv_tokens, r->n_ctx);
-    /* One spare block per session for copy-on-write of a shared tail. */
-    r->n_blocks = (r->kv_tokens + r->block_size - 1) / r->block_size + 1;
+    /* One spare block per session for copy-on-write of a shared tail; in
+     * 64 bits, since kv_tokens + block_size - 1 may pass INT32_MAX. */
+    int64_t nb = ((int64_t)r->kv_tokens + r->block_size - 1) / r->block_size + 1;
+    if (nb > INT32_MAX)
+        return llm__fail(err, LLM_ERR_INVALID_ARG, "kv_tokens %d needs too many KV blocks", r->kv_tokens);
+    r->n_blocks = (int32_t)nb;
     r->n_batch = p->n_batch > 0 ? p->n_batch : 256;
     if (r->n_batch > r->n_ctx) r->n_batch = r->n_ctx;
     if (p->kv_type != LLM_KV_F16 && p->kv_type != LLM_KV_F32)
@@ -88,6 +127,23 @@ static uint64_t weights_bytes(const llm_model_desc *d, uint64_t *n_params, const
     return total;
 }
 
+/* Bytes of the model files that end up resident: each file is mapped and
+ * read from its start (header, metadata) to the end of its last tensor, as
+ * the forward wraps it (libs/models/src/arch/net.c, wrap_files). */
+static uint64_t mapped_bytes(const llm_model_desc *d) {
+    uint64_t total = 0;
+    uint32_t nf = llm_model_desc_file_count(d);
+    for (uint32_t f = 0; f < nf; f++) {
+        uint64_t end = 0;
+        for (int64_t i = 0; i < llm_model_desc_tensor_count(d); i++) {
+            const llm_model_tensor *t = llm_model_desc_tensor_at(d, i);
+            if (t->file_index == f && t->file_offset + t->size > end) end = t->file_offset + t->size;
+        }
+        total += end;
+    }
+    return total;
+}
+
 llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_memory_plan *plan) {
     if (!path || !plan) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_model_plan: NULL argument");
     llm_model_params p = params ? *params : llm_model_default_params();
@@ -104,7 +160,8 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_
         st = llm__fwd_sizes(d, &fp, &kv, &scratch);
         if (st == LLM_OK) {
             memset(plan, 0, sizeof *plan);
-            plan->weights_bytes = weights_bytes(d, &np, &dom);
+            (void)weights_bytes(d, &np, &dom);
+            plan->weights_bytes = mapped_bytes(d);
             plan->kv_bytes = kv;
             /* scratch: the forward's arena plus the host logits of a session */
             plan->scratch_bytes = scratch + (uint64_t)llm_model_desc_hparams(d)->n_vocab * 4u;

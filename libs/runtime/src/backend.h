@@ -90,9 +90,12 @@ llm_status llm__err(llm_status st, const char *fmt, ...)
 #endif
     ;
 
-/* Backend constructors (NOT_FOUND when not built in). */
+/* Backend constructors (NOT_FOUND when not built in). The CUDA ones are in
+ * cuda_loader.c, which forwards to the run-time module (cuda/cuda_module.h);
+ * the _auto variant loads the module only where an NVIDIA driver is loaded. */
 llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **out);
 llm_status llm__cuda_backend_create(const llm_backend_params *p, llm_backend **out);
+llm_status llm__cuda_backend_create_auto(const llm_backend_params *p, llm_backend **out);
 
 /* Host address of a tensor's first element (CPU backend only). */
 static inline void *llm__host_ptr(const llm_tensor *t) {

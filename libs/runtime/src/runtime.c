@@ -76,7 +76,8 @@ llm_status llm_backend_create(const char *name, const llm_backend_params *params
     *out = NULL;
     llm_backend_params p = params ? *params : llm_backend_default_params();
     if (!name || strcmp(name, "auto") == 0) {
-        llm_status st = llm__cuda_backend_create(&p, out);
+        /* cuda_loader.c: loads the CUDA module only where a driver is present. */
+        llm_status st = llm__cuda_backend_create_auto(&p, out);
         if (st == LLM_OK) {
             return st;
         }
@@ -239,11 +240,3 @@ llm_status llm_buffer_clear(llm_buffer *buf) {
     return buf->be->iface->buf_clear(buf->be, buf->data, buf->size);
 }
 
-#ifndef LLM_HAVE_CUDA
-/* No CUDA backend is built yet: "auto" falls back to the CPU. */
-llm_status llm__cuda_backend_create(const llm_backend_params *p, llm_backend **out) {
-    (void)p;
-    *out = NULL;
-    return llm__err(LLM_ERR_NOT_FOUND, "the CUDA backend is not built in");
-}
-#endif

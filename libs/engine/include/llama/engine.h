@@ -124,9 +124,11 @@ llm_model_params llm_model_default_params(void);
 
 /* Memory an llm_load_model() call with the same arguments would need. */
 typedef struct llm_memory_plan {
-    uint64_t weights_bytes; /* model tensors as stored (mapped or copied) */
+    uint64_t weights_bytes; /* the model files as mapped: each from its start to the end of
+                               its last tensor (every page of it is read) */
     uint64_t kv_bytes;      /* KV cache pool: kv_blocks * block bytes */
-    uint64_t scratch_bytes; /* activation arenas for one session's prefill batch */
+    uint64_t scratch_bytes; /* the forward's activation arena for a prefill batch, slot for
+                               slot, plus one session's host logits */
     uint64_t total_bytes;   /* sum of the above */
     int32_t n_ctx;          /* the context size the parameters resolve to */
     int32_t kv_blocks;      /* number of KV blocks in the pool */

@@ -13,16 +13,34 @@ set(LLM_RUNTIME_CUDA_SOURCES
   src/cuda/argmax_cuda.cu
   src/cuda/random_cuda.cu)
 
-# Called once the llama-runtime target exists.
+# Called once the llama-runtime target exists: builds the CUDA backend as the
+# run-time module libllm-cuda.so (cuda_module.h), the only binary that links
+# the CUDA libraries. It sits beside the programs in the build tree (bin/) and
+# in LIBDIR/llm when installed; llama-runtime (cuda_loader.c) dlopen()s it.
 function(llm_runtime_cuda_extra)
-  target_link_libraries(llama-runtime PUBLIC CUDA::cudart CUDA::cublas CUDA::curand)
-  target_compile_definitions(llama-runtime PRIVATE LLM_HAVE_CUDA=1)
-  set_target_properties(llama-runtime PROPERTIES
+  set(_rt ${PROJECT_SOURCE_DIR}/libs/runtime)
+  set(_src "")
+  foreach(f IN LISTS LLM_RUNTIME_CUDA_SOURCES LLM_RUNTIME_DTYPE_SOURCES)
+    list(APPEND _src ${_rt}/${f})
+  endforeach()
+  add_library(llm-cuda MODULE ${_src} ${_rt}/src/cuda/cuda_module.c)
+  # (dtype.cmake's -ffp-contract=off on dequant.c/quant.c is a source property
+  # of this directory, so it holds here too.)
+  target_include_directories(llm-cuda PRIVATE ${_rt}/include ${_rt}/src
+    ${PROJECT_SOURCE_DIR}/libs/common/include)
+  target_link_libraries(llm-cuda PRIVATE CUDA::cudart CUDA::cublas CUDA::curand ${LLM_LIBM})
+  target_compile_definitions(llm-cuda PRIVATE LLM_HAVE_CUDA=1)
+  target_compile_definitions(llama-runtime PRIVATE LLM_CUDA_MODULE_BUILT=1)
+  set_target_properties(llm-cuda PROPERTIES
+    OUTPUT_NAME llm-cuda
+    PREFIX lib
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/bin
     CUDA_STANDARD 17
     CUDA_STANDARD_REQUIRED ON
     CUDA_EXTENSIONS OFF
     CUDA_SEPARABLE_COMPILATION OFF
-    CUDA_VISIBILITY_PRESET hidden)
+    CUDA_VISIBILITY_PRESET hidden
+    C_VISIBILITY_PRESET hidden)
   # Host-side warnings through nvcc; -Werror with LLM_WERROR (nvcc's own
   # diagnostics too). No fast math: kernels rely on IEEE division/sqrt and on
   # explicit rounding intrinsics to match the CPU reference.
@@ -31,5 +49,9 @@ function(llm_runtime_cuda_extra)
   if(LLM_WERROR)
     list(APPEND _cuda_opts -Xcompiler=-Werror --Werror=all-warnings)
   endif()
-  target_compile_options(llama-runtime PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${_cuda_opts}>)
+  target_compile_options(llm-cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:${_cuda_opts}>)
+  llm_target_warnings(llm-cuda)
+  # Every program that may use the backend is built with the module beside it.
+  add_dependencies(llama-runtime llm-cuda)
+  install(TARGETS llm-cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/llm)
 endfunction()
