@@ -334,6 +334,11 @@ typedef struct llm_model_hparams {
     uint32_t rope_orig_ctx;      /* original context length (yarn, llama3); 0 if unknown */
     float norm_eps;        /* RMSNorm (llama) or LayerNorm epsilon */
     int tied_embeddings;   /* 1: no output.weight, the LM head is token_embd */
+    uint32_t n_swa;        /* sliding-window attention: a window layer's query at p sees
+                              keys p - n_swa < k <= p; 0 = no window layers */
+    uint32_t swa_pattern;  /* with n_swa: layer l is a window layer when l % swa_pattern <
+                              swa_pattern - 1 (Gemma 3: 6, five local layers then a global) */
+    float rope_freq_base_swa; /* theta of the window layers (Gemma 3: 10000) */
     int32_t bos_id, eos_id, pad_id, unk_id; /* -1 when absent */
 } llm_model_hparams;
 

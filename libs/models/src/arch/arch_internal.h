@@ -90,6 +90,41 @@ llm_status llm__llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d,
 llm_status llm__llama_load(llm_net *net);
 llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
 
+/* The end of a decoder's forward, shared by the architectures: the final
+ * RMSNorm (over every row when all rows or hidden states are wanted, else
+ * over the last row of each sequence) and the LM head in chunks, into
+ * b->logits / b->hidden. x: the residual stream [n][E]; xn: an [n][E]
+ * scratch view. */
+llm_status llm__decoder_output(llm_net *net, const llm_net_batch *b, const llm_tensor *x, const llm_tensor *xn,
+                               float eps);
+
+/* ---- helpers of the forward functions (they expect `b` and `be`) ---- */
+
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        llm_status st_ = (expr);                                                                   \
+        if (st_ != LLM_OK) return st_;                                                             \
+    } while (0)
+
+/* One op of the forward: the cancel callback is polled before every op, so a
+ * cancelled forward stops within one op's time. */
+#define OP(expr)                                                                                   \
+    do {                                                                                           \
+        if (b->cancel && b->cancel(b->cancel_user)) return LLM_CANCELLED;                         \
+        TRY(llm__net_op(expr));                                                                    \
+    } while (0)
+
+/* The debug tap (llama/arch.h): one branch per stage when unset. */
+#define TAP(name, layer, t)                                                                        \
+    do {                                                                                           \
+        if (b->tap) b->tap(b->tap_user, (name), (int32_t)(layer), &(t));                           \
+    } while (0)
+
+/* Contiguous F32 [n][ne1][ne0] view at an arena slot. */
+static inline llm_tensor act(const llm_net *net, size_t off, int64_t ne0, int64_t ne1, int64_t n) {
+    return llm_tensor_4d(net->arena, off, LLM_DTYPE_F32, ne0, ne1, n, 1);
+}
+
 /* registry.c */
 const llm__arch *llm__arch_find(const char *tag);
 const llm__arch *llm__arch_find_hf(const char *model_type);

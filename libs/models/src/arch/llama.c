@@ -153,12 +153,6 @@ static const llm__tensor_spec k_llama_tensors[] = {
 
 /* ------------------------------------------------------------- loading -- */
 
-#define TRY(expr)                                                                                  \
-    do {                                                                                           \
-        llm_status st_ = (expr);                                                                   \
-        if (st_ != LLM_OK) return st_;                                                             \
-    } while (0)
-
 /* After the table: tied output and RoPE. */
 llm_status llm__llama_load(llm_net *net) {
     const llm_model_hparams *hp = &net->hp;
@@ -207,35 +201,16 @@ llm_status llm__llama_load(llm_net *net) {
 
 /* ------------------------------------------------------------- forward -- */
 
-/* One op of the forward: the cancel callback is polled before every op, so a
- * cancelled forward stops within one op's time. */
-#define OP(expr)                                                                                   \
-    do {                                                                                           \
-        if (b->cancel && b->cancel(b->cancel_user)) return LLM_CANCELLED;                         \
-        TRY(llm__net_op(expr));                                                                    \
-    } while (0)
-
 /* y += bias, when the file has that bias (one F32 add per element). */
 #define BIAS(y, bias)                                                                              \
     do {                                                                                           \
         if (llm__has(&(bias))) OP(llm_op_add(be, &(y), &(y), &(bias)));                            \
     } while (0)
 
-/* The debug tap (llama/arch.h): one branch per stage when unset. */
-#define TAP(name, layer, t)                                                                        \
-    do {                                                                                           \
-        if (b->tap) b->tap(b->tap_user, (name), (int32_t)(layer), &(t));                           \
-    } while (0)
-
-/* Contiguous F32 [n][ne1][ne0] view at an arena slot. */
-static llm_tensor act(const llm_net *net, size_t off, int64_t ne0, int64_t ne1, int64_t n) {
-    return llm_tensor_4d(net->arena, off, LLM_DTYPE_F32, ne0, ne1, n, 1);
-}
-
 llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
     const llm_model_hparams *hp = &net->hp;
     llm_backend *be = net->be;
-    const int64_t n = b->n_tokens, E = hp->n_embd, F = hp->n_ff, V = hp->n_vocab;
+    const int64_t n = b->n_tokens, E = hp->n_embd, F = hp->n_ff;
     const int64_t hd = hp->head_dim, nh = hp->n_head, nkv = hp->n_head_kv;
     const float eps = hp->norm_eps, kq_scale = 1.0f / sqrtf((float)hd);
 
@@ -309,6 +284,16 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         OP(llm_op_add(be, &x, &x, &tmp));
         TAP("l_out", l, x);
     }
+    return llm__decoder_output(net, b, &x, &xn, eps);
+}
+
+/* The end of a decoder's forward (see arch_internal.h). */
+llm_status llm__decoder_output(llm_net *net, const llm_net_batch *b, const llm_tensor *xp, const llm_tensor *xnp,
+                               float eps) {
+    const llm_model_hparams *hp = &net->hp;
+    llm_backend *be = net->be;
+    const int64_t n = b->n_tokens, E = hp->n_embd, V = hp->n_vocab;
+    llm_tensor x = *xp, xn = *xnp;
     /* Final norm: over every row when all rows are wanted, else only over the
      * last row of each sequence, gathered first into xn. */
     int64_t rows = n;
@@ -357,6 +342,7 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
     }
     return LLM_OK;
 }
+
 
 /* ---------------------------------------------------------- the entry -- */
 

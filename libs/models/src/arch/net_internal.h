@@ -17,7 +17,9 @@ typedef struct llm__layer_w {
     llm_tensor wq, wk, wv;          /* [Q][E], [KV][E], [KV][E] */
     llm_tensor bq, bk, bv;          /* f32 [Q], [KV], [KV] (optional biases) */
     llm_tensor wo, bo;              /* [E][Q]; f32 [E] (optional bias) */
-    llm_tensor q_norm, k_norm;      /* f32 [head_dim]: per-head RMSNorm of q and k (Qwen3) */
+    llm_tensor q_norm, k_norm;      /* f32 [head_dim]: per-head RMSNorm of q and k (Qwen3, Gemma 3) */
+    llm_tensor attn_post_norm;      /* f32 [E]: RMSNorm of the attention output (Gemma 3) */
+    llm_tensor ffn_post_norm;       /* f32 [E]: RMSNorm of the FFN output (Gemma 3) */
     llm_tensor ffn_norm;            /* f32 [E] */
     llm_tensor wg, wu, wd;          /* [F][E], [F][E], [E][F] */
     llm_tensor bg, bu, bd;          /* f32 [F], [F], [E] (optional biases) */
@@ -47,6 +49,7 @@ struct llm_net {
     llm_tensor output;    /* [V][E] (token_embd when tied) */
     llm__layer_w *layers; /* [n_layer] */
     llm_rope_params rope;
+    llm_rope_params rope_swa; /* the window layers' RoPE (Gemma 3: another theta) */
     llm_buffer *arena;    /* activation arena */
     llm__arena_layout a;
     int32_t *gather_ids;  /* host [max_batch] */
