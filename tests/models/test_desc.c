@@ -156,7 +156,7 @@ Test(desc, tiny_gguf_ok_and_rejections) {
     tiny_gguf(&w, "qwen9", -1, NULL, 0, 0);
     cr_expect_eq(desc_from_gw(&w, &d), LLM_ERR_UNSUPPORTED);
     cr_expect(strstr(llm_models_last_error(), "'qwen9'") != NULL, "%s", llm_models_last_error());
-    cr_expect(strstr(llm_models_last_error(), "(supported: llama, qwen2, qwen3") != NULL, "the message lists the "
+    cr_expect(strstr(llm_models_last_error(), "(supported: llama, qwen2, qwen3, gemma3") != NULL, "the message lists the "
               "supported architectures: %s", llm_models_last_error());
     cr_expect_null(d);
     gw_free(&w);

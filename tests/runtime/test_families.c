@@ -68,6 +68,37 @@ static void check_greedy(const char *family) {
     gc_close(&f);
 }
 
+/* Gemma 3 270M Q4_K_M, the real model (scripts/fetch-model.sh gemma3-270m),
+ * against tests/runtime/data/gemma3_golden.bin (make_logits_golden.py
+ * --full last-of-first, the default model's six prompts): window layers
+ * (5 of 6, 512 keys, their own RoPE theta), GEGLU, Q/K norms, post-norms,
+ * Q5_0 / Q8_0 / Q4_K / Q6_K weights, a 262144-token SentencePiece vocabulary. */
+static void open_gemma3(gc_fx *f, golden_set *g) {
+    const char *src = getenv("LLM_SOURCE_DIR");
+    char gold[1024];
+    snprintf(gold, sizeof gold, "%s/tests/runtime/data/gemma3_golden.bin", src ? src : ".");
+    gc_open(f, getenv("LLM_GEMMA3_MODEL"), 2, LLM_KERNELS_AUTO);
+    cr_assert_eq(golden_load(gold, g), 0, "cannot read %s", gold);
+}
+
+Test(families, gemma3_270m_logits) {
+    gc_fx f;
+    golden_set g;
+    open_gemma3(&f, &g);
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
+
+Test(families, gemma3_270m_greedy) {
+    gc_fx f;
+    golden_set g;
+    open_gemma3(&f, &g);
+    gc_check_greedy(&f, &g, LIGHT ? 1 : 0, LIGHT ? 96 : 0, LIGHT ? 8 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
+
 #define FAMILY(name)                                                                               \
     Test(families, name##_logits) { check_logits(#name); }                                         \
     Test(families, name##_greedy) { check_greedy(#name); }

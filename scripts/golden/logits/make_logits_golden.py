@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Reference logits from llama.cpp (llama-cpp-python) for tests/runtime/test_forward.c.
 
-Usage: make_logits_golden.py MODEL.gguf OUT.bin   (run with the project venv)
+Usage: make_logits_golden.py MODEL.gguf OUT.bin [--full last-of-first]
+       (run with the AVX2 reference environment, scripts/golden/reference-venv.sh)
+
+Goldens made with it: tests/runtime/data/logits_golden.bin (the default model)
+and tests/runtime/data/gemma3_golden.bin (Gemma 3 270M Q4_K_M, --full
+last-of-first: its 262144-token vocabulary makes a full row 1 MB).
 
 For each prompt in prompts.json (next to this script) it stores llama.cpp's own
 tokenization (add_bos=False, special=True), and for every position: the argmax,
@@ -81,13 +86,19 @@ def make_golden(model, prompts, n_cont=N_CONT, full_rows="last+middle"):
 
 
 def main():
-    model, out = sys.argv[1], sys.argv[2]
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("out")
+    ap.add_argument("--full", default="last+middle", choices=["last+middle", "last-of-first"],
+                    help="which positions keep full-vocabulary rows (last-of-first for large vocabularies)")
+    a = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     prompts = json.load(open(os.path.join(here, "prompts.json"), encoding="utf-8"))
-    blob = make_golden(model, prompts)
-    with open(out, "wb") as f:
+    blob = make_golden(a.model, prompts, full_rows=a.full)
+    with open(a.out, "wb") as f:
         f.write(blob)
-    print(f"wrote {out}: {len(blob)} bytes", file=sys.stderr)
+    print(f"wrote {a.out}: {len(blob)} bytes", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,189 @@
+/*
+ * arch/gemma3.c -- Gemma 3 (text): hyper-parameters, tensor table and
+ * forward, written only against runtime ops, in llama.cpp's order.
+ *
+ * For the batch's tokens, x = token_embd[tokens] * sqrt(n_embd), then per
+ * layer l (a window layer when l % swa_pattern < swa_pattern - 1: five local
+ * layers, then a global one):
+ *     xn   = rms_norm(x) * attn_norm
+ *     q,k,v = xn . Wq^T, xn . Wk^T, xn . Wv^T
+ *     q    = rope(rms_norm(q) * q_norm) * attn_scale    per head; window layers
+ *     k    = rope(rms_norm(k) * k_norm)                 use theta rope_freq_base_swa
+ *     att  = attention(q, cache), scale 1; window layers see the last n_swa keys
+ *     x   += rms_norm(att . Wo^T) * attn_post_norm
+ *     x   += rms_norm(geglu(xn' . Wg^T, xn' . Wu^T) . Wd^T) * ffn_post_norm,
+ *            xn' = rms_norm(x) * ffn_norm
+ * then logits = rms_norm(x) * output_norm . token_embd^T (tied unless
+ * output.weight). GGUF norm weights already hold Gemma's (1 + w): llama.cpp's
+ * converter adds the 1, so the norms are plain RMSNorm * w here. attn_scale
+ * is 1/sqrt(head_dim) (llama.cpp: 1/sqrt(n_embd / n_head) for the 62-layer
+ * 27B model); q is scaled before attention, as llama.cpp does, so that its
+ * F16 rounding in the attention sees the same values.
+ *
+ * Not here yet: the final logit soft-capping of Gemma 2-style files (refused
+ * by name), Hugging Face folders (their norms need the + 1), and releasing
+ * the K/V blocks that fell out of every window (the window layers never read
+ * them; the cache still holds them).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "arch/arch_internal.h"
+#include "formats/formats_internal.h"
+
+static llm_status gemma3_hparams_gguf(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g) {
+    llm_status st = llm__llama_hparams_gguf("gemma3", hp, d, g);
+    if (st) return st;
+    hp->rope_type = LLM_ROPE_MODE_NEOX;
+    hp->norm_eps = 1e-6f;
+    st = llm__gguf_opt_f32(g, "gemma3.attention.layer_norm_rms_epsilon", &hp->norm_eps);
+    if (!st) st = llm__gguf_opt_u32(g, "gemma3.attention.sliding_window", &hp->n_swa);
+    hp->swa_pattern = 6;
+    if (!st) st = llm__gguf_opt_u32(g, "gemma3.attention.sliding_window_pattern", &hp->swa_pattern);
+    hp->rope_freq_base_swa = 10000.0f; /* llama.cpp's default for the local layers */
+    if (!st) st = llm__gguf_opt_f32(g, "gemma3.rope.freq_base_swa", &hp->rope_freq_base_swa);
+    if (st) return st;
+    float softcap = 0.0f;
+    st = llm__gguf_opt_f32(g, "gemma3.final_logit_softcapping", &softcap);
+    if (st) return st;
+    if (softcap != 0.0f)
+        return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: gemma3: final logit soft-capping is not implemented",
+                                 llm_model_desc_path(d));
+    if (hp->n_swa && hp->swa_pattern == 0)
+        return llm__models_error(LLM_ERR_BAD_FORMAT, "model: %s: gemma3: sliding_window_pattern 0",
+                                 llm_model_desc_path(d));
+    return LLM_OK;
+}
+
+static const llm__tensor_spec k_gemma3_tensors[] = {
+    GLOBAL("token_embd.weight", NULL, REQ, ROWS, EMBD, VOCAB, tok_embd),
+    GLOBAL("output_norm.weight", NULL, REQ, F32, EMBD, 1, out_norm),
+    GLOBAL("output.weight", NULL, OPT, MATMUL, EMBD, VOCAB, output), /* absent: tied */
+    LAYER("attn_norm.weight", NULL, REQ, F32, EMBD, 1, attn_norm),
+    LAYER("attn_q.weight", NULL, REQ, MATMUL, EMBD, Q, wq),
+    LAYER("attn_k.weight", NULL, REQ, MATMUL, EMBD, KV, wk),
+    LAYER("attn_v.weight", NULL, REQ, MATMUL, EMBD, KV, wv),
+    LAYER("attn_q_norm.weight", NULL, REQ, F32, HEAD, 1, q_norm),
+    LAYER("attn_k_norm.weight", NULL, REQ, F32, HEAD, 1, k_norm),
+    LAYER("attn_output.weight", NULL, REQ, MATMUL, Q, EMBD, wo),
+    LAYER("post_attention_norm.weight", NULL, REQ, F32, EMBD, 1, attn_post_norm),
+    LAYER("ffn_norm.weight", NULL, REQ, F32, EMBD, 1, ffn_norm),
+    LAYER("ffn_gate.weight", NULL, REQ, MATMUL, EMBD, FF, wg),
+    LAYER("ffn_up.weight", NULL, REQ, MATMUL, EMBD, FF, wu),
+    LAYER("ffn_down.weight", NULL, REQ, MATMUL, FF, EMBD, wd),
+    LAYER("post_ffw_norm.weight", NULL, REQ, F32, EMBD, 1, ffn_post_norm),
+};
+
+static int is_window_layer(const llm_model_hparams *hp, uint32_t l) {
+    return hp->n_swa > 0 && l % hp->swa_pattern < hp->swa_pattern - 1;
+}
+
+/* After the table: llama's checks, tied output and RoPE, then the window
+ * layers' RoPE (another theta) and the backend's GEGLU. */
+static llm_status gemma3_load(llm_net *net) {
+    TRY(llm__llama_load(net));
+    net->rope_swa = net->rope;
+    net->rope_swa.freq_base = net->hp.rope_freq_base_swa;
+    if (!llm_backend_supports(net->be, LLM_OP_GEGLU, LLM_DTYPE_F32))
+        return llm__net_err(LLM_ERR_UNSUPPORTED, "gemma3: backend %s has no GEGLU", llm_backend_name(net->be));
+    return LLM_OK;
+}
+
+static llm_status gemma3_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
+    const llm_model_hparams *hp = &net->hp;
+    llm_backend *be = net->be;
+    const int64_t n = b->n_tokens, E = hp->n_embd, F = hp->n_ff;
+    const int64_t hd = hp->head_dim, nh = hp->n_head, nkv = hp->n_head_kv;
+    const float eps = hp->norm_eps;
+    const float attn_scale = hp->n_layer == 62 ? 1.0f / sqrtf((float)(hp->n_embd / hp->n_head))
+                                               : 1.0f / sqrtf((float)hd);
+
+    llm_tensor x = act(net, net->a.off_x, E, n, 1);       /* [n][E] residual stream */
+    llm_tensor xn = act(net, net->a.off_xn, E, n, 1);     /* [n][E] normed */
+    llm_tensor tmp = act(net, net->a.off_tmp, E, n, 1);   /* [n][E] block output */
+    llm_tensor q = act(net, net->a.off_q, hd, nh, n);     /* [n][n_head][hd] */
+    llm_tensor k = act(net, net->a.off_k, hd, nkv, n);    /* [n][n_head_kv][hd] */
+    llm_tensor v = act(net, net->a.off_v, hd, nkv, n);    /* [n][n_head_kv][hd] */
+    llm_tensor gate = act(net, net->a.off_gate, F, n, 1); /* [n][F] */
+    llm_tensor up = act(net, net->a.off_up, F, n, 1);     /* [n][F] */
+    llm_tensor q2 = act(net, net->a.off_q, hd * nh, n, 1), att2 = act(net, net->a.off_att, hd * nh, n, 1);
+    llm_tensor k2 = act(net, net->a.off_k, hd * nkv, n, 1), v2 = act(net, net->a.off_v, hd * nkv, n, 1);
+
+    OP(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n));
+    OP(llm_op_scale(be, &x, &x, sqrtf((float)E)));
+    TAP("inp_scaled", -1, x);
+    for (uint32_t l = 0; l < hp->n_layer; l++) {
+        const llm__layer_w *w = &net->layers[l];
+        const int window = is_window_layer(hp, l);
+        const llm_rope_params *rope = window ? &net->rope_swa : &net->rope;
+        llm_attn_params ap = llm_attn_default_params();
+        ap.scale = 1.0f;
+        ap.n_swa = window ? (int32_t)hp->n_swa : 0;
+
+        OP(llm_op_rms_norm(be, &xn, &x, &w->attn_norm, eps));
+        TAP("attn_norm", l, xn);
+        OP(llm_op_matmul(be, &q2, &xn, &w->wq));
+        OP(llm_op_matmul(be, &k2, &xn, &w->wk));
+        OP(llm_op_matmul(be, &v2, &xn, &w->wv));
+        OP(llm_op_rms_norm(be, &q, &q, &w->q_norm, eps));
+        TAP("Qcur_normed", l, q);
+        OP(llm_op_rope(be, &q, b->positions, rope));
+        OP(llm_op_rms_norm(be, &k, &k, &w->k_norm, eps));
+        TAP("Kcur_normed", l, k);
+        OP(llm_op_rope(be, &k, b->positions, rope));
+        TAP("Qcur", l, q);
+        TAP("Kcur", l, k);
+        TAP("Vcur", l, v);
+        OP(llm_op_scale(be, &q, &q, attn_scale));
+        llm_tensor kc, vc;
+        TRY(llm_net_kv_layer(kv, (int32_t)l, &kc, &vc));
+        int64_t t0 = 0;
+        for (int32_t s = 0; s < b->n_seqs; s++) {
+            const llm_net_seq *sq = &b->seqs[s];
+            const int64_t ns = sq->n_tokens;
+            llm_tensor ks = act(net, net->a.off_k + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
+            llm_tensor vs = act(net, net->a.off_v + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
+            llm_tensor qs = act(net, net->a.off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
+            llm_tensor os = act(net, net->a.off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
+            OP(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0, sq->block_table, sq->n_table));
+            OP(llm_op_attention_ex(be, &os, &qs, &kc, &vc, b->positions + t0, sq->block_table, sq->n_table,
+                                   &ap));
+            t0 += ns;
+        }
+        TAP("kqv_out", l, att2);
+        OP(llm_op_matmul(be, &tmp, &att2, &w->wo));
+        TAP("attn_out", l, tmp);
+        OP(llm_op_rms_norm(be, &tmp, &tmp, &w->attn_post_norm, eps));
+        TAP("attn_post_norm", l, tmp);
+        OP(llm_op_add(be, &x, &tmp, &x));
+        TAP("sa_out", l, x);
+        OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
+        TAP("ffn_norm", l, xn);
+        OP(llm_op_matmul(be, &up, &xn, &w->wu));
+        OP(llm_op_matmul(be, &gate, &xn, &w->wg));
+        OP(llm_op_geglu(be, &gate, &gate, &up));
+        TAP("ffn_geglu", l, gate);
+        OP(llm_op_matmul(be, &tmp, &gate, &w->wd));
+        TAP("ffn_out", l, tmp);
+        OP(llm_op_rms_norm(be, &tmp, &tmp, &w->ffn_post_norm, eps));
+        TAP("ffn_post_norm", l, tmp);
+        OP(llm_op_add(be, &x, &tmp, &x));
+        TAP("l_out", l, x);
+    }
+    return llm__decoder_output(net, b, &x, &xn, eps);
+}
+
+const llm__arch llm__arch_gemma3 = {
+    .tag = "gemma3",
+    .hf_model_types = NULL, /* HF folders: their norm weights need Gemma's + 1 (not yet) */
+    .hf_layer_prefix = NULL,
+    .hf_ignore = NULL,
+    .tensors = k_gemma3_tensors,
+    .n_tensors = sizeof k_gemma3_tensors / sizeof k_gemma3_tensors[0],
+    .hparams_gguf = gemma3_hparams_gguf,
+    .hparams_hf = NULL,
+    .load = gemma3_load,
+    .forward = gemma3_forward,
+};
