@@ -212,26 +212,33 @@ int main(int argc, char **argv) {
     mp.n_ctx = ctx;
     /* One window per forward pass where memory allows, as llama.cpp does. */
     mp.n_batch = ctx < 512 ? ctx : 512;
-    /* The engine's plan first, then (once n_vocab is known) with this
-     * program's logits buffer added: [ctx][n_vocab] floats. */
+    /* The engine's plan plus this program's logits buffer, [ctx][n_vocab]
+     * floats, checked before anything large is allocated: n_vocab comes
+     * from a vocabulary-only load (no weights, no KV cache). */
     llm_memory_plan plan;
     if (llm_model_plan(model_path, &mp, &plan) != LLM_OK) {
         fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
         return 1;
     }
-    if (app_check_memory("llm-perplexity", plan.total_bytes, force, "-c")) return 1;
+    llm_model_params vp = mp;
+    vp.vocab_only = true;
     llm_model *m = NULL;
+    llm_model_info info;
+    if (llm_load_model(model_path, &vp, &m) != LLM_OK) {
+        fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
+        return 1;
+    }
+    llm_model_get_info(m, &info);
+    llm_model_free(m);
+    m = NULL;
+    if (app_check_memory("llm-perplexity", plan.total_bytes + (uint64_t)ctx * (uint64_t)info.n_vocab * 4u,
+                         force, "-c"))
+        return 1;
     if (llm_load_model(model_path, &mp, &m) != LLM_OK) {
         fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
         return 1;
     }
-    llm_model_info info;
     llm_model_get_info(m, &info);
-    if (app_check_memory("llm-perplexity", plan.total_bytes + (uint64_t)ctx * (uint64_t)info.n_vocab * 4u,
-                         force, "-c")) {
-        llm_model_free(m);
-        return 1;
-    }
     int rc = 1;
     llm_session *s = NULL;
     float *logits = NULL;
