@@ -90,6 +90,11 @@ llm_status llm__llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d,
 llm_status llm__llama_load(llm_net *net);
 llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
 
+/* Attention of layer l: per sequence of the batch, writes k, v (the arena's
+ * k / v slots) into the paged cache and attends q (the q slot) into the att
+ * slot, with ap's scale and window. */
+llm_status llm__attend(llm_net *net, llm_net_kv *kv, const llm_net_batch *b, uint32_t l, const llm_attn_params *ap);
+
 /* The end of a decoder's forward, shared by the architectures: the final
  * RMSNorm (over every row when all rows or hidden states are wanted, else
  * over the last row of each sequence) and the LM head in chunks, into

@@ -137,21 +137,7 @@ static llm_status gemma3_forward(llm_net *net, llm_net_kv *kv, const llm_net_bat
         TAP("Kcur", l, k);
         TAP("Vcur", l, v);
         OP(llm_op_scale(be, &q, &q, attn_scale));
-        llm_tensor kc, vc;
-        TRY(llm_net_kv_layer(kv, (int32_t)l, &kc, &vc));
-        int64_t t0 = 0;
-        for (int32_t s = 0; s < b->n_seqs; s++) {
-            const llm_net_seq *sq = &b->seqs[s];
-            const int64_t ns = sq->n_tokens;
-            llm_tensor ks = act(net, net->a.off_k + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
-            llm_tensor vs = act(net, net->a.off_v + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
-            llm_tensor qs = act(net, net->a.off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            llm_tensor os = act(net, net->a.off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            OP(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0, sq->block_table, sq->n_table));
-            OP(llm_op_attention_ex(be, &os, &qs, &kc, &vc, b->positions + t0, sq->block_table, sq->n_table,
-                                   &ap));
-            t0 += ns;
-        }
+        TRY(llm__attend(net, kv, b, l, &ap));
         TAP("kqv_out", l, att2);
         OP(llm_op_matmul(be, &tmp, &att2, &w->wo));
         TAP("attn_out", l, tmp);

@@ -246,22 +246,9 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         TAP("Qcur", l, q);
         TAP("Kcur", l, k);
         TAP("Vcur", l, v);
-        llm_tensor kc, vc;
-        TRY(llm_net_kv_layer(kv, (int32_t)l, &kc, &vc));
-        int64_t t0 = 0;
-        for (int32_t s = 0; s < b->n_seqs; s++) {
-            const llm_net_seq *sq = &b->seqs[s];
-            const int64_t ns = sq->n_tokens;
-            llm_tensor ks = act(net, net->a.off_k + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
-            llm_tensor vs = act(net, net->a.off_v + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
-            llm_tensor qs = act(net, net->a.off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            llm_tensor os = act(net, net->a.off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            OP(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0,
-                                            sq->block_table, sq->n_table));
-            OP(llm_op_attention(be, &os, &qs, &kc, &vc, b->positions + t0,
-                                             sq->block_table, sq->n_table, kq_scale));
-            t0 += ns;
-        }
+        llm_attn_params ap = llm_attn_default_params();
+        ap.scale = kq_scale;
+        TRY(llm__attend(net, kv, b, l, &ap));
         TAP("kqv_out", l, att2);
         OP(llm_op_matmul(be, &tmp, &att2, &w->wo));
         BIAS(tmp, w->bo);
@@ -285,6 +272,28 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         TAP("l_out", l, x);
     }
     return llm__decoder_output(net, b, &x, &xn, eps);
+}
+
+/* Attention of layer l over the paged cache (see arch_internal.h). */
+llm_status llm__attend(llm_net *net, llm_net_kv *kv, const llm_net_batch *b, uint32_t l, const llm_attn_params *ap) {
+    const llm_model_hparams *hp = &net->hp;
+    llm_backend *be = net->be;
+    const int64_t hd = hp->head_dim, nh = hp->n_head, nkv = hp->n_head_kv;
+    llm_tensor kc, vc;
+    TRY(llm_net_kv_layer(kv, (int32_t)l, &kc, &vc));
+    int64_t t0 = 0;
+    for (int32_t s = 0; s < b->n_seqs; s++) {
+        const llm_net_seq *sq = &b->seqs[s];
+        const int64_t ns = sq->n_tokens;
+        llm_tensor ks = act(net, net->a.off_k + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
+        llm_tensor vs = act(net, net->a.off_v + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
+        llm_tensor qs = act(net, net->a.off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
+        llm_tensor os = act(net, net->a.off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
+        OP(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0, sq->block_table, sq->n_table));
+        OP(llm_op_attention_ex(be, &os, &qs, &kc, &vc, b->positions + t0, sq->block_table, sq->n_table, ap));
+        t0 += ns;
+    }
+    return LLM_OK;
 }
 
 /* The end of a decoder's forward (see arch_internal.h). */
