@@ -130,6 +130,34 @@ static inline llm_tensor act(const llm_net *net, size_t off, int64_t ne0, int64_
     return llm_tensor_4d(net->arena, off, LLM_DTYPE_F32, ne0, ne1, n, 1);
 }
 
+/* The activations of a decoder's forward for n tokens, as views of the
+ * arena's slots (net->a). */
+typedef struct llm__acts {
+    llm_tensor x, xn, tmp;       /* [n][E]: residual stream, normed copy, block output */
+    llm_tensor q, k, v;          /* [n][n_head][hd], [n][n_head_kv][hd] x2 */
+    llm_tensor q2, k2, v2, att2; /* 2-D views [n][heads * hd] for the projections */
+    llm_tensor gate, up;         /* [n][F] */
+} llm__acts;
+
+static inline llm__acts llm__decoder_acts(const llm_net *net, int64_t n) {
+    const llm_model_hparams *hp = &net->hp;
+    const int64_t E = hp->n_embd, F = hp->n_ff, hd = hp->head_dim, nh = hp->n_head, nkv = hp->n_head_kv;
+    llm__acts a;
+    a.x = act(net, net->a.off_x, E, n, 1);
+    a.xn = act(net, net->a.off_xn, E, n, 1);
+    a.tmp = act(net, net->a.off_tmp, E, n, 1);
+    a.q = act(net, net->a.off_q, hd, nh, n);
+    a.k = act(net, net->a.off_k, hd, nkv, n);
+    a.v = act(net, net->a.off_v, hd, nkv, n);
+    a.q2 = act(net, net->a.off_q, hd * nh, n, 1);
+    a.k2 = act(net, net->a.off_k, hd * nkv, n, 1);
+    a.v2 = act(net, net->a.off_v, hd * nkv, n, 1);
+    a.att2 = act(net, net->a.off_att, hd * nh, n, 1);
+    a.gate = act(net, net->a.off_gate, F, n, 1);
+    a.up = act(net, net->a.off_up, F, n, 1);
+    return a;
+}
+
 /* registry.c */
 const llm__arch *llm__arch_find(const char *tag);
 const llm__arch *llm__arch_find_hf(const char *model_type);

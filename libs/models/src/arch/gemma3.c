@@ -94,22 +94,14 @@ static llm_status gemma3_load(llm_net *net) {
 static llm_status gemma3_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
     const llm_model_hparams *hp = &net->hp;
     llm_backend *be = net->be;
-    const int64_t n = b->n_tokens, E = hp->n_embd, F = hp->n_ff;
-    const int64_t hd = hp->head_dim, nh = hp->n_head, nkv = hp->n_head_kv;
+    const int64_t n = b->n_tokens, E = hp->n_embd, hd = hp->head_dim;
     const float eps = hp->norm_eps;
     const float attn_scale = hp->n_layer == 62 ? 1.0f / sqrtf((float)(hp->n_embd / hp->n_head))
                                                : 1.0f / sqrtf((float)hd);
 
-    llm_tensor x = act(net, net->a.off_x, E, n, 1);       /* [n][E] residual stream */
-    llm_tensor xn = act(net, net->a.off_xn, E, n, 1);     /* [n][E] normed */
-    llm_tensor tmp = act(net, net->a.off_tmp, E, n, 1);   /* [n][E] block output */
-    llm_tensor q = act(net, net->a.off_q, hd, nh, n);     /* [n][n_head][hd] */
-    llm_tensor k = act(net, net->a.off_k, hd, nkv, n);    /* [n][n_head_kv][hd] */
-    llm_tensor v = act(net, net->a.off_v, hd, nkv, n);    /* [n][n_head_kv][hd] */
-    llm_tensor gate = act(net, net->a.off_gate, F, n, 1); /* [n][F] */
-    llm_tensor up = act(net, net->a.off_up, F, n, 1);     /* [n][F] */
-    llm_tensor q2 = act(net, net->a.off_q, hd * nh, n, 1), att2 = act(net, net->a.off_att, hd * nh, n, 1);
-    llm_tensor k2 = act(net, net->a.off_k, hd * nkv, n, 1), v2 = act(net, net->a.off_v, hd * nkv, n, 1);
+    const llm__acts a = llm__decoder_acts(net, n);
+    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, q = a.q, k = a.k, v = a.v, gate = a.gate, up = a.up;
+    llm_tensor q2 = a.q2, k2 = a.k2, v2 = a.v2, att2 = a.att2;
 
     OP(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n));
     OP(llm_op_scale(be, &x, &x, sqrtf((float)E)));
