@@ -10,6 +10,19 @@
 #include "golden_logits.h"
 #include "llama/arch.h"
 
+/* LIGHT: 1 under AddressSanitizer, where the golden checks run on fewer
+ * positions and steps (same checks, less work). */
+#if defined(__SANITIZE_ADDRESS__)
+#define LIGHT 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LIGHT 1
+#endif
+#endif
+#ifndef LIGHT
+#define LIGHT 0
+#endif
+
 #define GC_N_BLOCKS 64
 #define GC_BLOCK 16
 

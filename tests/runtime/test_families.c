@@ -30,16 +30,6 @@
 
 #include "golden_check.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LIGHT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIGHT 1
-#endif
-#endif
-#ifndef LIGHT
-#define LIGHT 0
-#endif
 
 static void open_family(gc_fx *f, golden_set *g, const char *family) {
     const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");

@@ -36,16 +36,6 @@
 
 #include "golden_check.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LIGHT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIGHT 1
-#endif
-#endif
-#ifndef LIGHT
-#define LIGHT 0
-#endif
 
 #define KV_TOL 1.0 /* well under llama.cpp's own F16-vs-F32 KV change (max 2.43); measured 0 here */
 #define N_BLOCKS GC_N_BLOCKS
