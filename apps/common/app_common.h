@@ -68,6 +68,12 @@ int app_check_memory(const char *prog, uint64_t need, bool force, const char *ho
  * "PROG: WHAT contains a NUL byte at offset N" and returns -1. */
 int app_check_no_nul(const char *prog, const char *what, const char *buf, size_t len);
 
+/* The whole stream (or file) in a malloc'd, NUL-terminated buffer; *len is
+ * its length without the NUL. NULL on a read or allocation error, with errno
+ * set (ENOMEM for allocation). The caller frees. */
+char *app_read_stream(FILE *f, size_t *len);
+char *app_read_file(const char *path, size_t *len);
+
 /* 0 when path names something a program can read text from (a regular file,
  * a pipe or a character device); a directory or a missing file prints a
  * message and returns -1. */

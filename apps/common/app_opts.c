@@ -160,3 +160,44 @@ int app_check_memory(const char *prog, uint64_t need, bool force, const char *ho
             (double)avail / 1048576.0, how, force ? "" : ", or --force to try anyway");
     return force ? 0 : -1;
 }
+
+char *app_read_stream(FILE *f, size_t *len) {
+    size_t cap = 1 << 16, n = 0, r;
+    char *buf = malloc(cap);
+    if (!buf) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    while ((r = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += r;
+        if (n + 1 == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                errno = ENOMEM;
+                return NULL;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    if (ferror(f)) {
+        int e = errno ? errno : EIO;
+        free(buf);
+        errno = e;
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+char *app_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = app_read_stream(f, len);
+    int e = errno;
+    fclose(f);
+    errno = e;
+    return buf;
+}

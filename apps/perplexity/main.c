@@ -34,35 +34,12 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Whole file into a malloc'd buffer; NULL (errno set) on failure. */
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 1 << 16, n = 0, r;
-    char *buf = malloc(cap);
-    while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) free(buf);
-            buf = nb;
-        }
-    }
-    if (buf && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
-}
-
 /* The text's tokens through the model's tokenizer, with the special tokens
  * (BOS) the model asks for. *bos = the BOS id if the tokenizer added one,
  * else -1. NULL after printing an error. */
 static llm_token *tokenize_file(const llm_model *m, const char *path, int32_t *n_out, llm_token *bos) {
     size_t len;
-    char *text = read_file(path, &len);
+    char *text = app_read_file(path, &len);
     if (!text) {
         fprintf(stderr, "llm-perplexity: cannot read %s: %s\n", path, strerror(errno));
         return NULL;

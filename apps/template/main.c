@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_common.h"
 #include "llama/engine.h"
 
 static void usage(FILE *f) {
@@ -22,43 +23,6 @@ static void usage(FILE *f) {
             "  REQUEST.json           an OpenAI-style chat request; '-' or nothing: stdin\n"
             "  -h, --help             this help\n"
             "Prints exactly the rendered text. Exit 1 on a template or request error.\n");
-}
-
-/* Whole stream into a NUL-terminated buffer; NULL on failure. */
-static char *read_stream(FILE *f, size_t *len) {
-    size_t cap = 1 << 16, n = 0;
-    char *p = malloc(cap);
-    if (!p) return NULL;
-    for (;;) {
-        size_t r = fread(p + n, 1, cap - n - 1, f);
-        n += r;
-        if (n + 1 < cap) {
-            if (ferror(f)) {
-                free(p);
-                return NULL;
-            }
-            if (r == 0 || feof(f)) break;
-            continue;
-        }
-        char *np = realloc(p, cap * 2);
-        if (!np) {
-            free(p);
-            return NULL;
-        }
-        p = np;
-        cap *= 2;
-    }
-    p[n] = '\0';
-    if (len) *len = n;
-    return p;
-}
-
-static char *read_path(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *p = read_stream(f, len);
-    fclose(f);
-    return p;
 }
 
 int main(int argc, char **argv) {
@@ -93,11 +57,11 @@ int main(int argc, char **argv) {
     char *tmpl = NULL, *req = NULL, *out = NULL;
     llm_model *model = NULL;
     size_t req_len = 0;
-    if (tmpl_path && !(tmpl = read_path(tmpl_path, NULL))) {
+    if (tmpl_path && !(tmpl = app_read_file(tmpl_path, NULL))) {
         fprintf(stderr, "llm-template: cannot read template %s\n", tmpl_path);
         goto done;
     }
-    req = (!req_path || !strcmp(req_path, "-")) ? read_stream(stdin, &req_len) : read_path(req_path, &req_len);
+    req = (!req_path || !strcmp(req_path, "-")) ? app_read_stream(stdin, &req_len) : app_read_file(req_path, &req_len);
     if (!req) {
         fprintf(stderr, "llm-template: cannot read the request %s\n", req_path ? req_path : "(stdin)");
         goto done;

@@ -23,31 +23,6 @@ static void usage(FILE *f) {
             "  -h, --help       this help\n");
 }
 
-static char *read_all(FILE *f, size_t *len) {
-    size_t cap = 1 << 16, n = 0;
-    char *p = malloc(cap);
-    if (!p) return NULL;
-    size_t r;
-    while ((r = fread(p + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *np = realloc(p, cap * 2);
-            if (!np) {
-                free(p);
-                return NULL;
-            }
-            p = np;
-            cap *= 2;
-        }
-    }
-    if (ferror(f)) {
-        free(p);
-        return NULL;
-    }
-    *len = n;
-    return p;
-}
-
 static int load(const char *path, llm_tokenizer **tok) {
     if (llm_load_tokenizer(path, tok) != LLM_OK) {
         fprintf(stderr, "llm-tokenize: %s\n", llm_last_error());
@@ -122,7 +97,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "llm-tokenize: cannot open %s\n", file);
             return 1;
         }
-        text = read_all(f, &len);
+        text = app_read_stream(f, &len);
         if (file) fclose(f);
     }
     if (!text) {
