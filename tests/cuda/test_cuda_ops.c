@@ -499,7 +499,7 @@ Test(cuda_ops, rope_modes_and_scaling) {
         int32_t n_dims;
         llm_rope_mode mode;
         llm_rope_scale_kind scaling;
-        int use_ff;
+        int use_ff; /* 2: with attn_factor (phi3 longrope) */
     } cases[] = {
         {1, 9, 64, 64, LLM_ROPE_MODE_NORMAL, LLM_ROPE_SCALE_NONE, 0},
         {5, 3, 64, 64, LLM_ROPE_MODE_NEOX, LLM_ROPE_SCALE_NONE, 0},
@@ -507,6 +507,7 @@ Test(cuda_ops, rope_modes_and_scaling) {
         {3, 2, 80, 32, LLM_ROPE_MODE_NEOX, LLM_ROPE_SCALE_LINEAR, 0},
         {4, 5, 96, 64, LLM_ROPE_MODE_NORMAL, LLM_ROPE_SCALE_NONE, 1},
         {33, 1, 6, 6, LLM_ROPE_MODE_NEOX, LLM_ROPE_SCALE_NONE, 0},
+        {6, 8, 96, 96, LLM_ROPE_MODE_NEOX, LLM_ROPE_SCALE_NONE, 2},
     };
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const int64_t n = cases[ci].n, nh = cases[ci].n_head, hd = cases[ci].hd;
@@ -531,6 +532,7 @@ Test(cuda_ops, rope_modes_and_scaling) {
         rp.llama3_high_freq_factor = 4.0f;
         rp.llama3_orig_ctx = 8192;
         rp.freq_factors = cases[ci].use_ff ? ff : NULL;
+        rp.attn_factor = cases[ci].use_ff == 2 ? 1.190238f : 0.0f;
         float *got = malloc(nb), *want = malloc(nb);
         for (int side = 1; side >= 0; side--) {
             llm_backend *be = side ? p.dev : p.cpu;

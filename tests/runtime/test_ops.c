@@ -164,14 +164,14 @@ Test(ops, elementwise_norm_softmax_argmax) {
 }
 
 static void rope_ref(double *v, int hd, int n_dims, int neox, double pos, double base,
-                     const double *factor, double fscale) {
+                     const double *factor, double fscale, double mscale) {
     int half = n_dims / 2;
     for (int i = 0; i < half; i++) {
         double th = pos * pow(base, -2.0 * i / n_dims) / factor[i] * fscale;
         int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
         double x0 = v[i0], x1 = v[i1];
-        v[i0] = x0 * cos(th) - x1 * sin(th);
-        v[i1] = x0 * sin(th) + x1 * cos(th);
+        v[i0] = mscale * (x0 * cos(th) - x1 * sin(th));
+        v[i1] = mscale * (x0 * sin(th) + x1 * cos(th));
     }
     (void)hd;
 }
@@ -179,7 +179,9 @@ static void rope_ref(double *v, int hd, int n_dims, int neox, double pos, double
 Test(ops, rope_modes_and_scaling) {
     llm_backend *be = make_backend(LLM_KERNELS_AUTO, 2);
     const int hd = 64, nh = 3, n = 7;
-    for (int variant = 0; variant < 5; variant++) {
+    float ff[32]; /* variant 5: per-frequency divisors and a magnitude factor (phi3 longrope) */
+    for (int i = 0; i < 32; i++) ff[i] = 1.0f + 0.37f * (float)i;
+    for (int variant = 0; variant < 6; variant++) {
         llm_rope_params p;
         memset(&p, 0, sizeof(p));
         p.n_dims = variant == 4 ? 32 : hd; /* partial rotation leaves the rest alone */
@@ -187,9 +189,14 @@ Test(ops, rope_modes_and_scaling) {
         p.freq_base = variant == 0 ? 10000.0f : 100000.0f;
         p.scaling = LLM_ROPE_SCALE_NONE;
         p.freq_scale = 1.0f;
-        double factor[64], fscale = 1.0;
+        double factor[64], fscale = 1.0, mscale = 1.0;
         for (int i = 0; i < 32; i++) factor[i] = 1.0;
-        if (variant == 2) {
+        if (variant == 5) {
+            p.freq_factors = ff;
+            p.attn_factor = 1.190238f;
+            mscale = 1.190238f;
+            for (int i = 0; i < 32; i++) factor[i] = ff[i];
+        } else if (variant == 2) {
             p.scaling = LLM_ROPE_SCALE_LINEAR;
             p.freq_scale = 0.25f;
             fscale = 0.25;
@@ -223,7 +230,7 @@ Test(ops, rope_modes_and_scaling) {
             for (int h = 0; h < nh; h++) {
                 double v[64];
                 for (int d = 0; d < hd; d++) v[d] = x[(t0 * nh + h) * hd + d];
-                rope_ref(v, hd, p.n_dims, p.mode == LLM_ROPE_MODE_NEOX, pos[t0], p.freq_base, factor, fscale);
+                rope_ref(v, hd, p.n_dims, p.mode == LLM_ROPE_MODE_NEOX, pos[t0], p.freq_base, factor, fscale, mscale);
                 for (int d = 0; d < hd; d++) {
                     /* float angles of ~2000 rad carry ~1e-4 absolute error, like llama.cpp's */
                     double tol = 1e-5 + 2.5e-7 * pos[t0];

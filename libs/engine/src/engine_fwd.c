@@ -49,6 +49,7 @@ llm_status llm__fwd_create(const llm_model_desc *d, llm_backend *be, const llm__
     llm_net_params np = llm_net_default_params();
     np.max_batch = p->n_batch;
     np.kv_type = p->kv_dtype;
+    np.n_ctx_seq = p->n_ctx; /* phi3 longrope picks its RoPE factors by it */
     llm_status st = llm_net_create(d, be, &np, &f->net);
     if (st == LLM_OK) st = llm_net_kv_create(f->net, p->n_blocks, p->block_size, &f->kv);
     if (st != LLM_OK) {

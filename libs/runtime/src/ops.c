@@ -152,7 +152,7 @@ llm_status llm_op_rope(llm_backend *be, const llm_tensor *x, const int32_t *posi
     BE_CHECK(be);
     CHECK(check_f32(be, x, "rope", "x"));
     if (!positions || !p || p->n_dims <= 0 || p->n_dims % 2 != 0 || p->n_dims > x->ne[0] ||
-        !(p->freq_base > 0.0f) || x->ne[3] != 1) {
+        !(p->freq_base > 0.0f) || !(p->attn_factor >= 0.0f && p->attn_factor <= 1e6f) || x->ne[3] != 1) {
         return llm__err(LLM_ERR_INVALID_ARG, "rope: bad parameters (n_dims %d, head_dim %lld)",
                         p ? p->n_dims : -1, (long long)x->ne[0]);
     }

@@ -48,9 +48,17 @@ typedef struct llm_net_kv llm_net_kv; /* paged K/V storage for every layer of on
 typedef struct llm_net_params {
     int32_t max_batch;  /* most tokens one forward may take (default 512) */
     llm_dtype kv_type;  /* LLM_DTYPE_F16 (default) or LLM_DTYPE_F32 */
+    int32_t n_ctx_seq;  /* the context size of one sequence (the engine passes its
+                           per-session n_ctx); 0 (default) = unknown, read as within the
+                           model's original context. Only architectures whose RoPE depends
+                           on it read it: phi3 with longrope takes rope_factors_long when
+                           n_ctx_seq rounded up to a multiple of 256 exceeds
+                           rope.scaling.original_context_length, else rope_factors_short,
+                           as llama.cpp does for a context of n_ctx_seq tokens (it pads
+                           n_ctx to 256) */
 } llm_net_params;
 
-/* Defaults: max_batch 512, F16 K/V. */
+/* Defaults: max_batch 512, F16 K/V, n_ctx_seq 0. */
 llm_net_params llm_net_default_params(void);
 
 /* Non-zero if an architecture tag has a forward here ("llama"). Every

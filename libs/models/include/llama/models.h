@@ -331,7 +331,9 @@ typedef struct llm_model_hparams {
     float rope_scaling_factor;   /* 1 if none */
     float rope_low_freq_factor;  /* llama3 */
     float rope_high_freq_factor; /* llama3 */
-    uint32_t rope_orig_ctx;      /* original context length (yarn, llama3); 0 if unknown */
+    uint32_t rope_orig_ctx;      /* original context length (yarn, llama3, phi3 longrope); 0 if unknown */
+    float rope_attn_factor;      /* RoPE magnitude factor multiplying cos and sin (GGUF
+                                    rope.scaling.attn_factor, phi3 longrope); 1 if none */
     float norm_eps;        /* RMSNorm (llama) or LayerNorm epsilon */
     int tied_embeddings;   /* 1: no output.weight, the LM head is token_embd */
     uint32_t n_swa;        /* sliding-window attention: a window layer's query at p sees

@@ -30,7 +30,9 @@ typedef enum llm__dim {
     LLM__D_Q,         /* n_head * head_dim */
     LLM__D_KV,        /* n_head_kv * head_dim */
     LLM__D_HEAD,      /* head_dim (per-head norms) */
-    LLM__D_ROT_HALF   /* n_rot / 2 (rope frequency factors) */
+    LLM__D_ROT_HALF,  /* n_rot / 2 (rope frequency factors) */
+    LLM__D_QKV,       /* (n_head + 2 * n_head_kv) * head_dim (fused Q/K/V, phi3) */
+    LLM__D_FF2        /* 2 * n_ff (fused gate and up, phi3) */
 } llm__dim;
 
 /* How the forward uses a tensor, which fixes what the loader checks. */

@@ -129,8 +129,8 @@ static size_t kv_bytes_per_token_layer(const llm_model_hparams *hp, llm_dtype kv
 
 static llm_status check_params(const llm_net_params *p, const char *fn) {
     if (p->max_batch < 1 || p->max_batch > (1 << 20) ||
-        (p->kv_type != LLM_DTYPE_F16 && p->kv_type != LLM_DTYPE_F32)) {
-        return llm__net_err(LLM_ERR_INVALID_ARG, "%s: bad max_batch or kv_type", fn);
+        (p->kv_type != LLM_DTYPE_F16 && p->kv_type != LLM_DTYPE_F32) || p->n_ctx_seq < 0) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "%s: bad max_batch, kv_type or n_ctx_seq", fn);
     }
     return LLM_OK;
 }

@@ -14,14 +14,16 @@
  * E = n_embd, Q = n_head*head_dim, KV = n_head_kv*head_dim, F = n_ff. */
 typedef struct llm__layer_w {
     llm_tensor attn_norm;           /* f32 [E] */
-    llm_tensor wq, wk, wv;          /* [Q][E], [KV][E], [KV][E] */
+    llm_tensor wq, wk, wv;          /* [Q][E], [KV][E], [KV][E] (phi3: row views of wqkv) */
+    llm_tensor wqkv;                /* [Q+2KV][E]: fused Q/K/V (phi3), sliced into wq, wk, wv */
     llm_tensor bq, bk, bv;          /* f32 [Q], [KV], [KV] (optional biases) */
     llm_tensor wo, bo;              /* [E][Q]; f32 [E] (optional bias) */
     llm_tensor q_norm, k_norm;      /* f32 [head_dim]: per-head RMSNorm of q and k (Qwen3, Gemma 3) */
     llm_tensor attn_post_norm;      /* f32 [E]: RMSNorm of the attention output (Gemma 3) */
     llm_tensor ffn_post_norm;       /* f32 [E]: RMSNorm of the FFN output (Gemma 3) */
     llm_tensor ffn_norm;            /* f32 [E] */
-    llm_tensor wg, wu, wd;          /* [F][E], [F][E], [E][F] */
+    llm_tensor wg, wu, wd;          /* [F][E], [F][E], [E][F] (phi3: wg, wu row views of the
+                                       fused [2F][E] ffn_up, gate rows first) */
     llm_tensor bg, bu, bd;          /* f32 [F], [F], [E] (optional biases) */
 } llm__layer_w;
 

@@ -230,7 +230,11 @@ typedef struct llm_rope_params {
     float llama3_high_freq_factor;
     int32_t llama3_orig_ctx;
     const float *freq_factors; /* optional host [n_dims/2]: theta_i /= freq_factors[i]
-                                  (GGUF rope_freqs); overrides the LLAMA3 rule */
+                                  (GGUF rope_freqs, phi3 rope_factors_long/short);
+                                  overrides the LLAMA3 rule */
+    float attn_factor;       /* cos and sin are multiplied by it before the rotation
+                                (llama.cpp's attn_factor / mscale: phi3 longrope's
+                                rope.scaling.attn_factor); 0 is taken as 1 (none) */
 } llm_rope_params;
 
 /* Rotates x in place. x: F32 [n][n_head][head_dim]; positions: host [n]. */

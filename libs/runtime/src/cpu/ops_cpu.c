@@ -251,6 +251,7 @@ typedef struct {
     const llm_rope_params *p;
     int64_t n, n_head, hd;
     float theta_scale;
+    float mscale;            /* p->attn_factor, 0 read as 1 */
 } rope_ctx;
 
 static void rope_task(void *vp, int ith, int nth) {
@@ -273,7 +274,8 @@ static void rope_task(void *vp, int ith, int nth) {
             if (p->scaling == LLM_ROPE_SCALE_LINEAR) {
                 th *= p->freq_scale;
             }
-            const float cs = cosf(th), sn = sinf(th);
+            /* times the magnitude factor, as llama.cpp's rope_yarn (exact when 1) */
+            const float cs = cosf(th) * c->mscale, sn = sinf(th) * c->mscale;
             for (int64_t h = 0; h < c->n_head; h++) {
                 float *v = c->x + (t * c->n_head + h) * c->hd;
                 int64_t i0 = p->mode == LLM_ROPE_MODE_NEOX ? i : 2 * i;
@@ -293,7 +295,7 @@ static void rope_task(void *vp, int ith, int nth) {
 llm_status llm__cpu_rope(llm_backend *be, const llm_tensor *x, const int32_t *positions,
                          const llm_rope_params *p) {
     rope_ctx c = {llm__host_ptr(x), positions, p, x->ne[2], x->ne[1], x->ne[0],
-                  powf(p->freq_base, -2.0f / (float)p->n_dims)};
+                  powf(p->freq_base, -2.0f / (float)p->n_dims), p->attn_factor != 0.0f ? p->attn_factor : 1.0f};
     llm__threadpool_run(llm__cpu_of(be)->tp, rope_task, &c,
                         pick_nth(be, c.n * c.n_head * c.hd, c.n));
     return LLM_OK;

@@ -7,7 +7,8 @@
  * pos * s^i by i successive float multiplications with s = base^(-2/n_dims)
  * (computed once on the host with the same powf), divided by a per-frequency
  * factor (GGUF rope_freqs, or the Llama 3.1 rule, evaluated on the host), then
- * times freq_scale for linear scaling. The rotation uses separately rounded
+ * times freq_scale for linear scaling; cos and sin are then multiplied by
+ * attn_factor (1 when 0), as the CPU does. The rotation uses separately rounded
  * products, as the CPU's plain C does. Only cosf/sinf may differ by an ulp.
  */
 #include <math.h>
@@ -20,7 +21,8 @@ static __global__ void rope_kernel(float *x,               /* [n][n_head][hd] */
                                    const int32_t *pos,     /* [n] */
                                    const float *div,       /* [n_half] or NULL */
                                    int64_t n, int n_head, int hd, int n_half, int neox,
-                                   float theta_scale, int linear, float freq_scale) {
+                                   float theta_scale, int linear, float freq_scale,
+                                   float mscale) {
     const int idx = blockIdx.x * blockDim.x + threadIdx.x;
     if (idx >= n_head * n_half) {
         return;
@@ -37,7 +39,7 @@ static __global__ void rope_kernel(float *x,               /* [n][n_head][hd] */
         if (linear) {
             theta = __fmul_rn(theta, freq_scale);
         }
-        const float cs = cosf(theta), sn = sinf(theta);
+        const float cs = __fmul_rn(cosf(theta), mscale), sn = __fmul_rn(sinf(theta), mscale);
         float *v = x + ((int64_t)t * n_head + h) * hd;
         const int i0 = neox ? i : 2 * i, i1 = neox ? i + n_half : 2 * i + 1;
         const float x0 = v[i0], x1 = v[i1];
@@ -77,7 +79,8 @@ extern "C" llm_status llm__cuda_rope(llm_backend *be, const llm_tensor *x,
                                              (int)n_head, (int)hd, n_half,
                                              p->mode == LLM_ROPE_MODE_NEOX,
                                              theta_scale, p->scaling == LLM_ROPE_SCALE_LINEAR,
-                                             p->freq_scale);
+                                             p->freq_scale,
+                                             p->attn_factor != 0.0f ? p->attn_factor : 1.0f);
     LLM_CU_LAUNCHED("rope kernel");
     return LLM_OK;
 }
