@@ -79,3 +79,4 @@ Test(family_chat, llama3) { check_family("llama3"); }
 Test(family_chat, mistral) { check_family("mistral"); }
 Test(family_chat, qwen2) { check_family("qwen2"); }
 Test(family_chat, qwen3) { check_family("qwen3"); }
+Test(family_chat, phi3) { check_family("phi3"); }

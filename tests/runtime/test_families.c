@@ -23,6 +23,12 @@
  *            NEOX rope, tied Q4_0 embeddings, F16 layers, the Qwen2 BPE vocabulary
  *   qwen3    Qwen3 0.6B's heads (16 / 8 of 128), per-head Q/K RMSNorm, NEOX rope,
  *            Q8_0, the Qwen2 vocabulary with Qwen3's template
+ *   phi3     Phi-3.5 mini's head size (8 / 8 of 96), fused attn_qkv and gate/up
+ *            ffn_up, LongRoPE (rope_factors_short / _long, attn_factor), untied
+ *            Q8_0, the Phi-3 SentencePiece vocabulary and template. Twice: with
+ *            the net's n_ctx_seq 0 against llama.cpp at n_ctx 1024 (short
+ *            factors), and with n_ctx_seq 8192 against llama.cpp at n_ctx 8192
+ *            (golden/phi3.longctx.bin: above the original 4096, long factors)
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -31,32 +37,38 @@
 #include "golden_check.h"
 
 
-static void open_family(gc_fx *f, golden_set *g, const char *family) {
+/* suffix: "" (llama.cpp at n_ctx 1024, the net at n_ctx_seq 0) or
+ * ".longctx" (both at n_ctx 8192). */
+static void open_family(gc_fx *f, golden_set *g, const char *family, const char *suffix) {
     const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
     char model[1024], gold[1024];
     snprintf(model, sizeof model, "%s/synthetic/%s.gguf", bin ? bin : ".", family);
-    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/%s.bin", src ? src : ".", family);
-    gc_open(f, model, 2, LLM_KERNELS_AUTO);
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/%s%s.bin", src ? src : ".", family, suffix);
+    gc_open_ctx(f, model, 2, LLM_KERNELS_AUTO, *suffix ? 8192 : 0);
     cr_assert_eq(golden_load(gold, g), 0, "cannot read %s", gold);
 }
 
-static void check_logits(const char *family) {
+static void check_logits_ctx(const char *family, const char *suffix) {
     gc_fx f;
     golden_set g;
-    open_family(&f, &g, family);
+    open_family(&f, &g, family, suffix);
     gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
     golden_free(&g);
     gc_close(&f);
 }
 
-static void check_greedy(const char *family) {
+static void check_logits(const char *family) { check_logits_ctx(family, ""); }
+
+static void check_greedy_ctx(const char *family, const char *suffix) {
     gc_fx f;
     golden_set g;
-    open_family(&f, &g, family);
+    open_family(&f, &g, family, suffix);
     gc_check_greedy(&f, &g, LIGHT ? 1 : 0, LIGHT ? 96 : 0, LIGHT ? 8 : 0);
     golden_free(&g);
     gc_close(&f);
 }
+
+static void check_greedy(const char *family) { check_greedy_ctx(family, ""); }
 
 /* Gemma 3 270M Q4_K_M, the real model (scripts/fetch-model.sh gemma3-270m),
  * against tests/runtime/data/gemma3_golden.bin (make_logits_golden.py
@@ -98,3 +110,24 @@ FAMILY(mistral)
 FAMILY(qwen2)
 FAMILY(qwen3)
 FAMILY(phi3)
+
+/* phi3 at a context above its original one: the long rope factors. The two
+ * goldens must differ (else this would not test the choice). */
+Test(families, phi3_longctx_logits) {
+    const char *src = getenv("LLM_SOURCE_DIR");
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "%s/scripts/golden/families/golden/phi3.bin", src ? src : ".");
+    snprintf(b, sizeof b, "%s/scripts/golden/families/golden/phi3.longctx.bin", src ? src : ".");
+    golden_set ga, gb;
+    cr_assert_eq(golden_load(a, &ga), 0, "cannot read %s", a);
+    cr_assert_eq(golden_load(b, &gb), 0, "cannot read %s", b);
+    const golden_prompt *pa = &ga.prompts[ga.n_prompts - 1], *pb = &gb.prompts[gb.n_prompts - 1];
+    cr_assert_eq(pa->n_tokens, pb->n_tokens);
+    int differ = 0;
+    for (int32_t i = 0; i < pa->n_tokens * ga.topk; i++) differ += pa->top_logits[i] != pb->top_logits[i];
+    cr_assert_gt(differ, 0, "phi3: llama.cpp gives the same logits at n_ctx 1024 and 8192");
+    golden_free(&ga);
+    golden_free(&gb);
+    check_logits_ctx("phi3", ".longctx");
+}
+Test(families, phi3_longctx_greedy) { check_greedy_ctx("phi3", ".longctx"); }

@@ -29,6 +29,38 @@ static llm_status get_id(const llm_gguf *g, const char *key, llm_token *id) {
     return LLM_OK;
 }
 
+/* llama.cpp's per-model token attributes: a model whose general.name
+ * contains "phi-3" or "phi3" (any case) has RSTRIP on every special token
+ * (control, user-defined, unknown) and on "</s>", but not on "<unk>", "<s>",
+ * "<|endoftext|>": "<|user|>\nHi" tokenizes as "<|user|>", "▁Hi". Returns a
+ * new [n] array for llm_vocab_spec.strip, or NULL (none, or out of memory:
+ * *oom set). */
+static unsigned char *phi3_strip(const llm_gguf *g, char *const *tokens, const int32_t *types, int32_t n, int *oom) {
+    const char *s;
+    size_t len;
+    *oom = 0;
+    if (llm_gguf_get_str(g, "general.name", &s, &len) != LLM_OK) return NULL;
+    char name[256];
+    if (len >= sizeof name) len = sizeof name - 1;
+    for (size_t i = 0; i < len; i++) name[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+    name[len] = '\0';
+    if (!strstr(name, "phi-3") && !strstr(name, "phi3")) return NULL;
+    unsigned char *strip = calloc((size_t)n, 1);
+    if (!strip) {
+        *oom = 1;
+        return NULL;
+    }
+    for (int32_t i = 0; i < n; i++) {
+        const int32_t ty = types ? types[i] : LLM_TOKEN_TYPE_NORMAL;
+        if (ty == LLM_TOKEN_TYPE_CONTROL || ty == LLM_TOKEN_TYPE_USER_DEFINED || ty == LLM_TOKEN_TYPE_UNKNOWN ||
+            strcmp(tokens[i], "</s>") == 0)
+            strip[i] = LLM_TOKEN_RSTRIP;
+        if (!strcmp(tokens[i], "<unk>") || !strcmp(tokens[i], "<s>") || !strcmp(tokens[i], "<|endoftext|>"))
+            strip[i] = 0;
+    }
+    return strip;
+}
+
 static llm_status get_flag(const llm_gguf *g, const char *key, int *flag) {
     int v;
     llm_status st = llm_gguf_get_bool(g, key, &v);
@@ -107,6 +139,7 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
     char **tokens = NULL, *tok_blob = NULL, **merges = NULL, *merge_blob = NULL;
     float *scores = NULL;
     int32_t *types = NULL;
+    unsigned char *strip = NULL;
     char pre[64] = "default";
     if ((st = copy_strings(&toks, "tokenizer.ggml.tokens", &tokens, &tok_blob)) != LLM_OK) goto done;
     spec.tokens = (const char *const *)tokens;
@@ -206,9 +239,17 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
             }
     }
 
+    int oom;
+    strip = phi3_strip(g, tokens, types, n, &oom);
+    if (oom) {
+        st = fail(LLM_ERR_NO_MEMORY, "out of memory");
+        goto done;
+    }
+    spec.strip = strip;
     st = llm_tokenizer_create(&spec, out);
     if (st != LLM_OK) fail(st, "%s", llm_tokenizer_last_error());
 done:
+    free(strip);
     free(tokens);
     free(tok_blob);
     free(merges);

@@ -14,8 +14,8 @@
 
 /* Added-token attributes (tokenizer.json "lstrip"/"rstrip"): the token
  * swallows the whitespace on its left / right when matched. */
-#define TOK_LSTRIP 1u
-#define TOK_RSTRIP 2u
+#define TOK_LSTRIP LLM_TOKEN_LSTRIP
+#define TOK_RSTRIP LLM_TOKEN_RSTRIP
 
 /* GPT-2's pattern (HF ByteLevel's), with the final "\s+" of the tokenizer.json. */
 #define TOK_RE_GPT2 "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"

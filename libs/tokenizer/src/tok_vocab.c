@@ -277,7 +277,7 @@ static const char *const k_eog_texts[] = {
     "<\xEF\xBD\x9C" "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>", "[e~[", NULL};
 
 llm_status llm_tokenizer_create(const llm_vocab_spec *spec, llm_tokenizer **out) {
-    return llm__tok_create(spec, NULL, 0, NULL, NULL, out);
+    return llm__tok_create(spec, NULL, 0, NULL, spec ? spec->strip : NULL, out);
 }
 
 llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patterns, int n_patterns,

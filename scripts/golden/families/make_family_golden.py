@@ -15,7 +15,10 @@ the model's own chat template rendered by jinja2 the way transformers'
 apply_chat_template does, and llama.cpp's tokens for that text.
 
 Prompts: short, non-English, a chat-formatted conversation rendered from the
-file's template, and 500 tokens of /usr/share/common-licenses/GPL-3.
+file's template, and 500 tokens of /usr/share/common-licenses/GPL-3. The
+goldens run llama.cpp with n_ctx 1024; a family with LongRoPE (phi3) gets a
+second one, golden/FAMILY.longctx.bin, with n_ctx 8192 (above its original
+context of 4096, so llama.cpp takes rope_factors_long instead of _short).
 """
 import json
 import os
@@ -33,6 +36,7 @@ import make_synthetic  # noqa: E402
 from make_logits_golden import make_golden  # noqa: E402
 
 N_CONT = 32
+LONG_CTX = 8192  # families with LongRoPE: a second golden at this context (long factors)
 CONVERSATION = [
     {"role": "system", "content": "You are a concise assistant."},
     {"role": "user", "content": "Wie spät ist es in Tokio? 東京の天気は？"},
@@ -96,6 +100,14 @@ def main():
             f.write(blob)
         print(f"{fam}: wrote {out} ({len(blob)} bytes), model sha256 {make_synthetic.sha256(path)}",
               file=sys.stderr)
+        if "longrope" in make_synthetic.FAMILIES[fam]:
+            # The same prompts with a context above the original one
+            # (LONG_CTX > longrope.orig): llama.cpp then takes rope_factors_long.
+            blob = make_golden(path, prompts, n_cont=N_CONT, full_rows="last-of-first", n_ctx=LONG_CTX)
+            out = os.path.join(HERE, "golden", f"{fam}.longctx.bin")
+            with open(out, "wb") as f:
+                f.write(blob)
+            print(f"{fam}: wrote {out} ({len(blob)} bytes), n_ctx {LONG_CTX}", file=sys.stderr)
 
 
 if __name__ == "__main__":

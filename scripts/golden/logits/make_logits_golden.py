@@ -35,12 +35,13 @@ TOPK = 10
 N_CONT = 64
 
 
-def make_golden(model, prompts, n_cont=N_CONT, full_rows="last+middle"):
+def make_golden(model, prompts, n_cont=N_CONT, full_rows="last+middle", n_ctx=1024):
     """The golden blob for `prompts` (dicts: name, text or file, max_tokens).
     full_rows: "last+middle" (the last position, and the middle one of prompts
     of 100+ tokens) or "last-of-first" (only the first prompt's last
-    position: for large vocabularies)."""
-    llm = Llama(model_path=model, logits_all=True, n_ctx=1024, n_batch=1024, n_threads=2,
+    position: for large vocabularies). n_ctx: the context llama.cpp runs
+    with (phi3's LongRoPE factors depend on it)."""
+    llm = Llama(model_path=model, logits_all=True, n_ctx=n_ctx, n_batch=1024, n_threads=2,
                 seed=0, verbose=False)
     n_vocab = llm.n_vocab()
     blob = bytearray(b"LLMLGLD1")

@@ -106,7 +106,15 @@ typedef struct llm_vocab_spec {
     int wpm_phantom_space;/* WPM vocab in llama.cpp's GGUF form: word-initial pieces start
                              with U+2581 and continuations have no "##". */
     int lowercase;        /* WPM: lowercase + strip accents (1, default) or not (0) */
+    const unsigned char *strip; /* optional [n_tokens]: LLM_TOKEN_LSTRIP | LLM_TOKEN_RSTRIP per
+                                   token, or NULL (none): a special token matched in the
+                                   text swallows the whitespace on its left / right
+                                   (tokenizer.json's lstrip / rstrip; llama.cpp's token
+                                   attributes, e.g. RSTRIP on Phi-3's special tokens) */
 } llm_vocab_spec;
+
+#define LLM_TOKEN_LSTRIP 1u
+#define LLM_TOKEN_RSTRIP 2u
 
 /* Fill *spec with an empty vocabulary: no tokens, every special id
  * LLM_TOKEN_NULL, every tri-state flag -1 (the family's default). */
