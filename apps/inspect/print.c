@@ -138,6 +138,9 @@ void inspect_print_desc(FILE *out, const llm_model_desc *d, const inspect_opts *
             hp->rope_type == LLM_ROPE_MODE_NEOX ? "neox" : "normal", hp->n_rot, (double)hp->rope_freq_base,
             scaling[hp->rope_scaling & 3], (double)hp->rope_scaling_factor, (double)hp->norm_eps,
             hp->tied_embeddings ? "yes" : "no");
+    if (hp->rope_orig_ctx || hp->rope_attn_factor != 1.0f || hp->n_swa)
+        fprintf(out, "  rope original context %u, rope attn_factor %g, sliding window %u (pattern %u)\n",
+                hp->rope_orig_ctx, (double)hp->rope_attn_factor, hp->n_swa, hp->swa_pattern);
     fprintf(out, "  bos %d, eos %d, pad %d, unk %d\n", hp->bos_id, hp->eos_id, hp->pad_id, hp->unk_id);
     if (!o->show_tensors || llm_model_desc_source(d) == LLM_MODEL_SOURCE_GGUF) return; /* GGUF table printed above */
     fprintf(out, "* Dumping %" PRId64 " mapped tensor(s)\n", llm_model_desc_tensor_count(d));
