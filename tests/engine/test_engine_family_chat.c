@@ -80,3 +80,59 @@ Test(family_chat, mistral) { check_family("mistral"); }
 Test(family_chat, qwen2) { check_family("qwen2"); }
 Test(family_chat, qwen3) { check_family("qwen3"); }
 Test(family_chat, phi3) { check_family("phi3"); }
+
+/* qwen2_hf: the same model as a GGUF and as a Hugging Face folder
+ * (tokenizer.json written from the GGUF's vocabulary, tokenizer_config.json
+ * with the template): the engine must tokenize alike and report the same
+ * chat template from both. */
+Test(family_chat, qwen2_hf_folder_tokenizes_as_gguf) {
+    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
+    char gguf[1024], dir[1024], tj[1100], gold[1024];
+    snprintf(gguf, sizeof gguf, "%s/synthetic/qwen2_hf.gguf", bin ? bin : ".");
+    snprintf(dir, sizeof dir, "%s/synthetic/qwen2_hf", bin ? bin : ".");
+    snprintf(tj, sizeof tj, "%s/tokenizer.json", dir);
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/qwen2.chat.json", src ? src : ".");
+    FILE *probe = fopen(tj, "rb");
+    if (!probe) cr_skip_test("%s not generated (runtime_families_generate_qwen2_hf says why)", tj);
+    fclose(probe);
+    json_error_t jerr;
+    json_t *g = json_load_file(gold, 0, &jerr);
+    cr_assert_not_null(g, "%s: %s", gold, jerr.text);
+    llm_model_params mp = llm_model_default_params();
+    mp.vocab_only = true;
+    llm_model *mg, *mh;
+    cr_assert_eq(llm_load_model(gguf, &mp, &mg), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(llm_load_model(dir, &mp, &mh), LLM_OK, "%s", llm_last_error());
+    llm_model_info ig, ih;
+    cr_assert_eq(llm_model_get_info(mg, &ig), LLM_OK);
+    cr_assert_eq(llm_model_get_info(mh, &ih), LLM_OK);
+    cr_expect_str_eq(ih.chat_template ? ih.chat_template : "", ig.chat_template ? ig.chat_template : "",
+                     "the folder's chat template differs from the GGUF's");
+    const char *texts[] = {
+        json_string_value(json_object_get(g, "text")),
+        "La Tour Eiffel est une tour de fer puddlé de 330 mètres. 東京は日本の首都です。Москва — столица России.",
+        "  leading spaces,\ttabs,\r\nCRLF and 12345 digits; <|im_start|>user\nhi<|im_end|> [PAD151650] <|endoftext|>",
+        "def f(x):\n    return x ** 2  # 🙂 emoji, and ‘quotes’ and don't we'll I'M",
+    };
+    for (size_t k = 0; k < sizeof texts / sizeof texts[0]; k++) {
+        static llm_token tg[4096], th[4096];
+        int32_t ng = 0, nh = 0;
+        for (int special = 0; special < 2; special++) {
+            const unsigned fl = special ? LLM_ENCODE_PARSE_SPECIAL : 0;
+            cr_assert_eq(llm_tokenize(mg, texts[k], strlen(texts[k]), fl, tg, 4096, &ng), LLM_OK, "%s", llm_last_error());
+            cr_assert_eq(llm_tokenize(mh, texts[k], strlen(texts[k]), fl, th, 4096, &nh), LLM_OK, "%s", llm_last_error());
+            cr_expect_eq(nh, ng, "text %zu (special %d): %d tokens from the folder, %d from the GGUF", k, special, nh, ng);
+            int first = -1;
+            for (int32_t i = 0; i < ng && i < nh; i++)
+                if (tg[i] != th[i]) {
+                    first = i;
+                    break;
+                }
+            cr_expect_eq(first, -1, "text %zu (special %d): token %d differs (%d vs %d)", k, special, first,
+                         first >= 0 ? th[first] : 0, first >= 0 ? tg[first] : 0);
+        }
+    }
+    llm_model_free(mg);
+    llm_model_free(mh);
+    json_decref(g);
+}

@@ -1,5 +1,8 @@
 /* golden_check.c -- see golden_check.h. */
+#define _POSIX_C_SOURCE 200809L
 #include "golden_check.h"
+
+#include <sys/stat.h>
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -22,7 +25,10 @@ void gc_open_ctx(gc_fx *f, const char *path, int n_threads, llm_kernels kernels,
     FILE *probe = fopen(path, "rb");
     if (!probe) cr_skip_test("model %s not present", path);
     fclose(probe);
-    cr_assert_eq(llm_model_desc_from_gguf(path, &f->desc), LLM_OK, "%s", llm_models_last_error());
+    struct stat sb;
+    const int dir = stat(path, &sb) == 0 && S_ISDIR(sb.st_mode); /* a Hugging Face folder */
+    cr_assert_eq(dir ? llm_model_desc_from_dir(path, &f->desc) : llm_model_desc_from_gguf(path, &f->desc), LLM_OK,
+                 "%s", llm_models_last_error());
     llm_backend_params bp = llm_backend_default_params();
     bp.n_threads = n_threads;
     bp.kernels = kernels;

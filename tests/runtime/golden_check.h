@@ -35,8 +35,9 @@ typedef struct gc_fx {
     int32_t n_vocab;
 } gc_fx;
 
-/* Loads path on the CPU backend with n_threads and a kernel set; skips the
- * test (cr_skip_test) when the file is absent. */
+/* Loads path (a GGUF, or a Hugging Face folder) on the CPU backend with
+ * n_threads and a kernel set; skips the test (cr_skip_test) when the file is
+ * absent. */
 void gc_open(gc_fx *f, const char *path, int n_threads, llm_kernels kernels);
 /* The same with the net's n_ctx_seq (llm_net_params; gc_open passes 0). */
 void gc_open_ctx(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, int32_t n_ctx_seq);

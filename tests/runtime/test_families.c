@@ -29,10 +29,18 @@
  *            the net's n_ctx_seq 0 against llama.cpp at n_ctx 1024 (short
  *            factors), and with n_ctx_seq 8192 against llama.cpp at n_ctx 8192
  *            (golden/phi3.longctx.bin: above the original 4096, long factors)
+ *
+ * And one model in two formats: qwen2_hf is written both as a GGUF (what
+ * llama.cpp's converter makes of an F16 checkpoint: F16 matrices, F32 norms
+ * and biases) and as that Hugging Face checkpoint (config.json, F16
+ * model.safetensors, tokenizer.json); both must give the same logits, bit for
+ * bit, on the qwen2 golden's prompts.
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "golden_check.h"
 
@@ -131,3 +139,49 @@ Test(families, phi3_longctx_logits) {
     check_logits_ctx("phi3", ".longctx");
 }
 Test(families, phi3_longctx_greedy) { check_greedy_ctx("phi3", ".longctx"); }
+
+/* The logits of every position of golden prompt p on a model (GGUF or folder). */
+static float *all_logits(const char *path, const golden_prompt *p, int32_t *n_vocab) {
+    gc_fx f;
+    gc_open(&f, path, 2, LLM_KERNELS_AUTO);
+    *n_vocab = f.n_vocab;
+    float *out = malloc(sizeof(float) * (size_t)p->n_tokens * (size_t)f.n_vocab);
+    cr_assert_not_null(out);
+    gc_run(&f, p->tokens, p->n_tokens, 0, LLM_LOGITS_ALL, out);
+    gc_close(&f);
+    return out;
+}
+
+Test(families, qwen2_hf_folder_equals_gguf) {
+    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
+    char gguf[1024], dir[1024], st[1100], gold[1024];
+    snprintf(gguf, sizeof gguf, "%s/synthetic/qwen2_hf.gguf", bin ? bin : ".");
+    snprintf(dir, sizeof dir, "%s/synthetic/qwen2_hf", bin ? bin : ".");
+    snprintf(st, sizeof st, "%s/model.safetensors", dir);
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/qwen2.bin", src ? src : ".");
+    FILE *probe = fopen(st, "rb");
+    if (!probe) cr_skip_test("%s not generated (runtime_families_generate_qwen2_hf says why)", st);
+    fclose(probe);
+    golden_set g;
+    cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
+    for (int32_t pi = 0; pi < g.n_prompts; pi++) {
+        const golden_prompt *p = &g.prompts[pi];
+        int32_t vg, vh;
+        float *lg = all_logits(gguf, p, &vg), *lh = all_logits(dir, p, &vh);
+        cr_assert_eq(vg, vh, "vocabulary %d (GGUF) vs %d (folder)", vg, vh);
+        size_t n = (size_t)p->n_tokens * (size_t)vg, differ = 0;
+        double maxd = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (memcmp(&lg[i], &lh[i], sizeof(float)) != 0) differ++;
+            double d = fabs((double)lg[i] - (double)lh[i]);
+            if (d > maxd) maxd = d;
+        }
+        printf("qwen2_hf %-12s %4d pos: %zu of %zu logits differ, max|diff| %g\n", p->name, p->n_tokens, differ, n,
+               maxd);
+        cr_expect_eq(differ, 0, "%s: the folder's logits differ from the GGUF's (%zu, max|diff| %g)", p->name, differ,
+                     maxd);
+        free(lg);
+        free(lh);
+    }
+    golden_free(&g);
+}

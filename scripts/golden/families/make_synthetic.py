@@ -4,6 +4,11 @@
 Usage: make_synthetic.py FAMILY OUT.gguf      (FAMILY: see FAMILIES below, or --list)
        make_synthetic.py --check FAMILY OUT.gguf   also compare the file's SHA-256 with
                                                   synthetic.sha256 next to this script
+       make_synthetic.py [--check] --hf DIR FAMILY OUT.gguf
+                                 a family marked `hf` also as a Hugging Face folder
+                                 DIR (config.json, model.safetensors written with the
+                                 `safetensors` package, tokenizer.json) holding the
+                                 same weights; --check also checks model.safetensors
 
 Each file has the real head layout of a small released model of the family
 (query heads, KV heads, head size, so the real GQA ratio), the family's
@@ -68,6 +73,13 @@ FAMILIES = {
     # Phi-3.5-mini-instruct: heads of 96, as many KV heads as query heads (there 32, here 8,
     # since llama.cpp's phi3 ties n_embd to n_head * head_dim), fused QKV and gate/up,
     # long/short rope factors.
+    # qwen2 again, as the GGUF llama.cpp's converter writes from an F16 Hugging Face
+    # checkpoint (F16 matrices, F32 norms and biases holding F16 values, no q/k permutation
+    # for qwen2), and that checkpoint itself (--hf DIR): both must give the same logits.
+    "qwen2_hf": dict(arch="qwen2", vocab="qwen2", template="Qwen-Qwen2.5-7B-Instruct.jinja",
+                     n_head=7, n_head_kv=1, head_dim=64, n_embd=448, n_ff=1216, n_layer=3,
+                     rope_base=1000000.0, eps=1e-6, ctx=32768, qkv_bias=True,
+                     wtype=Q.F16, etype=Q.F16, hf="qwen2"),
     "phi3": dict(arch="phi3", vocab="phi-3", template="microsoft-Phi-3.5-mini-instruct.jinja",
                  n_head=8, n_head_kv=8, head_dim=96, n_embd=768, n_ff=1024, n_layer=3,
                  rope_base=10000.0, eps=1e-5, ctx=131072, fused=True, untied=True,
@@ -88,7 +100,12 @@ def norm_weight(name, n):
     return (1.0 + 0.1 * rng_for(name).standard_normal(n)).astype(np.float32)
 
 
-def add(w, name, data, qtype):
+def add(w, name, data, qtype, rec=None):
+    """Adds a tensor to the GGUF; rec (a dict) also keeps it for the HF folder."""
+    if rec is not None:
+        if qtype == Q.F32:  # vectors: F16 in the checkpoint, their exact F32 value in the GGUF
+            data = data.astype(np.float16).astype(np.float32)
+        rec[name] = data
     if qtype == Q.F32:
         w.add_tensor(name, data.astype(np.float32))
     elif qtype == Q.F16:
@@ -115,7 +132,11 @@ def copy_vocab(w, vocab):
 
 
 def build(family, out):
+    """Writes the GGUF. For a family marked `hf`, returns every tensor's values
+    under its GGUF name (for write_hf), else None."""
     s = FAMILIES[family]
+    rec = {} if s.get("hf") else None
+    add_ = lambda w, name, data, qtype: add(w, name, data, qtype, rec)  # noqa: E731
     arch, E, F, L = s["arch"], s["n_embd"], s["n_ff"], s["n_layer"]
     H, KV, D = s["n_head"], s["n_head_kv"], s["head_dim"]
     w = gguf.GGUFWriter(out, arch)
@@ -142,10 +163,10 @@ def build(family, out):
 
     # Output rows of std 3/sqrt(E): logits of std ~3 over the vocabulary, as
     # in released models (the tied token_embd serves as the output).
-    add(w, "token_embd.weight", matrix("token_embd", n_vocab, E) * np.float32(3.0), s["etype"])
-    add(w, "output_norm.weight", norm_weight("output_norm", E), Q.F32)
+    add_(w, "token_embd.weight", matrix("token_embd", n_vocab, E) * np.float32(3.0), s["etype"])
+    add_(w, "output_norm.weight", norm_weight("output_norm", E), Q.F32)
     if s.get("untied"):
-        add(w, "output.weight", matrix("output", n_vocab, E) * np.float32(3.0), s["wtype"])
+        add_(w, "output.weight", matrix("output", n_vocab, E) * np.float32(3.0), s["wtype"])
     if "llama3_rope" in s:
         # What llama.cpp's converter stores for llama3 rope scaling: 1 / the
         # per-frequency factor, in rope_freqs.weight ([head_dim / 2]).
@@ -162,38 +183,127 @@ def build(family, out):
             else:
                 sm = (r["orig"] / wl - r["low"]) / (r["high"] - r["low"])
                 factors.append(1.0 / ((1 - sm) / r["factor"] + sm))
-        add(w, "rope_freqs.weight", np.array(factors, dtype=np.float32), Q.F32)
+        add_(w, "rope_freqs.weight", np.array(factors, dtype=np.float32), Q.F32)
     if "longrope" in s:
-        add(w, "rope_factors_long.weight", 1.0 + np.abs(rng_for("rope_long").standard_normal(D // 2)).astype(np.float32) * 4, Q.F32)
-        add(w, "rope_factors_short.weight", 1.0 + np.abs(rng_for("rope_short").standard_normal(D // 2)).astype(np.float32) * 0.1, Q.F32)
+        add_(w, "rope_factors_long.weight", 1.0 + np.abs(rng_for("rope_long").standard_normal(D // 2)).astype(np.float32) * 4, Q.F32)
+        add_(w, "rope_factors_short.weight", 1.0 + np.abs(rng_for("rope_short").standard_normal(D // 2)).astype(np.float32) * 0.1, Q.F32)
     wt = s["wtype"]
     for il in range(L):
         p = f"blk.{il}."
-        add(w, p + "attn_norm.weight", norm_weight(p + "attn_norm", E), Q.F32)
+        add_(w, p + "attn_norm.weight", norm_weight(p + "attn_norm", E), Q.F32)
         if s.get("fused"):
-            add(w, p + "attn_qkv.weight", matrix(p + "attn_qkv", (H + 2 * KV) * D, E), wt)
+            add_(w, p + "attn_qkv.weight", matrix(p + "attn_qkv", (H + 2 * KV) * D, E), wt)
         else:
-            add(w, p + "attn_q.weight", matrix(p + "attn_q", H * D, E), wt)
-            add(w, p + "attn_k.weight", matrix(p + "attn_k", KV * D, E), wt)
-            add(w, p + "attn_v.weight", matrix(p + "attn_v", KV * D, E), wt)
+            add_(w, p + "attn_q.weight", matrix(p + "attn_q", H * D, E), wt)
+            add_(w, p + "attn_k.weight", matrix(p + "attn_k", KV * D, E), wt)
+            add_(w, p + "attn_v.weight", matrix(p + "attn_v", KV * D, E), wt)
         if s.get("qkv_bias"):
             for t, n in (("q", H * D), ("k", KV * D), ("v", KV * D)):
-                add(w, p + f"attn_{t}.bias", 0.1 * rng_for(p + t + "b").standard_normal(n).astype(np.float32), Q.F32)
+                add_(w, p + f"attn_{t}.bias", 0.1 * rng_for(p + t + "b").standard_normal(n).astype(np.float32), Q.F32)
         if s.get("qk_norm"):
-            add(w, p + "attn_q_norm.weight", norm_weight(p + "attn_q_norm", D), Q.F32)
-            add(w, p + "attn_k_norm.weight", norm_weight(p + "attn_k_norm", D), Q.F32)
-        add(w, p + "attn_output.weight", matrix(p + "attn_output", E, H * D), wt)
-        add(w, p + "ffn_norm.weight", norm_weight(p + "ffn_norm", E), Q.F32)
+            add_(w, p + "attn_q_norm.weight", norm_weight(p + "attn_q_norm", D), Q.F32)
+            add_(w, p + "attn_k_norm.weight", norm_weight(p + "attn_k_norm", D), Q.F32)
+        add_(w, p + "attn_output.weight", matrix(p + "attn_output", E, H * D), wt)
+        add_(w, p + "ffn_norm.weight", norm_weight(p + "ffn_norm", E), Q.F32)
         if s.get("fused"):
-            add(w, p + "ffn_up.weight", matrix(p + "ffn_up", 2 * F, E), wt)
+            add_(w, p + "ffn_up.weight", matrix(p + "ffn_up", 2 * F, E), wt)
         else:
-            add(w, p + "ffn_gate.weight", matrix(p + "ffn_gate", F, E), wt)
-            add(w, p + "ffn_up.weight", matrix(p + "ffn_up", F, E), wt)
-        add(w, p + "ffn_down.weight", matrix(p + "ffn_down", E, F), wt)
+            add_(w, p + "ffn_gate.weight", matrix(p + "ffn_gate", F, E), wt)
+            add_(w, p + "ffn_up.weight", matrix(p + "ffn_up", F, E), wt)
+        add_(w, p + "ffn_down.weight", matrix(p + "ffn_down", E, F), wt)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
     w.close()
+    return rec
+
+
+# GGUF name -> Hugging Face name (Qwen2/Llama checkpoints); per layer after "blk.N.".
+HF_GLOBAL = {"token_embd.weight": "model.embed_tokens.weight", "output_norm.weight": "model.norm.weight",
+             "output.weight": "lm_head.weight"}
+HF_LAYER = {"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self_attn.q_proj.weight",
+            "attn_k.weight": "self_attn.k_proj.weight", "attn_v.weight": "self_attn.v_proj.weight",
+            "attn_q.bias": "self_attn.q_proj.bias", "attn_k.bias": "self_attn.k_proj.bias",
+            "attn_v.bias": "self_attn.v_proj.bias", "attn_output.weight": "self_attn.o_proj.weight",
+            "ffn_norm.weight": "post_attention_layernorm.weight", "ffn_gate.weight": "mlp.gate_proj.weight",
+            "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight"}
+
+
+def hf_name(name):
+    if name in HF_GLOBAL:
+        return HF_GLOBAL[name]
+    _, il, rest = name.split(".", 2)
+    return f"model.layers.{il}.{HF_LAYER[rest]}"
+
+
+def gguf_vocab(vocab):
+    r = gguf.GGUFReader(os.path.join(TESTDATA, "llama-cpp-vocab", f"ggml-vocab-{vocab}.gguf"))
+    get = lambda k: r.fields[k].contents() if k in r.fields else None  # noqa: E731
+    return (get("tokenizer.ggml.tokens"), get("tokenizer.ggml.token_type"), get("tokenizer.ggml.merges"),
+            get("tokenizer.ggml.bos_token_id"), get("tokenizer.ggml.eos_token_id"))
+
+
+# The pre-tokenizer regex of each GGUF tokenizer.ggml.pre (as in the model's own tokenizer.json).
+HF_SPLIT = {"qwen2": r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+                     r"|\s*[\r\n]+|\s+(?!\S)|\s+"}
+
+
+def tokenizer_json(vocab, template):
+    """A byte-level BPE tokenizer.json from llama.cpp's vocabulary GGUF: model.vocab
+    holds the normal tokens, added_tokens the control (special) and user-defined
+    ones, the merges as stored, the pre-tokenizer of the vocabulary's family."""
+    toks, types, merges, _, _ = gguf_vocab(vocab)
+    added = [{"id": i, "content": t, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": int(types[i]) == 3}
+             for i, t in enumerate(toks) if int(types[i]) in (3, 4)]
+    return {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added,
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": HF_SPLIT[vocab]},
+             "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}]},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                           "use_regex": False},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                  "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {t: i for i, t in enumerate(toks) if int(types[i]) == 1},
+                  "merges": list(merges)},
+    }
+
+
+def write_hf(family, rec, out_dir):
+    """The Hugging Face folder of a family marked `hf`: config.json,
+    model.safetensors (F16, as the checkpoint the GGUF would be converted from),
+    tokenizer.json and tokenizer_config.json (with the chat template)."""
+    import json
+    from safetensors.numpy import save_file
+    s = FAMILIES[family]
+    toks, types, merges, bos, eos = gguf_vocab(s["vocab"])
+    os.makedirs(out_dir, exist_ok=True)
+    cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": s["hf"], "hidden_size": s["n_embd"],
+           "intermediate_size": s["n_ff"], "num_attention_heads": s["n_head"],
+           "num_key_value_heads": s["n_head_kv"], "num_hidden_layers": s["n_layer"],
+           "rms_norm_eps": s["eps"], "rope_theta": s["rope_base"], "max_position_embeddings": s["ctx"],
+           "vocab_size": len(toks), "tie_word_embeddings": not s.get("untied"), "hidden_act": "silu",
+           "torch_dtype": "float16", "bos_token_id": int(bos), "eos_token_id": int(eos)}
+    tensors = {hf_name(k): v.astype(np.float16) for k, v in rec.items()}
+    with open(os.path.join(TESTDATA, "chat-templates", s["template"]), encoding="utf-8") as f:
+        template = f.read()
+    files = {
+        "config.json": json.dumps(cfg, indent=1, sort_keys=True),
+        "tokenizer.json": json.dumps(tokenizer_json(s["vocab"], template), ensure_ascii=False),
+        "tokenizer_config.json": json.dumps({"chat_template": template, "bos_token": None,
+                                             "eos_token": toks[int(eos)]}, ensure_ascii=False, indent=1),
+    }
+    for name, text in files.items():
+        with open(os.path.join(out_dir, name + ".tmp"), "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(os.path.join(out_dir, name + ".tmp"), os.path.join(out_dir, name))
+    tmp = os.path.join(out_dir, "model.safetensors.tmp")
+    save_file(dict(sorted(tensors.items())), tmp, metadata={"format": "pt"})
+    return tmp
 
 
 def sha256(path):
@@ -210,29 +320,45 @@ def main():
     ap.add_argument("out", nargs="?")
     ap.add_argument("--list", action="store_true", help="print the families")
     ap.add_argument("--check", action="store_true", help="compare the SHA-256 with synthetic.sha256")
+    ap.add_argument("--hf", metavar="DIR", help="also write the Hugging Face folder (families marked hf)")
     a = ap.parse_args()
     if a.list:
         print("\n".join(FAMILIES))
         return 0
     if a.family not in FAMILIES or not a.out:
         ap.error(f"need FAMILY ({', '.join(FAMILIES)}) and OUT")
+    if a.hf and not FAMILIES[a.family].get("hf"):
+        ap.error(f"{a.family} has no Hugging Face form")
+    if a.hf:
+        try:
+            import safetensors  # noqa: F401
+        except ImportError as e:  # the tests treat 77 as "skipped"
+            print(f"skipped: {e} (pip install safetensors)", file=sys.stderr)
+            return 77
     tmp = a.out + ".tmp"
-    build(a.family, tmp)
-    digest = sha256(tmp)
-    print(f"{a.out}: {os.path.getsize(tmp)} bytes, sha256 {digest}", file=sys.stderr)
+    rec = build(a.family, tmp)
+    outs = [(a.family, tmp, a.out)]
+    if a.hf:
+        st_tmp = write_hf(a.family, rec, a.hf)
+        outs.append((a.family + ".safetensors", st_tmp, os.path.join(a.hf, "model.safetensors")))
+    want = {}
     if a.check:
-        want = {}
         with open(os.path.join(HERE, "synthetic.sha256")) as f:
             for line in f:
                 if line.strip():
                     h, n = line.split()
                     want[n] = h
-        if want.get(a.family) != digest:
-            os.remove(tmp)
-            print(f"error: {a.family}: sha256 {digest}, expected {want.get(a.family)} (numpy {np.__version__}); "
+    for key, t, final in outs:
+        digest = sha256(t)
+        print(f"{final}: {os.path.getsize(t)} bytes, sha256 {digest}", file=sys.stderr)
+        if a.check and want.get(key) != digest:
+            for _, t2, _ in outs:
+                os.remove(t2)
+            print(f"error: {key}: sha256 {digest}, expected {want.get(key)} (numpy {np.__version__}); "
                   "nothing written: the goldens were made from the expected file", file=sys.stderr)
             return 1
-    os.replace(tmp, a.out)
+    for _, t, final in outs:
+        os.replace(t, final)
     return 0
 
 

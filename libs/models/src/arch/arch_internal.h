@@ -60,6 +60,9 @@ typedef struct llm__arch {
     const char *hf_layer_prefix;       /* e.g. "model.layers." (then "<l>.") */
     const char *const *hf_ignore;      /* name suffixes of HF tensors that are known and
                                           not needed (e.g. "rotary_emb.inv_freq"), NULL-ended */
+    float hf_norm_shift;               /* added to every norm weight (an F32-kind entry whose
+                                          GGUF name ends in "norm.weight") of a HF checkpoint,
+                                          as llama.cpp's converter does (Gemma: 1) */
     const llm__tensor_spec *tensors;   /* the tensor table */
     size_t n_tensors;
     /* Hyper-parameters into *hp (preset by the builder: ids -1, rope base

@@ -94,6 +94,37 @@ llm_status llm__net_wrap_tensor(llm_net *net, const llm_model_tensor *t, llm_ten
     return LLM_OK;
 }
 
+llm_status llm__net_f32_vector(llm_net *net, const llm_model_tensor *t, float shift, llm_tensor *out) {
+    if (t->type != LLM_DTYPE_F32 && t->type != LLM_DTYPE_F16 && t->type != LLM_DTYPE_BF16) {
+        return llm__net_err(LLM_ERR_UNSUPPORTED, "tensor '%s' must be f32, f16 or bf16 (is %s)", t->name,
+                            llm_dtype_name(t->type));
+    }
+    const size_t n = (size_t)(t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3]);
+    float *h = malloc((n ? n : 1) * sizeof(float));
+    llm_buffer **grown = realloc(net->vecs, (net->n_vecs + 1) * sizeof(*net->vecs));
+    if (!h || !grown) {
+        free(h);
+        if (grown) net->vecs = grown;
+        return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
+    }
+    net->vecs = grown;
+    llm_status st = llm_dtype_dequantize_row(t->type, t->data, h, n);
+    for (size_t i = 0; st == LLM_OK && shift != 0.0f && i < n; i++) {
+        const float v = h[i] + shift;
+        h[i] = t->type == LLM_DTYPE_F16    ? llm_fp16_to_fp32(llm_fp32_to_fp16(v))
+               : t->type == LLM_DTYPE_BF16 ? llm_bf16_to_fp32(llm_fp32_to_bf16(v))
+                                           : v;
+    }
+    llm_buffer *buf = NULL;
+    if (st == LLM_OK) st = llm_buffer_alloc(net->be, n * sizeof(float), &buf);
+    if (st == LLM_OK) net->vecs[net->n_vecs++] = buf;
+    if (st == LLM_OK) st = llm_buffer_write(buf, 0, h, n * sizeof(float));
+    free(h);
+    if (st != LLM_OK) return llm__net_op(st);
+    *out = llm_tensor_4d(buf, 0, LLM_DTYPE_F32, t->ne[0], t->ne[1], t->ne[2], t->ne[3]);
+    return LLM_OK;
+}
+
 static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
 /* The arena's slots for max_batch tokens. llm_net_plan reports exactly what
@@ -223,6 +254,10 @@ void llm_net_free(llm_net *net) {
         llm_buffer_free(net->wbufs[i]);
     }
     free(net->wbufs);
+    for (uint32_t i = 0; i < net->n_vecs; i++) {
+        llm_buffer_free(net->vecs[i]);
+    }
+    free(net->vecs);
     free(net->layers);
     free(net->gather_ids);
     free(net);

@@ -55,6 +55,9 @@ struct llm_net {
     llm_buffer *arena;    /* activation arena */
     llm__arena_layout a;
     int32_t *gather_ids;  /* host [max_batch] */
+    llm_buffer **vecs;    /* [n_vecs] F32 copies of a HF checkpoint's F16/BF16 (or shifted)
+                             norm and bias vectors (llm__net_f32_vector) */
+    uint32_t n_vecs;
 };
 
 struct llm_net_kv {
@@ -76,5 +79,10 @@ llm_status llm__net_err(llm_status st, const char *fmt, ...)
 llm_status llm__net_op(llm_status st);
 /* A weight tensor of the descriptor as a runtime tensor in the wrapped buffers. */
 llm_status llm__net_wrap_tensor(llm_net *net, const llm_model_tensor *t, llm_tensor *out);
+/* An F32 copy of an F32, F16 or BF16 vector tensor t in a buffer the net
+ * owns, each element plus shift (0: none) computed as llama.cpp's converter
+ * does it from a checkpoint: in float, rounded back to t's own type, then
+ * widened (exact). Errors through llm__net_err. */
+llm_status llm__net_f32_vector(llm_net *net, const llm_model_tensor *t, float shift, llm_tensor *out);
 
 #endif

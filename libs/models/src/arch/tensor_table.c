@@ -121,6 +121,15 @@ static llm_status load_one(llm_net *net, const llm__tensor_spec *s, const char *
         return llm__net_err(LLM_ERR_BAD_FORMAT, "%s: tensor '%s' is [%lld][%lld], expected [%lld][%lld]", tag,
                             name, (long long)t->ne[1], (long long)t->ne[0], (long long)ne1, (long long)ne0);
     }
+    /* A HF checkpoint's norm and bias vectors: F16/BF16 are widened to F32
+     * (exact), norms shifted where the architecture says so, as llama.cpp's
+     * converter writes them into a GGUF. */
+    const size_t nl = strlen(name);
+    const float shift = nl >= 11 && !strcmp(name + nl - 11, "norm.weight") ? net->arch->hf_norm_shift : 0.0f;
+    if (s->kind == LLM__W_F32 && llm_model_desc_source(net->desc) == LLM_MODEL_SOURCE_SAFETENSORS &&
+        (t->type != LLM_DTYPE_F32 || shift != 0.0f)) {
+        return dst ? llm__net_f32_vector(net, t, shift, dst) : LLM_OK;
+    }
     if ((s->kind == LLM__W_F32 || s->kind == LLM__W_HOST) && t->type != LLM_DTYPE_F32) {
         return llm__net_err(LLM_ERR_UNSUPPORTED, "%s: tensor '%s' must be f32 (is %s)", tag, name,
                             llm_dtype_name(t->type));
