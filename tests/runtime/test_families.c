@@ -30,11 +30,12 @@
  *            factors), and with n_ctx_seq 8192 against llama.cpp at n_ctx 8192
  *            (golden/phi3.longctx.bin: above the original 4096, long factors)
  *
- * And one model in two formats: qwen2_hf is written both as a GGUF (what
- * llama.cpp's converter makes of an F16 checkpoint: F16 matrices, F32 norms
- * and biases) and as that Hugging Face checkpoint (config.json, F16
- * model.safetensors, tokenizer.json); both must give the same logits, bit for
- * bit, on the qwen2 golden's prompts.
+ * And one model in two formats: qwen2_hf and gemma3_hf are written both as a
+ * GGUF (what llama.cpp's converter makes of an F16 checkpoint: F16 matrices,
+ * F32 norms and biases; Gemma's norms 1 + w rounded to F16) and as that
+ * Hugging Face checkpoint (config.json, F16 model.safetensors, qwen2 also
+ * tokenizer.json); both must give the same logits, bit for bit, on the
+ * prompts of a golden of the same vocabulary (qwen2's, mistral's).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -152,15 +153,15 @@ static float *all_logits(const char *path, const golden_prompt *p, int32_t *n_vo
     return out;
 }
 
-Test(families, qwen2_hf_folder_equals_gguf) {
+static void check_folder_equals_gguf(const char *family, const char *golden_family) {
     const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
     char gguf[1024], dir[1024], st[1100], gold[1024];
-    snprintf(gguf, sizeof gguf, "%s/synthetic/qwen2_hf.gguf", bin ? bin : ".");
-    snprintf(dir, sizeof dir, "%s/synthetic/qwen2_hf", bin ? bin : ".");
+    snprintf(gguf, sizeof gguf, "%s/synthetic/%s.gguf", bin ? bin : ".", family);
+    snprintf(dir, sizeof dir, "%s/synthetic/%s", bin ? bin : ".", family);
     snprintf(st, sizeof st, "%s/model.safetensors", dir);
-    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/qwen2.bin", src ? src : ".");
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/%s.bin", src ? src : ".", golden_family);
     FILE *probe = fopen(st, "rb");
-    if (!probe) cr_skip_test("%s not generated (runtime_families_generate_qwen2_hf says why)", st);
+    if (!probe) cr_skip_test("%s not generated (runtime_families_generate_%s says why)", st, family);
     fclose(probe);
     golden_set g;
     cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
@@ -176,8 +177,8 @@ Test(families, qwen2_hf_folder_equals_gguf) {
             double d = fabs((double)lg[i] - (double)lh[i]);
             if (d > maxd) maxd = d;
         }
-        printf("qwen2_hf %-12s %4d pos: %zu of %zu logits differ, max|diff| %g\n", p->name, p->n_tokens, differ, n,
-               maxd);
+        printf("%s %-12s %4d pos: %zu of %zu logits differ, max|diff| %g\n", family, p->name, p->n_tokens, differ,
+               n, maxd);
         cr_expect_eq(differ, 0, "%s: the folder's logits differ from the GGUF's (%zu, max|diff| %g)", p->name, differ,
                      maxd);
         free(lg);
@@ -185,3 +186,6 @@ Test(families, qwen2_hf_folder_equals_gguf) {
     }
     golden_free(&g);
 }
+
+Test(families, qwen2_hf_folder_equals_gguf) { check_folder_equals_gguf("qwen2_hf", "qwen2"); }
+Test(families, gemma3_hf_folder_equals_gguf) { check_folder_equals_gguf("gemma3_hf", "mistral"); }

@@ -80,6 +80,15 @@ FAMILIES = {
                      n_head=7, n_head_kv=1, head_dim=64, n_embd=448, n_ff=1216, n_layer=3,
                      rope_base=1000000.0, eps=1e-6, ctx=32768, qkv_bias=True,
                      wtype=Q.F16, etype=Q.F16, hf="qwen2"),
+    # Gemma 3 270M's heads (4 / 1 of 256), 5 window layers then a global one (a window of
+    # 64 here, so that the long prompt leaves it), Q/K norms, post-norms, GEGLU; as the GGUF
+    # llama.cpp's converter writes from an F16 checkpoint (norms 1 + w rounded to F16, then
+    # F32) and as that checkpoint (--hf DIR, norms w). A SentencePiece vocabulary: the
+    # folder gets no tokenizer.json (only byte-level BPE ones are written).
+    "gemma3_hf": dict(arch="gemma3", vocab="llama-spm", template="google-gemma-2-2b-it.jinja",
+                      n_head=4, n_head_kv=1, head_dim=256, n_embd=640, n_ff=2048, n_layer=6,
+                      rope_base=1000000.0, eps=1e-6, ctx=32768, qk_norm=True,
+                      gemma=dict(swa=64, base_swa=10000.0), wtype=Q.F16, etype=Q.F16, hf="gemma3_text"),
     "phi3": dict(arch="phi3", vocab="phi-3", template="microsoft-Phi-3.5-mini-instruct.jinja",
                  n_head=8, n_head_kv=8, head_dim=96, n_embd=768, n_ff=1024, n_layer=3,
                  rope_base=10000.0, eps=1e-5, ctx=131072, fused=True, untied=True,
@@ -100,12 +109,16 @@ def norm_weight(name, n):
     return (1.0 + 0.1 * rng_for(name).standard_normal(n)).astype(np.float32)
 
 
-def add(w, name, data, qtype, rec=None):
-    """Adds a tensor to the GGUF; rec (a dict) also keeps it for the HF folder."""
+def add(w, name, data, qtype, rec=None, gemma_norm=False):
+    """Adds a tensor to the GGUF; rec (a dict) also keeps it for the HF folder.
+    gemma_norm: data is the checkpoint's w (F16); the GGUF gets 1 + w computed
+    in float, rounded to F16 and stored as F32, as llama.cpp's converter does."""
     if rec is not None:
         if qtype == Q.F32:  # vectors: F16 in the checkpoint, their exact F32 value in the GGUF
             data = data.astype(np.float16).astype(np.float32)
         rec[name] = data
+    if gemma_norm:
+        data = (data.astype(np.float32) + np.float32(1.0)).astype(np.float16).astype(np.float32)
     if qtype == Q.F32:
         w.add_tensor(name, data.astype(np.float32))
     elif qtype == Q.F16:
@@ -136,7 +149,14 @@ def build(family, out):
     under its GGUF name (for write_hf), else None."""
     s = FAMILIES[family]
     rec = {} if s.get("hf") else None
+    gem = "gemma" in s
     add_ = lambda w, name, data, qtype: add(w, name, data, qtype, rec)  # noqa: E731
+
+    def norm_(w, name, n):  # a norm weight (Gemma: the checkpoint's w, small, around 0)
+        if gem:
+            add(w, name + ".weight", 0.1 * rng_for(name).standard_normal(n).astype(np.float32), Q.F32, rec, True)
+        else:
+            add_(w, name + ".weight", norm_weight(name, n), Q.F32)
     arch, E, F, L = s["arch"], s["n_embd"], s["n_ff"], s["n_layer"]
     H, KV, D = s["n_head"], s["n_head_kv"], s["head_dim"]
     w = gguf.GGUFWriter(out, arch)
@@ -156,6 +176,8 @@ def build(family, out):
         w.add_key_value(f"{arch}.rope.scaling.original_context_length", s["longrope"]["orig"],
                         gguf.GGUFValueType.UINT32)
         w.add_key_value(f"{arch}.rope.scaling.attn_factor", 1.190238, gguf.GGUFValueType.FLOAT32)
+    if gem:
+        w.add_sliding_window(s["gemma"]["swa"])
     w.add_file_type(1)
     n_vocab = copy_vocab(w, s["vocab"])
     with open(os.path.join(TESTDATA, "chat-templates", s["template"]), encoding="utf-8") as f:
@@ -164,7 +186,7 @@ def build(family, out):
     # Output rows of std 3/sqrt(E): logits of std ~3 over the vocabulary, as
     # in released models (the tied token_embd serves as the output).
     add_(w, "token_embd.weight", matrix("token_embd", n_vocab, E) * np.float32(3.0), s["etype"])
-    add_(w, "output_norm.weight", norm_weight("output_norm", E), Q.F32)
+    norm_(w, "output_norm", E)
     if s.get("untied"):
         add_(w, "output.weight", matrix("output", n_vocab, E) * np.float32(3.0), s["wtype"])
     if "llama3_rope" in s:
@@ -190,7 +212,7 @@ def build(family, out):
     wt = s["wtype"]
     for il in range(L):
         p = f"blk.{il}."
-        add_(w, p + "attn_norm.weight", norm_weight(p + "attn_norm", E), Q.F32)
+        norm_(w, p + "attn_norm", E)
         if s.get("fused"):
             add_(w, p + "attn_qkv.weight", matrix(p + "attn_qkv", (H + 2 * KV) * D, E), wt)
         else:
@@ -201,16 +223,20 @@ def build(family, out):
             for t, n in (("q", H * D), ("k", KV * D), ("v", KV * D)):
                 add_(w, p + f"attn_{t}.bias", 0.1 * rng_for(p + t + "b").standard_normal(n).astype(np.float32), Q.F32)
         if s.get("qk_norm"):
-            add_(w, p + "attn_q_norm.weight", norm_weight(p + "attn_q_norm", D), Q.F32)
-            add_(w, p + "attn_k_norm.weight", norm_weight(p + "attn_k_norm", D), Q.F32)
+            norm_(w, p + "attn_q_norm", D)
+            norm_(w, p + "attn_k_norm", D)
         add_(w, p + "attn_output.weight", matrix(p + "attn_output", E, H * D), wt)
-        add_(w, p + "ffn_norm.weight", norm_weight(p + "ffn_norm", E), Q.F32)
+        if gem:
+            norm_(w, p + "post_attention_norm", E)
+        norm_(w, p + "ffn_norm", E)
         if s.get("fused"):
             add_(w, p + "ffn_up.weight", matrix(p + "ffn_up", 2 * F, E), wt)
         else:
             add_(w, p + "ffn_gate.weight", matrix(p + "ffn_gate", F, E), wt)
             add_(w, p + "ffn_up.weight", matrix(p + "ffn_up", F, E), wt)
         add_(w, p + "ffn_down.weight", matrix(p + "ffn_down", E, F), wt)
+        if gem:
+            norm_(w, p + "post_ffw_norm", E)
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -229,11 +255,17 @@ HF_LAYER = {"attn_norm.weight": "input_layernorm.weight", "attn_q.weight": "self
             "ffn_up.weight": "mlp.up_proj.weight", "ffn_down.weight": "mlp.down_proj.weight"}
 
 
-def hf_name(name):
+HF_LAYER_GEMMA3 = dict(HF_LAYER, **{
+    "ffn_norm.weight": "pre_feedforward_layernorm.weight", "post_attention_norm.weight": "post_attention_layernorm.weight",
+    "post_ffw_norm.weight": "post_feedforward_layernorm.weight", "attn_q_norm.weight": "self_attn.q_norm.weight",
+    "attn_k_norm.weight": "self_attn.k_norm.weight"})
+
+
+def hf_name(name, arch):
     if name in HF_GLOBAL:
         return HF_GLOBAL[name]
     _, il, rest = name.split(".", 2)
-    return f"model.layers.{il}.{HF_LAYER[rest]}"
+    return f"model.layers.{il}.{(HF_LAYER_GEMMA3 if arch == 'gemma3' else HF_LAYER)[rest]}"
 
 
 def gguf_vocab(vocab):
@@ -288,12 +320,21 @@ def write_hf(family, rec, out_dir):
            "rms_norm_eps": s["eps"], "rope_theta": s["rope_base"], "max_position_embeddings": s["ctx"],
            "vocab_size": len(toks), "tie_word_embeddings": not s.get("untied"), "hidden_act": "silu",
            "torch_dtype": "float16", "bos_token_id": int(bos), "eos_token_id": int(eos)}
-    tensors = {hf_name(k): v.astype(np.float16) for k, v in rec.items()}
+    if "gemma" in s:  # Gemma3ForCausalLM's keys (transformers 4.5x: layer_types)
+        del cfg["hidden_act"]
+        cfg.update({"architectures": ["Gemma3ForCausalLM"], "head_dim": s["head_dim"],
+                    "hidden_activation": "gelu_pytorch_tanh", "query_pre_attn_scalar": s["head_dim"],
+                    "sliding_window": s["gemma"]["swa"], "rope_local_base_freq": s["gemma"]["base_swa"],
+                    "layer_types": ["full_attention" if (i + 1) % 6 == 0 else "sliding_attention"
+                                    for i in range(s["n_layer"])],
+                    "final_logit_softcapping": None, "attn_logit_softcapping": None, "rope_scaling": None})
+    tensors = {hf_name(k, s["arch"]): v.astype(np.float16) for k, v in rec.items()}
     with open(os.path.join(TESTDATA, "chat-templates", s["template"]), encoding="utf-8") as f:
         template = f.read()
     files = {
         "config.json": json.dumps(cfg, indent=1, sort_keys=True),
-        "tokenizer.json": json.dumps(tokenizer_json(s["vocab"], template), ensure_ascii=False),
+        **({"tokenizer.json": json.dumps(tokenizer_json(s["vocab"], template), ensure_ascii=False)}
+           if s["vocab"] in HF_SPLIT else {}),
         "tokenizer_config.json": json.dumps({"chat_template": template, "bos_token": None,
                                              "eos_token": toks[int(eos)]}, ensure_ascii=False, indent=1),
     }

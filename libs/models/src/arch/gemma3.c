@@ -20,10 +20,16 @@
  * 27B model); q is scaled before attention, as llama.cpp does, so that its
  * F16 rounding in the attention sees the same values.
  *
+ * Hugging Face folders (model_type "gemma3_text", Gemma3ForCausalLM) load
+ * too: their norm weights hold w where the GGUF holds 1 + w, so the loader
+ * adds the 1 (hf_norm_shift) in the checkpoint's own type, as llama.cpp's
+ * converter does; the window pattern comes from sliding_window_pattern or
+ * layer_types.
+ *
  * Not here yet: the final logit soft-capping of Gemma 2-style files (refused
- * by name), Hugging Face folders (their norms need the + 1), and releasing
- * the K/V blocks that fell out of every window (the window layers never read
- * them; the cache still holds them).
+ * by name), the multimodal Gemma3ForConditionalGeneration folders (model_type
+ * "gemma3"), and releasing the K/V blocks that fell out of every window (the
+ * window layers never read them; the cache still holds them).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -57,23 +63,67 @@ static llm_status gemma3_hparams_gguf(llm_model_hparams *hp, const llm_model_des
     return LLM_OK;
 }
 
+/* Hugging Face config.json of Gemma3ForCausalLM: llama's keys, then the
+ * window (sliding_window; the pattern from sliding_window_pattern or from
+ * layer_types, whose every sliding_window_pattern-th entry is
+ * "full_attention"), the window layers' theta (rope_local_base_freq) and the
+ * soft-capping check. */
+static llm_status gemma3_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d, json_t *cfg) {
+    const char *path = llm_model_desc_path(d);
+    llm_status st = llm__llama_hparams_hf(hp, d, cfg); /* NEOX rope: Gemma's q/k are never permuted */
+    if (st) return st;
+    hp->rope_freq_base_swa = 10000.0f;
+    hp->swa_pattern = 6;
+    st = llm__cfg_u32(d, cfg, "sliding_window", 0, &hp->n_swa);
+    if (!st) st = llm__cfg_f32(d, cfg, "rope_local_base_freq", &hp->rope_freq_base_swa);
+    if (!st && json_is_integer(json_object_get(cfg, "sliding_window_pattern")))
+        st = llm__cfg_u32(d, cfg, "sliding_window_pattern", 0, &hp->swa_pattern);
+    if (st) return st;
+    json_t *lt = json_object_get(cfg, "layer_types");
+    if (json_is_array(lt)) {
+        const size_t n = json_array_size(lt);
+        uint32_t pat = 0;
+        for (size_t i = 0; i < n && !pat; i++)
+            if (json_is_string(json_array_get(lt, i)) &&
+                !strcmp(json_string_value(json_array_get(lt, i)), "full_attention"))
+                pat = (uint32_t)i + 1;
+        for (size_t i = 0; i < n; i++) {
+            const char *t = json_string_value(json_array_get(lt, i));
+            const int full = t && !strcmp(t, "full_attention"), win = t && !strcmp(t, "sliding_attention");
+            if (n != hp->n_layer || !pat || (!full && !win) || full != ((i + 1) % pat == 0))
+                return llm__models_error(LLM_ERR_UNSUPPORTED,
+                                         "model: %s: gemma3: layer_types is not a repeating window pattern", path);
+        }
+        hp->swa_pattern = pat;
+    }
+    const char *caps[] = {"final_logit_softcapping", "attn_logit_softcapping"};
+    for (int i = 0; i < 2; i++) {
+        json_t *c = json_object_get(cfg, caps[i]);
+        if (c && !json_is_null(c) && !(json_is_number(c) && json_number_value(c) == 0.0))
+            return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: gemma3: %s is not implemented", path, caps[i]);
+    }
+    if (hp->n_swa && hp->swa_pattern == 0)
+        return llm__models_error(LLM_ERR_BAD_FORMAT, "model: %s: gemma3: sliding_window_pattern 0", path);
+    return LLM_OK;
+}
+
 static const llm__tensor_spec k_gemma3_tensors[] = {
-    GLOBAL("token_embd.weight", NULL, REQ, ROWS, EMBD, VOCAB, tok_embd),
-    GLOBAL("output_norm.weight", NULL, REQ, F32, EMBD, 1, out_norm),
-    GLOBAL("output.weight", NULL, OPT, MATMUL, EMBD, VOCAB, output), /* absent: tied */
-    LAYER("attn_norm.weight", NULL, REQ, F32, EMBD, 1, attn_norm),
-    LAYER("attn_q.weight", NULL, REQ, MATMUL, EMBD, Q, wq),
-    LAYER("attn_k.weight", NULL, REQ, MATMUL, EMBD, KV, wk),
-    LAYER("attn_v.weight", NULL, REQ, MATMUL, EMBD, KV, wv),
-    LAYER("attn_q_norm.weight", NULL, REQ, F32, HEAD, 1, q_norm),
-    LAYER("attn_k_norm.weight", NULL, REQ, F32, HEAD, 1, k_norm),
-    LAYER("attn_output.weight", NULL, REQ, MATMUL, Q, EMBD, wo),
-    LAYER("post_attention_norm.weight", NULL, REQ, F32, EMBD, 1, attn_post_norm),
-    LAYER("ffn_norm.weight", NULL, REQ, F32, EMBD, 1, ffn_norm),
-    LAYER("ffn_gate.weight", NULL, REQ, MATMUL, EMBD, FF, wg),
-    LAYER("ffn_up.weight", NULL, REQ, MATMUL, EMBD, FF, wu),
-    LAYER("ffn_down.weight", NULL, REQ, MATMUL, FF, EMBD, wd),
-    LAYER("post_ffw_norm.weight", NULL, REQ, F32, EMBD, 1, ffn_post_norm),
+    GLOBAL("token_embd.weight", "model.embed_tokens.weight", REQ, ROWS, EMBD, VOCAB, tok_embd),
+    GLOBAL("output_norm.weight", "model.norm.weight", REQ, F32, EMBD, 1, out_norm),
+    GLOBAL("output.weight", "lm_head.weight", OPT, MATMUL, EMBD, VOCAB, output), /* absent: tied */
+    LAYER("attn_norm.weight", "input_layernorm.weight", REQ, F32, EMBD, 1, attn_norm),
+    LAYER("attn_q.weight", "self_attn.q_proj.weight", REQ, MATMUL, EMBD, Q, wq),
+    LAYER("attn_k.weight", "self_attn.k_proj.weight", REQ, MATMUL, EMBD, KV, wk),
+    LAYER("attn_v.weight", "self_attn.v_proj.weight", REQ, MATMUL, EMBD, KV, wv),
+    LAYER("attn_q_norm.weight", "self_attn.q_norm.weight", REQ, F32, HEAD, 1, q_norm),
+    LAYER("attn_k_norm.weight", "self_attn.k_norm.weight", REQ, F32, HEAD, 1, k_norm),
+    LAYER("attn_output.weight", "self_attn.o_proj.weight", REQ, MATMUL, Q, EMBD, wo),
+    LAYER("post_attention_norm.weight", "post_attention_layernorm.weight", REQ, F32, EMBD, 1, attn_post_norm),
+    LAYER("ffn_norm.weight", "pre_feedforward_layernorm.weight", REQ, F32, EMBD, 1, ffn_norm),
+    LAYER("ffn_gate.weight", "mlp.gate_proj.weight", REQ, MATMUL, EMBD, FF, wg),
+    LAYER("ffn_up.weight", "mlp.up_proj.weight", REQ, MATMUL, EMBD, FF, wu),
+    LAYER("ffn_down.weight", "mlp.down_proj.weight", REQ, MATMUL, FF, EMBD, wd),
+    LAYER("post_ffw_norm.weight", "post_feedforward_layernorm.weight", REQ, F32, EMBD, 1, ffn_post_norm),
 };
 
 static int is_window_layer(const llm_model_hparams *hp, uint32_t l) {
@@ -153,15 +203,19 @@ static llm_status gemma3_forward(llm_net *net, llm_net_kv *kv, const llm_net_bat
     return llm__decoder_output(net, b, &x, &xn, eps);
 }
 
+static const char *const k_gemma3_hf_types[] = {"gemma3_text", NULL};
+static const char *const k_gemma3_hf_ignore[] = {"rotary_emb.inv_freq", "rotary_emb_local.inv_freq", NULL};
+
 const llm__arch llm__arch_gemma3 = {
     .tag = "gemma3",
-    .hf_model_types = NULL, /* HF folders: their norm weights need Gemma's + 1 (not yet) */
-    .hf_layer_prefix = NULL,
-    .hf_ignore = NULL,
+    .hf_model_types = k_gemma3_hf_types,
+    .hf_layer_prefix = "model.layers.",
+    .hf_ignore = k_gemma3_hf_ignore,
+    .hf_norm_shift = 1.0f, /* Gemma's RMSNorm multiplies by 1 + w; the GGUF stores 1 + w */
     .tensors = k_gemma3_tensors,
     .n_tensors = sizeof k_gemma3_tensors / sizeof k_gemma3_tensors[0],
     .hparams_gguf = gemma3_hparams_gguf,
-    .hparams_hf = NULL,
+    .hparams_hf = gemma3_hparams_hf,
     .load = gemma3_load,
     .forward = gemma3_forward,
 };
