@@ -26,6 +26,7 @@ from llama.cpp (make_family_golden.py); tests regenerate the file and check
 its hash before comparing (tests/models/families).
 """
 import argparse
+import functools
 import hashlib
 import os
 import sys
@@ -268,6 +269,7 @@ def hf_name(name, arch):
     return f"model.layers.{il}.{(HF_LAYER_GEMMA3 if arch == 'gemma3' else HF_LAYER)[rest]}"
 
 
+@functools.lru_cache(maxsize=None)
 def gguf_vocab(vocab):
     r = gguf.GGUFReader(os.path.join(TESTDATA, "llama-cpp-vocab", f"ggml-vocab-{vocab}.gguf"))
     get = lambda k: r.fields[k].contents() if k in r.fields else None  # noqa: E731
