@@ -141,14 +141,14 @@ Test(families, phi3_longctx_logits) {
 }
 Test(families, phi3_longctx_greedy) { check_greedy_ctx("phi3", ".longctx"); }
 
-/* The logits of every position of golden prompt p on a model (GGUF or folder). */
-static float *all_logits(const char *path, const golden_prompt *p, int32_t *n_vocab) {
+/* The logits of the first n positions of golden prompt p on a model (GGUF or folder). */
+static float *all_logits(const char *path, const golden_prompt *p, int32_t n, int32_t *n_vocab) {
     gc_fx f;
     gc_open(&f, path, 2, LLM_KERNELS_AUTO);
     *n_vocab = f.n_vocab;
-    float *out = malloc(sizeof(float) * (size_t)p->n_tokens * (size_t)f.n_vocab);
+    float *out = malloc(sizeof(float) * (size_t)n * (size_t)f.n_vocab);
     cr_assert_not_null(out);
-    gc_run(&f, p->tokens, p->n_tokens, 0, LLM_LOGITS_ALL, out);
+    gc_run(&f, p->tokens, n, 0, LLM_LOGITS_ALL, out);
     gc_close(&f);
     return out;
 }
@@ -167,18 +167,17 @@ static void check_folder_equals_gguf(const char *family, const char *golden_fami
     cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
     for (int32_t pi = 0; pi < g.n_prompts; pi++) {
         const golden_prompt *p = &g.prompts[pi];
-        int32_t vg, vh;
-        float *lg = all_logits(gguf, p, &vg), *lh = all_logits(dir, p, &vh);
+        int32_t vg, vh, np = LIGHT && p->n_tokens > 48 ? 48 : p->n_tokens;
+        float *lg = all_logits(gguf, p, np, &vg), *lh = all_logits(dir, p, np, &vh);
         cr_assert_eq(vg, vh, "vocabulary %d (GGUF) vs %d (folder)", vg, vh);
-        size_t n = (size_t)p->n_tokens * (size_t)vg, differ = 0;
+        size_t n = (size_t)np * (size_t)vg, differ = 0;
         double maxd = 0;
         for (size_t i = 0; i < n; i++) {
             if (memcmp(&lg[i], &lh[i], sizeof(float)) != 0) differ++;
             double d = fabs((double)lg[i] - (double)lh[i]);
             if (d > maxd) maxd = d;
         }
-        printf("%s %-12s %4d pos: %zu of %zu logits differ, max|diff| %g\n", family, p->name, p->n_tokens, differ,
-               n, maxd);
+        printf("%s %-12s %4d pos: %zu of %zu logits differ, max|diff| %g\n", family, p->name, np, differ, n, maxd);
         cr_expect_eq(differ, 0, "%s: the folder's logits differ from the GGUF's (%zu, max|diff| %g)", p->name, differ,
                      maxd);
         free(lg);
