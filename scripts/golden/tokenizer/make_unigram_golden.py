@@ -51,7 +51,8 @@ UGM_TEXTS = [
 ]
 
 
-def hf_unigram(path):
+def hf_unigram_tokenizer(path):
+    """The HF tokenizers.Tokenizer described in the module docstring."""
     from tokenizers import Regex, Tokenizer, models, normalizers, pre_tokenizers
     r = GGUFReader(path)
     f = r.fields["tokenizer.ggml.tokens"]
@@ -66,6 +67,11 @@ def hf_unigram(path):
                                            normalizers.Strip(left=False, right=True),
                                            normalizers.Replace(Regex(" {2,}"), "\u2581")])
     tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="\u2581", prepend_scheme="always", split=True)
+    return tok
+
+
+def hf_unigram(path):
+    tok = hf_unigram_tokenizer(path)
     return lambda s: tok.encode(s, add_special_tokens=False).ids
 
 
