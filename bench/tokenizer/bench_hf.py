@@ -3,7 +3,8 @@
 the same text, single thread, in the same run, with the ratio.
 
 Usage: bench_hf.py BENCH_BINARY MODEL.gguf TEXT_FILE [MIN_MB]
-The HF tokenizer is built from the same GGUF (scripts/golden/tokenizer/hf_from_gguf.py).
+The HF tokenizer is built from the same GGUF (scripts/golden/tokenizer/hf_from_gguf.py;
+make_unigram_golden.py for a Unigram "t5" vocabulary).
 The text is repeated to >= MIN_MB (default 1) MB exactly as bench-tokenizer does.
 Figures are the best of 5 runs, in process CPU time (robust on a shared machine). RAYON_NUM_THREADS=1 keeps HF single-threaded
 (encode of one string is single-threaded anyway)."""
@@ -16,7 +17,15 @@ import time
 os.environ["RAYON_NUM_THREADS"] = "1"
 os.environ["TOKENIZERS_PARALLELISM"] = "false"
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/golden/tokenizer"))
-from hf_from_gguf import build  # noqa: E402
+from hf_from_gguf import build as build_bpe  # noqa: E402
+from make_unigram_golden import hf_unigram_tokenizer  # noqa: E402
+
+
+def build(model):
+    """HF's tokenizer for the GGUF: byte-level BPE, or Unigram for a "t5" vocabulary."""
+    from gguf import GGUFReader
+    f = GGUFReader(model).fields["tokenizer.ggml.model"]
+    return hf_unigram_tokenizer(model) if bytes(f.parts[f.data[0]]) == b"t5" else build_bpe(model)
 
 DOC_SEP = "\n\x1d=== llm golden document ===\x1d\n"
 

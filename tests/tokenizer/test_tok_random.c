@@ -5,7 +5,8 @@
  * scripts/golden/tokenizer/make_random_golden.py.
  * The behaviour classes of issue 15 (WordPiece on many scripts against HF;
  * special-token look-alikes and decomposed letters against llama.cpp):
- * tests/tokenizer/data/classes_expected.txt, from make_class_golden.py. */
+ * tests/tokenizer/data/classes_expected.txt, from make_class_golden.py;
+ * tests/tokenizer/data/unigram_expected.txt, from make_unigram_golden.py. */
 #include <criterion/criterion.h>
 
 #include "tok_test_util.h"
@@ -79,3 +80,11 @@ static void run_file(const char *file, int min_cases) {
 Test(tokenizer_random, spm_and_wpm_match_references) { run_file("random_expected.txt", 700); }
 
 Test(tokenizer_random, issue15_classes_match_references) { run_file("classes_expected.txt", 240); }
+
+/* The Unigram vocabulary (nomic-bert-moe, tokenizer.ggml.model = t5) against
+ * llama.cpp on whitespace runs, NFKC-folded characters, uncovered
+ * characters, many scripts, special-token look-alikes and decomposed letters
+ * (make_unigram_golden.py; the texts where HF tokenizers differs are listed
+ * in the file's comments: control-token text and HF's per-grapheme
+ * Precompiled rule). */
+Test(tokenizer_random, unigram_matches_llama_cpp) { run_file("unigram_expected.txt", 70); }

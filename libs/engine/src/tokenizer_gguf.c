@@ -125,6 +125,8 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
         spec.wpm_phantom_space = 1;
     } else if (model_len == 6 && memcmp(model, "gemma4", 6) == 0) {
         spec.type = LLM_TOKENIZER_HF_BPE; /* SPM-style BPE; the tokenizer reads pre "gemma4" */
+    } else if (model_len == 2 && memcmp(model, "t5", 2) == 0) {
+        spec.type = LLM_TOKENIZER_UGM; /* SentencePiece Unigram (T5, XLM-RoBERTa) */
     } else {
         return fail(LLM_ERR_UNSUPPORTED, "unsupported tokenizer model \"%.*s\"", (int)model_len, model);
     }
@@ -213,6 +215,18 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
         (st = get_flag(g, "tokenizer.ggml.add_eos_token", &spec.add_eos)) ||
         (st = get_flag(g, "tokenizer.ggml.add_space_prefix", &spec.add_space_prefix)))
         goto done;
+    if (spec.type == LLM_TOKENIZER_UGM) {
+        if ((st = get_flag(g, "tokenizer.ggml.remove_extra_whitespaces", &spec.remove_extra_whitespaces))) goto done;
+        if (llm_gguf_get_array(g, "tokenizer.ggml.precompiled_charsmap", &arr) == LLM_OK) {
+            if (arr.elem_type != LLM_GGUF_UINT8 && arr.elem_type != LLM_GGUF_INT8) {
+                st = fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.precompiled_charsmap: %s elements, not bytes",
+                          llm_gguf_type_name(arr.elem_type));
+                goto done;
+            }
+            spec.precompiled_charsmap = arr.data; /* copied by llm_tokenizer_create */
+            spec.precompiled_charsmap_len = (size_t)arr.count;
+        }
+    }
     if (spec.type == LLM_TOKENIZER_WPM) {
         int add_sep = -1;
         if ((st = get_flag(g, "tokenizer.ggml.add_sep_token", &add_sep))) goto done;

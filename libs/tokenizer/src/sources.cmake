@@ -6,6 +6,7 @@ set(LLM_TOKENIZER_SOURCES
   src/tok_bpe.c
   src/tok_spm.c
   src/tok_wpm.c
+  src/tok_ugm.c
   src/tok_encode.c
   src/tok_decode.c
   src/tok_hf_json.c

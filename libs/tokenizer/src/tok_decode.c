@@ -26,7 +26,7 @@ static const char *token_piece(const llm_tokenizer *t, llm_token id, unsigned fl
 static int strips_space(const llm_tokenizer *t, unsigned flags) {
     if (flags & LLM_DETOKENIZE_KEEP_LEADING_SPACE) return 0;
     if (t->type == LLM_TOKENIZER_WPM) return 1; /* pieces carry a space before each word */
-    if (t->type == LLM_TOKENIZER_SPM) return t->add_space_prefix;
+    if (t->type == LLM_TOKENIZER_SPM || t->type == LLM_TOKENIZER_UGM) return t->add_space_prefix;
     if (t->type == LLM_TOKENIZER_HF_BPE) return t->hf.prepend_space != 0;
     return 0;
 }

@@ -73,6 +73,7 @@ static llm_status encode_raw(const llm_tokenizer *t, const char *s, size_t n, in
     case LLM_TOKENIZER_SPM: return llm__spm_encode(t, s, n, t->add_space_prefix && after_special, out);
     case LLM_TOKENIZER_WPM: return llm__wpm_encode(t, s, n, out);
     case LLM_TOKENIZER_HF_BPE: return llm__hfbpe_encode(t, s, n, first, out);
+    case LLM_TOKENIZER_UGM: return llm__ugm_encode(t, s, n, out); /* every fragment alike */
     default: return llm__tok_err(LLM_ERR_INTERNAL, "bad tokenizer type");
     }
 }

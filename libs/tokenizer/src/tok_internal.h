@@ -52,6 +52,8 @@ typedef struct tok_hf_norm {
                             newline run that is a token is taken whole */
 } tok_hf_norm;
 
+typedef struct tok_ugm tok_ugm; /* Unigram state (tok_ugm.c) */
+
 struct llm_tokenizer {
     llm_tokenizer_type type;
     int32_t n;             /* vocabulary size */
@@ -90,6 +92,7 @@ struct llm_tokenizer {
      * tokenizer.json models with an unk_token (HF), nothing for GGUF
      * byte-level vocabularies (llama.cpp and HF both drop it). */
     llm_token bpe_unk;
+    tok_ugm *ugm;          /* UGM: vocabulary trie and charsmap, else NULL */
 };
 
 /* llm_tokenizer_create with explicit pre-tokenizer patterns (instead of the
@@ -147,6 +150,12 @@ llm_status llm__bpe_encode(const llm_tokenizer *t, const char *text, size_t n, t
 llm_status llm__hfbpe_encode(const llm_tokenizer *t, const char *text, size_t n, int first, tok_vec *out);
 llm_status llm__spm_encode(const llm_tokenizer *t, const char *text, size_t n, int space_prefix, tok_vec *out);
 llm_status llm__wpm_encode(const llm_tokenizer *t, const char *text, size_t n, tok_vec *out);
+llm_status llm__ugm_encode(const llm_tokenizer *t, const char *text, size_t n, tok_vec *out);
+
+/* Unigram set-up (after token types are final): the vocabulary trie and the
+ * charsmap of spec; hf = 1 for tokenizer.json semantics. */
+llm_status llm__ugm_setup(llm_tokenizer *t, const llm_vocab_spec *spec, int hf);
+void llm__ugm_free(tok_ugm *u);
 
 /* Byte-level BPE mapping. */
 uint32_t llm__byte_to_cp(unsigned char b);

@@ -17,6 +17,7 @@ void llm_vocab_spec_init(llm_vocab_spec *s) {
     s->pad = s->sep = s->cls = s->mask = LLM_TOKEN_NULL;
     s->add_bos = s->add_eos = s->add_space_prefix = s->ignore_merges = -1;
     s->lowercase = -1;
+    s->remove_extra_whitespaces = -1;
 }
 
 static uint32_t table_size(size_t n) {
@@ -112,7 +113,8 @@ static int decode_token(const llm_tokenizer *t, int32_t id, const char *s, size_
         return 0;
     }
     case LLM_TOKENIZER_SPM:
-    case LLM_TOKENIZER_HF_BPE: {
+    case LLM_TOKENIZER_HF_BPE:
+    case LLM_TOKENIZER_UGM: {
         size_t i = 0;
         while (i < n) {
             if (i + 3 <= n && memcmp(s + i, "\xE2\x96\x81", 3) == 0) {
@@ -286,7 +288,7 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
     *out = NULL;
     if (!spec || spec->n_tokens <= 0 || !spec->tokens)
         return llm__tok_err(LLM_ERR_INVALID_ARG, "vocabulary spec has no tokens");
-    if (spec->type < LLM_TOKENIZER_BPE || spec->type > LLM_TOKENIZER_HF_BPE)
+    if (spec->type < LLM_TOKENIZER_BPE || spec->type > LLM_TOKENIZER_UGM)
         return llm__tok_err(LLM_ERR_UNSUPPORTED, "unsupported tokenizer type %d", (int)spec->type);
     if (spec->n_merges < 0 || (spec->n_merges > 0 && !spec->merges))
         return llm__tok_err(LLM_ERR_INVALID_ARG, "bad merges array");
@@ -361,6 +363,11 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
         t->add_eos = spec->add_eos >= 0 ? spec->add_eos : 1;
         t->add_space_prefix = 0;
         break;
+    case LLM_TOKENIZER_UGM: /* llama.cpp's defaults for "t5" */
+        t->add_bos = spec->add_bos >= 0 ? spec->add_bos : 0;
+        t->add_eos = spec->add_eos >= 0 ? spec->add_eos : 1;
+        t->add_space_prefix = spec->add_space_prefix >= 0 ? spec->add_space_prefix : 1;
+        break;
     default:
         t->add_bos = spec->add_bos >= 0 ? spec->add_bos : llama3;
         t->add_eos = spec->add_eos >= 0 ? spec->add_eos : 0;
@@ -431,6 +438,7 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
 
     if (spec->n_merges > 0 && (st = build_merges(t, spec)) != LLM_OK) goto fail_st;
     if ((st = build_specials(t)) != LLM_OK) goto fail_st;
+    if (spec->type == LLM_TOKENIZER_UGM && (st = llm__ugm_setup(t, spec, hf != NULL)) != LLM_OK) goto fail_st;
     if (hf) t->hf = *hf;
     /* A gemma4 GGUF (tokenizer.ggml.model "gemma4", pre "gemma4"): BPE on raw
      * UTF-8 with spaces escaped as U+2581, words split at newline runs,
@@ -485,6 +493,7 @@ void llm_tokenizer_free(llm_tokenizer *t) {
     free(t->mt);
     free(t->specials);
     free(t->special_lens);
+    llm__ugm_free(t->ugm);
     free(t);
 }
 

@@ -1,14 +1,17 @@
 /*
  * llama/tokenizer.h -- text <-> token ids, usable on its own.
  *
- * Three tokenizer families, all bit-exact with their references:
+ * Four tokenizer families, all bit-exact with their references:
  *   - byte-level BPE (GPT-2, Llama 3, Qwen2, SmolLM, StarCoder, DeepSeek,
  *     Falcon, MPT, Refact...): PCRE2 pre-tokenizer chosen by name, merges by
  *     rank over the 256 byte symbols;
  *   - SentencePiece-style BPE (Llama 2, Phi-3, Mistral, Gemma, Baichuan):
  *     score-ordered merges, U+2581 for spaces, byte fallback <0xXX>;
  *   - WordPiece (BERT): clean, lowercase, strip accents, split punctuation
- *     and CJK, greedy longest match with "##" continuations.
+ *     and CJK, greedy longest match with "##" continuations;
+ *   - SentencePiece Unigram (T5, XLM-RoBERTa, nomic-bert-moe): the
+ *     precompiled-charsmap normalizer, then the best-scoring segmentation
+ *     (Viterbi), UNK for uncovered characters.
  *
  * A tokenizer is built from a plain vocabulary spec (what a GGUF file holds)
  * or from a Hugging Face tokenizer.json. Usage:
@@ -59,14 +62,16 @@ const char *llm_tokenizer_version(void);
 const char *llm_tokenizer_last_error(void);
 
 /* Tokenizer families. Values match nothing on disk; the GGUF names are
- * "gpt2" (BPE), "llama" (SPM) and "bert" (WPM). */
+ * "gpt2" (BPE), "llama" (SPM), "bert" (WPM), "gemma4" (HF_BPE) and "t5" (UGM). */
 typedef enum llm_tokenizer_type {
     LLM_TOKENIZER_NONE = 0,
     LLM_TOKENIZER_BPE = 1, /* byte-level BPE, merges ranked by list order */
     LLM_TOKENIZER_SPM = 2, /* SentencePiece BPE: merges ordered by token score */
     LLM_TOKENIZER_WPM = 3, /* WordPiece */
-    LLM_TOKENIZER_HF_BPE = 4 /* character BPE with ranked merges and byte fallback
-                                (a tokenizer.json "BPE" model without ByteLevel) */
+    LLM_TOKENIZER_HF_BPE = 4, /* character BPE with ranked merges and byte fallback
+                                 (a tokenizer.json "BPE" model without ByteLevel) */
+    LLM_TOKENIZER_UGM = 5     /* SentencePiece Unigram (T5, XLM-RoBERTa): Viterbi over token
+                                 scores after the precompiled-charsmap normalizer */
 } llm_tokenizer_type;
 
 /* Token types; the values are the ones GGUF stores in tokenizer.ggml.token_type. */
@@ -97,9 +102,10 @@ typedef struct llm_vocab_spec {
                                         contain spaces) */
     const char *pre;            /* pre-tokenizer name (GGUF tokenizer.ggml.pre), NULL = "default" */
     llm_token bos, eos, eot, eom, unk, pad, sep, cls, mask; /* LLM_TOKEN_NULL when absent */
-    int add_bos;          /* 1/0, or -1: the family's default (SPM, WPM: yes; BPE: per pre) */
-    int add_eos;          /* 1/0, or -1: the family's default (WPM adds [SEP]; else no) */
-    int add_space_prefix; /* 1/0, or -1: default (SPM: yes, others: no) */
+    int add_bos;          /* 1/0, or -1: the family's default (SPM, WPM: yes; BPE: per pre;
+                             UGM: no) */
+    int add_eos;          /* 1/0, or -1: the family's default (WPM adds [SEP], UGM EOS; else no) */
+    int add_space_prefix; /* 1/0, or -1: default (SPM, UGM: yes, others: no) */
     int ignore_merges;    /* 1/0, or -1: default per pre (llama3: yes). A pre-token that
                              is itself a token is emitted without merging. */
     int byte_fallback;    /* HF_BPE: characters not in the vocabulary become <0xXX> tokens */
@@ -111,6 +117,14 @@ typedef struct llm_vocab_spec {
                                    text swallows the whitespace on its left / right
                                    (tokenizer.json's lstrip / rstrip; llama.cpp's token
                                    attributes, e.g. RSTRIP on Phi-3's special tokens) */
+    /* UGM only (GGUF tokenizer.ggml.precompiled_charsmap and
+     * tokenizer.ggml.remove_extra_whitespaces): */
+    const void *precompiled_charsmap; /* SentencePiece's normalizer: u32 LE trie size, the
+                                         double-array trie, NUL-terminated replacements;
+                                         NULL = no normalization */
+    size_t precompiled_charsmap_len;
+    int remove_extra_whitespaces; /* 1/0, or -1: default (no). Drop leading/trailing spaces and
+                                     squeeze runs of spaces. */
 } llm_vocab_spec;
 
 #define LLM_TOKEN_LSTRIP 1u
