@@ -377,7 +377,11 @@ static void print_json(FILE *f, const result *r, int pretty) {
     fprintf(f, "%s\"type_k\": \"f16\",%s\"type_v\": \"f16\",%s\"use_mmap\": true,", nl, nl, nl);
     fprintf(f, "%s\"n_prompt\": %d,%s\"n_gen\": %d,%s\"n_depth\": %d,", nl, r->sh.n_prompt, nl, r->sh.n_gen, nl,
             r->sh.n_depth);
-    fprintf(f, "%s\"test_time\": %.0f,", nl, r->test_time);
+    char when[32];
+    time_t tt = (time_t)r->test_time;
+    struct tm tmv;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&tt, &tmv));
+    fprintf(f, "%s\"test_time\": \"%s\",", nl, when);
     fprintf(f, "%s\"avg_ns\": %.0f,%s\"stddev_ns\": %.0f,", nl, r->avg_ns, nl, r->sd_ns);
     fprintf(f, "%s\"avg_ts\": %.6f,%s\"stddev_ts\": %.6f,", nl, r->avg_ts, nl, r->sd_ts);
     fprintf(f, "%s\"median_ts\": %.6f,%s\"min_ts\": %.6f,%s\"max_ts\": %.6f,", nl, r->med_ts, nl, r->min_ts, nl,
