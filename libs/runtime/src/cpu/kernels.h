@@ -165,6 +165,10 @@ void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_ke
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
 void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k); /* grouped attention: attention_avx2.c */
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repacked order), ditto */
+/* The Q4_0 rows8 dot8 variants, for tests: vnni 0 the AVX2 one, 1 the AVX-VNNI
+ * one (what the registry takes when the CPU has it); NULL when not built or
+ * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
+llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels
