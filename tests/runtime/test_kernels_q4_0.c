@@ -12,6 +12,7 @@
  * activation quantizer gives llama.cpp's quantize_row_q8_0 bytes, and the
  * plain vec_dot order (the registry's dot) is not what the golden wants on
  * these rows, so the test would notice a rows8 pair that fell back to it.
+ * The pair's dot8 (eight weight rows at once) must give the same bits.
  *
  * Also here (same generator): the F16 / BF16 sgemm pairs and the BF16 dot
  * (kernels_avx2_sgemm.c) against llama.cpp's own ggml_mul_mat of 8 weight
@@ -115,6 +116,33 @@ Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
             float o[4];
             k.rows8[LLM_DTYPE_Q4_0].dot4(n, wr, a, ab, o);
             for (int r = 0; r < 4; r++) gm[r][col] = o[r];
+        }
+        /* dot8: eight weight rows at once, the same bits as dot4 (4 rows) and dot (1..3 rows). */
+        cr_assert_not_null(k.rows8[LLM_DTYPE_Q4_0].dot8);
+        for (int v = 0; v < 3; v++) { /* the registry's, then the AVX2 and the AVX-VNNI variants */
+            llm__vec_dot8_fn dot8 = v == 0 ? k.rows8[LLM_DTYPE_Q4_0].dot8 : llm__q4_0_dot8_variant(v - 1);
+            if (!dot8) {
+                continue; /* VNNI not on this CPU */
+            }
+            for (int na = 1; na <= 4; na++) {
+                float o8[4][8];
+                memset(o8, 0xFF, sizeof o8);
+                dot8(n, w, wb, a, ab, na, &o8[0][0], 8);
+                for (int r = 0; r < 4; r++) {
+                    for (int col = 0; col < 8; col++) {
+                        const float *want = na == 4 ? &gm[r][col] : &gv[r][col];
+                        uint32_t bits;
+                        memcpy(&bits, &o8[r][col], 4);
+                        if (r < na) {
+                            cr_assert(memcmp(&o8[r][col], want, sizeof(float)) == 0,
+                                      "n=%d dot8 variant %d n_a=%d [%d][%d]: %.9g, dot/dot4 %.9g", n, v, na, r, col,
+                                      o8[r][col], *want);
+                        } else {
+                            cr_assert_eq(bits, 0xFFFFFFFFu, "n=%d dot8 n_a=%d wrote row %d", n, na, r);
+                        }
+                    }
+                }
+            }
         }
         for (int m = 0; m < 2; m++) {
             const float *o = m ? &gm[0][0] : &gv[0][0];

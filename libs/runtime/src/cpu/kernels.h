@@ -36,6 +36,13 @@ typedef void (*llm__vec_dot2x4_fn)(int64_t n, const void *w, size_t w_stride, co
  * bound by its FMA latency, not by the CPU's throughput. */
 typedef void (*llm__vec_dot4x1_fn)(int64_t n, const void *w, size_t w_stride, const void *a, const float *sc,
                                    float out[4]);
+/* Eight consecutive weight rows (w + r w_stride bytes, r < 8) by n_a (1..4)
+ * consecutive activation rows (a + j a_stride): out[j * o_stride + r] must
+ * equal, bit for bit, what the pair's dot4 gives for them when n_a == 4 and
+ * what its dot gives otherwise (kernels.h llm__dot_pair). One call reads each
+ * weight block once for all n_a rows and keeps 8 independent chains. */
+typedef void (*llm__vec_dot8_fn)(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride,
+                                 int n_a, float *out, size_t o_stride);
 /* Converts n floats into the activation type (n a multiple of its block). */
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
 
@@ -74,6 +81,7 @@ typedef struct llm__cpu_kernels {
     struct llm__dot_pair {
         llm__vec_dot_fn dot;
         llm__vec_dot4_fn dot4;
+        llm__vec_dot8_fn dot8; /* optional: 8 weight rows at once, same bits (NULL: unused) */
     } rows8[LLM_DTYPE_END_], tiled[LLM_DTYPE_END_];
     /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
      * every matmul with n >= 2 activation rows, K % 8 == 0 and M % 4 == 0
@@ -157,6 +165,10 @@ void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_ke
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
 void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k); /* grouped attention: attention_avx2.c */
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repacked order), ditto */
+/* The Q4_0 rows8 dot8 variants, for tests: vnni 0 the AVX2 one, 1 the AVX-VNNI
+ * one (what the registry takes when the CPU has it); NULL when not built or
+ * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
+llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels

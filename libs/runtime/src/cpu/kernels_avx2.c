@@ -104,9 +104,7 @@ static inline __m128 halves4(const char *w, size_t stride, size_t off) {
     return _mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)h));
 }
 
-/* dot_q4_1_q8_1 for four weight rows (kernels.h dot4x1). Not done for Q8_0:
- * its single dot is already near memory speed, and on a 30 MB output matrix
- * the four interleaved row streams measured 25% slower than one. */
+/* dot_q4_1_q8_1 for four weight rows (kernels.h dot4x1). */
 static void dot4x1_q4_1_q8_1(int64_t n, const void *w, size_t w_stride, const void *a, const float *sc,
                              float out[4]) {
     const char *wb = w;
@@ -126,6 +124,32 @@ static void dot4x1_q4_1_q8_1(int64_t n, const void *w, size_t w_stride, const vo
     float sm[4];
     _mm_storeu_ps(sm, summ);
     for (int r = 0; r < 4; r++) out[r] = hsum8(acc[r]) + sm[r];
+}
+
+/* dot_q8_0_q8_0 for four weight rows (kernels.h dot4x1): per block the four
+ * rows' d_x * d_y in one multiply (the same float product as the single
+ * dot's), then per row the single dot's 8-lane FMA chain, so the same bits.
+ * Four independent chains, and the activation block loaded once. (On the
+ * earlier AMD EPYC machine four interleaved row streams measured 25% slower
+ * than one on a 30 MB matrix; on this Intel Xeon, Gemma 3's 262144 x 640
+ * LM head runs 31% fewer instructions and the 4096 x 2048 mat-vec of
+ * llm-bench-runtime ran 1.3-2x faster single-threaded.) */
+static void dot4x1_q8_0_q8_0(int64_t n, const void *w, size_t w_stride, const void *a, const float *sc,
+                             float out[4]) {
+    const char *wb = w;
+    const llm_block_q8_0 *y = a;
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const size_t off = (size_t)b * sizeof(llm_block_q8_0);
+        const __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);
+        const __m128 dd = _mm_mul_ps(halves4(wb, w_stride, off), _mm_set1_ps(sc[2 * b]));
+        for (int r = 0; r < 4; r++) {
+            const llm_block_q8_0 *x = (const llm_block_q8_0 *)(wb + r * w_stride + off);
+            const __m256i qx = _mm256_loadu_si256((const __m256i *)x->qs);
+            acc[r] = _mm256_fmadd_ps(lane8(dd, r), _mm256_cvtepi32_ps(dot_ss8(qx, qy)), acc[r]);
+        }
+    }
+    for (int r = 0; r < 4; r++) out[r] = hsum8(acc[r]);
 }
 
 /* dot4_q8_0_q8_0 for two weight rows with unpacked activation scales. */
@@ -544,6 +568,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->dot2x4[LLM_DTYPE_Q8_0] = dot2x4_q8_0_q8_0;
     k->dot4x1[LLM_DTYPE_Q4_1] = dot4x1_q4_1_q8_1;
     k->dot4[LLM_DTYPE_Q8_0] = dot4_q8_0_q8_0;
+    k->dot4x1[LLM_DTYPE_Q8_0] = dot4x1_q8_0_q8_0;
     k->quantize[LLM_DTYPE_Q8_0] = quant_q8_0_avx2;
     k->quantize[LLM_DTYPE_Q8_1] = quant_q8_1_avx2;
     k->quantize[LLM_DTYPE_F16] = quant_f16_avx2;

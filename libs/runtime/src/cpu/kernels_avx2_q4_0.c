@@ -13,6 +13,8 @@
  * differ in the last bits. The integer sums are exact, so how we form them
  * does not matter; only the float chain must be the same.
  *
+ * dot8 (eight weight rows at once, below) gives the same chains, lane by lane.
+ *
  * Registered as the rows8 pair of Q4_0 (kernels.h), which the matmul uses for
  * weights with M % 8 == 0, the same condition as llama.cpp's. gemv and gemm
  * share the per-output order, so dot4 is four dots with the weight row decoded
@@ -83,13 +85,145 @@ static void dot4_q4_0_q8_0_rows8(int64_t n, const void *w, const void *a, size_t
     for (int j = 0; j < 4; j++) out[j] = acc[j];
 }
 
+/* Lane r of the result: the sum of the 8 int32 lanes of p[r] (exact). */
+static inline __m256i sum_rows8(const __m256i p[8]) {
+    const __m256i h01 = _mm256_hadd_epi32(p[0], p[1]), h23 = _mm256_hadd_epi32(p[2], p[3]);
+    const __m256i h45 = _mm256_hadd_epi32(p[4], p[5]), h67 = _mm256_hadd_epi32(p[6], p[7]);
+    const __m256i lo = _mm256_hadd_epi32(h01, h23), hi = _mm256_hadd_epi32(h45, h67);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+/* Eight weight rows by NA activation rows (kernels.h dot8). Per block, each
+ * of the 8 x NA exact integer sums is formed without a horizontal sum of its
+ * own: the unsigned nibbles q (0..15) multiply y by vpmaddubsw, 8 * y is
+ * taken off in the 16-bit pair sums ((q - 8) * y pairs stay within +-2048),
+ * and one reduction tree turns the 8 rows' int32 lanes into one vector whose
+ * lane r is row r's block sum. Then lane r runs exactly the scalar chain of
+ * dot_q4_0_q8_0_rows8: acc = fma(float(s), d_w * d_a, acc), from +0, block
+ * after block. So this is 8 x NA of those dots, bit for bit, with the weight
+ * blocks decoded once for all NA activation rows and the FMA latency spread
+ * over 8 lanes instead of serializing one row's chain. */
+static inline __attribute__((always_inline)) void q4_0_8xN(int64_t n, const char *w, size_t w_stride,
+                                                          const char *a, size_t a_stride, const int NA,
+                                                          float *out, size_t o_stride) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    const __m256i eight = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1);
+    const int64_t nb = n / LLM_QK32;
+    for (int64_t b = 0; b < nb; b++) {
+        __m256i q[8];
+        uint16_t dh[8];
+        for (int r = 0; r < 8; r++) {
+            const llm_block_q4_0 *x = (const llm_block_q4_0 *)(w + (size_t)r * w_stride) + b;
+            const __m128i t = _mm_loadu_si128((const __m128i *)x->qs);
+            q[r] = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+            dh[r] = x->d;
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh));
+        for (int j = 0; j < NA; j++) {
+            const llm_block_q8_0 *y = (const llm_block_q8_0 *)(a + (size_t)j * a_stride) + b;
+            const __m256i qy = _mm256_loadu_si256((const __m256i *)y->qs);
+            const __m256i m8 = _mm256_maddubs_epi16(eight, qy);
+            __m256i p[8];
+            for (int r = 0; r < 8; r++) {
+                p[r] = _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(q[r], qy), m8), ones);
+            }
+            const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(y->d)));
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(p)), d, acc[j]);
+        }
+    }
+    for (int j = 0; j < NA; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+}
+
+static void dot8_q4_0_q8_0_rows8(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride,
+                                 int n_a, float *out, size_t o_stride) {
+    switch (n_a) {
+    case 1: q4_0_8xN(n, w, w_stride, a, a_stride, 1, out, o_stride); break;
+    case 2: q4_0_8xN(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+    case 3: q4_0_8xN(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+    default: q4_0_8xN(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
+    }
+}
+
+#if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
+#define LLM_Q4_0_VNNI 1
+#include <cpuid.h>
+
+/* q4_0_8xN with AVX-VNNI (vpdpbusd): the same exact integer block sums in
+ * one instruction per row (u8 x s8 products summed in fours into int32,
+ * starting from -8 * the fours of y), then the same tree and the same float
+ * chains, so the same bits. */
+__attribute__((target("avx2,fma,f16c,avxvnni"), always_inline)) static inline void
+q4_0_8xN_vnni(int64_t n, const char *w, size_t w_stride, const char *a, size_t a_stride, const int NA, float *out,
+              size_t o_stride) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    const __m256i eight = _mm256_set1_epi8(8), zero = _mm256_setzero_si256();
+    const int64_t nb = n / LLM_QK32;
+    for (int64_t b = 0; b < nb; b++) {
+        __m256i q[8];
+        uint16_t dh[8];
+        for (int r = 0; r < 8; r++) {
+            const llm_block_q4_0 *x = (const llm_block_q4_0 *)(w + (size_t)r * w_stride) + b;
+            const __m128i t = _mm_loadu_si128((const __m128i *)x->qs);
+            q[r] = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+            dh[r] = x->d;
+        }
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh));
+        for (int j = 0; j < NA; j++) {
+            const llm_block_q8_0 *y = (const llm_block_q8_0 *)(a + (size_t)j * a_stride) + b;
+            const __m256i qy = _mm256_loadu_si256((const __m256i *)y->qs);
+            const __m256i m8 = _mm256_sub_epi32(zero, _mm256_dpbusd_avx_epi32(zero, eight, qy));
+            __m256i p[8];
+            for (int r = 0; r < 8; r++) p[r] = _mm256_dpbusd_avx_epi32(m8, q[r], qy);
+            const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(y->d)));
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(p)), d, acc[j]);
+        }
+    }
+    for (int j = 0; j < NA; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+}
+
+__attribute__((target("avx2,fma,f16c,avxvnni"))) static void
+dot8_q4_0_q8_0_rows8_vnni(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, int n_a,
+                          float *out, size_t o_stride) {
+    switch (n_a) {
+    case 1: q4_0_8xN_vnni(n, w, w_stride, a, a_stride, 1, out, o_stride); break;
+    case 2: q4_0_8xN_vnni(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+    case 3: q4_0_8xN_vnni(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+    default: q4_0_8xN_vnni(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
+    }
+}
+
+/* AVX-VNNI: CPUID leaf 7 sub-leaf 1, EAX bit 4 (the YMM state is enabled,
+ * since AVX2 was checked before this file is used). */
+static int has_avx_vnni(void) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a & (1u << 4));
+}
+#endif
+
+llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni) {
+    if (!vnni) {
+        return dot8_q4_0_q8_0_rows8;
+    }
+#ifdef LLM_Q4_0_VNNI
+    return has_avx_vnni() ? dot8_q4_0_q8_0_rows8_vnni : NULL;
+#else
+    return NULL;
+#endif
+}
+
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
     k->rows8[LLM_DTYPE_Q4_0].dot = dot_q4_0_q8_0_rows8;
     k->rows8[LLM_DTYPE_Q4_0].dot4 = dot4_q4_0_q8_0_rows8;
+    llm__vec_dot8_fn vnni = llm__q4_0_dot8_variant(1);
+    k->rows8[LLM_DTYPE_Q4_0].dot8 = vnni ? vnni : dot8_q4_0_q8_0_rows8;
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) { (void)k; }
+llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni) {
+    (void)vnni;
+    return NULL;
+}
 
 #endif

@@ -15,6 +15,7 @@
 #include "dtype/blocks.h"
 
 #define TILE 16
+#define PIECES 4
 
 typedef struct {
     const llm__cpu_kernels *k;
@@ -70,6 +71,7 @@ typedef struct {
     llm__vec_dot4_fn dot4;     /* may be NULL */
     llm__vec_dot2x4_fn dot2x4; /* may be NULL (only used with dot4) */
     llm__vec_dot4x1_fn dot4x1; /* may be NULL */
+    llm__vec_dot8_fn dot8;     /* may be NULL (rows8 / tiled / sgemm pairs only) */
 } mm_ctx2;
 
 static void dot_task2(void *p, int ith, int nth) {
@@ -87,6 +89,11 @@ static void dot_task2(void *p, int ith, int nth) {
                 const char *a = c->act + (size_t)i * c->a_row;
                 float *o = c->out + i * c->M;
                 int64_t m = m0;
+                if (c2->dot8) {
+                    for (; m + 8 <= m1; m += 8) {
+                        c2->dot8(c->K, c->w + (size_t)m * c->w_row, c->w_row, a, c->a_row, 4, o + m, (size_t)c->M);
+                    }
+                }
                 if (c->sc) {
                     const float *sc = c->sc + (i / 4) * (c->K / 32) * 8;
                     for (; m + 2 <= m1; m += 2) {
@@ -109,6 +116,30 @@ static void dot_task2(void *p, int ith, int nth) {
             }
         }
         const int64_t full = c->full;
+        if (c2->dot8 && i < c->n) {
+            /* The last n - full (< 4, or all n without dot4) rows, up to 4 per call. */
+            for (; i < c->n; i += 4) {
+                const int na = c->n - i < 4 ? (int)(c->n - i) : 4;
+                const char *a = c->act + (size_t)i * c->a_row;
+                float *o = c->out + i * c->M;
+                int64_t m = m0;
+                for (; m + 8 <= m1; m += 8) {
+                    if (na == 4) {
+                        /* dot8 with 4 rows means dot4's bits; here dot's are wanted */
+                        c2->dot8(c->K, c->w + (size_t)m * c->w_row, c->w_row, a, c->a_row, 2, o + m, (size_t)c->M);
+                        c2->dot8(c->K, c->w + (size_t)m * c->w_row, c->w_row, a + 2 * c->a_row, c->a_row, 2,
+                                 o + 2 * c->M + m, (size_t)c->M);
+                    } else {
+                        c2->dot8(c->K, c->w + (size_t)m * c->w_row, c->w_row, a, c->a_row, na, o + m, (size_t)c->M);
+                    }
+                }
+                for (int j = 0; j < na; j++) {
+                    for (int64_t mm = m; mm < m1; mm++) {
+                        o[j * c->M + mm] = c2->dot(c->K, c->w + (size_t)mm * c->w_row, a + (size_t)j * c->a_row);
+                    }
+                }
+            }
+        }
         for (; i < c->n; i++) {
             const char *a = c->act + (size_t)i * c->a_row;
             float *o = c->out + i * c->M;
@@ -150,6 +181,7 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
     c2.dot4 = cpu->k.dot4[wt];
     c2.dot2x4 = cpu->k.dot2x4[wt];
     c2.dot4x1 = cpu->k.dot4x1[wt];
+    c2.dot8 = NULL;
     /* llama.cpp's shape-dependent kernels (kernels.h rows8 / tiled / sgemm). */
     const struct llm__dot_pair *alt = NULL;
     if (cpu->k.rows8[wt].dot && c->M % 8 == 0) {
@@ -164,6 +196,7 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
         c2.dot4 = alt->dot4;
         c2.dot2x4 = NULL;
         c2.dot4x1 = NULL;
+        c2.dot8 = alt->dot8;
     }
     int nt = be->n_threads;
     c->sc = c->sc_rem = NULL;
@@ -210,8 +243,15 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
         }
         llm__threadpool_run(cpu->tp, quantize_task, c, c->n < nt ? (int)c->n : nt);
     }
-    /* Small matrices are not worth waking the workers. */
+    /* Small matrices are not worth waking the workers. Large ones go out in
+     * PIECES pieces per thread (threadpool.h: claimed by whichever thread is
+     * free), so on a busy machine a thread that lost its core holds back a
+     * small share; each output is still one dot by one thread. */
     int nth = c->M * c->K * c->n < 32768 ? 1 : nt;
+    if (nth > 1) {
+        const int64_t tiles = (c->M + TILE - 1) / TILE;
+        nth = tiles >= (int64_t)nt * PIECES ? nt * PIECES : (int)(tiles > nt ? tiles : nt);
+    }
     llm__threadpool_run(cpu->tp, dot_task2, &c2, nth);
     return LLM_OK;
 }
