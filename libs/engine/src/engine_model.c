@@ -323,7 +323,9 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     in->eot = llm_tokenizer_special(m->tok, LLM_SPECIAL_EOT);
     in->pad = llm_tokenizer_special(m->tok, LLM_SPECIAL_PAD);
     in->unk = llm_tokenizer_special(m->tok, LLM_SPECIAL_UNK);
-    in->is_encoder = false;
+    in->is_encoder = llm__fwd_is_encoder(m->fwd);
+    st = llm__embed_config_load(m, path);
+    if (st != LLM_OK) goto fail;
     m->load_ms = llm__now_ms() - t0;
     *out = m;
     llm__clear_error();

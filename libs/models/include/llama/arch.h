@@ -90,6 +90,14 @@ const llm_model_hparams *llm_net_hparams(const llm_net *net);
 int32_t llm_net_max_batch(const llm_net *net);
 llm_backend *llm_net_backend(const llm_net *net);
 
+/* Non-zero if the net is an encoder (bert): it has no KV cache
+ * (llm_net_kv_create refuses it, kv_bytes are 0) and llm_net_forward takes
+ * kv = NULL, ignores block tables, needs each sequence at positions
+ * 0..n_tokens-1 (a whole text, attending to itself in both directions) and
+ * computes hidden states only (logits_mode NONE, `hidden` set: the last
+ * layer's output, there being no final norm). */
+int llm_net_is_encoder(const llm_net *net);
+
 /* Bytes of K plus V for one token in one layer (2 * n_head_kv * head_dim *
  * element size of kv_type). Multiply by n_layer for a whole token. */
 size_t llm_net_kv_bytes_per_token_layer(const llm_net *net);

@@ -30,7 +30,9 @@ typedef enum llm__dim {
     LLM__D_Q,         /* n_head * head_dim */
     LLM__D_KV,        /* n_head_kv * head_dim */
     LLM__D_HEAD,      /* head_dim (per-head norms) */
-    LLM__D_ROT_HALF   /* n_rot / 2 (rope frequency factors) */
+    LLM__D_ROT_HALF,  /* n_rot / 2 (rope frequency factors) */
+    LLM__D_CTX,       /* n_ctx_train (absolute position embeddings) */
+    LLM__D_TYPES      /* n_token_types (token-type embeddings) */
 } llm__dim;
 
 /* How the forward uses a tensor, which fixes what the loader checks. */
@@ -69,6 +71,10 @@ typedef struct llm__arch {
      * output, rope). Errors through llm__net_err. */
     llm_status (*load)(llm_net *net);
     llm_status (*forward)(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
+    /* 1: an encoder (BERT): bidirectional attention within each sequence of
+     * a batch, no KV cache (forward gets kv NULL and ignores block tables),
+     * hidden states only. */
+    int encoder;
 } llm__arch;
 
 /* Table entries: GGUF name, HF name, required/optional, use, shape (ne0

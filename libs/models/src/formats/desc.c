@@ -30,6 +30,7 @@ llm_model_desc *llm__desc_new(llm_model_source src, const char *path) {
     hp->bos_id = hp->eos_id = hp->pad_id = hp->unk_id = -1;
     hp->rope_scaling_factor = 1.0f;
     hp->rope_freq_base = 10000.0f;
+    hp->pooling_type = -1;
     return d;
 }
 
