@@ -221,3 +221,77 @@ Test(embed_bert, no_sessions_on_an_encoder) {
         llm_session_free(s);
     }
 }
+
+/* The GGUF the committed converter writes (CTest fixture embed_bert_gguf_generate):
+ * the same vectors as the Hugging Face folder (within 1e-5; they are in fact
+ * equal, the weights and the tokenization being the same), and within
+ * cosine 0.99999 / max abs diff 1e-3 of llama.cpp's on the texts where
+ * llama.cpp's token ids equal HF's (llamacpp_meta.json: llama.cpp tokenizes
+ * Korean and Hindi otherwise). llama.cpp evaluates GELU with its tanh
+ * approximation from an F16 table; we use the erf GELU of the model. */
+Test(embed_bert, gguf_equals_folder_and_llamacpp) {
+    const char *gp = getenv("LLM_BERT_GGUF");
+    if (!gp || access(gp, R_OK) != 0) cr_skip_test("no bert GGUF (fixture embed_bert_gguf_generate)");
+    llm_model_params mp = llm_model_default_params();
+    mp.backend = "cpu";
+    mp.n_threads = 2;
+    llm_model *G = NULL;
+    cr_assert_eq(llm_load_model(gp, &mp, &G), LLM_OK, "%s", llm_last_error());
+    llm_embed_info ei;
+    cr_assert_eq(llm_model_embed_info(G, &ei), LLM_OK);
+    cr_expect_eq(ei.pooling, LLM_POOLING_MEAN, "bert.pooling_type 1");
+    float *a = malloc((size_t)N_TEXTS * DIM * sizeof *a), *b = malloc((size_t)N_TEXTS * DIM * sizeof *b);
+    cr_assert_eq(llm_embed(M, (const char *const *)TEXTS, N_TEXTS, LLM_POOLING_MODEL, true, a, DIM), LLM_OK);
+    cr_assert_eq(llm_embed(G, (const char *const *)TEXTS, N_TEXTS, LLM_POOLING_MODEL, true, b, DIM), LLM_OK, "%s",
+                 llm_model_last_error(G));
+    double max_folder = 0;
+    for (size_t k = 0; k < (size_t)N_TEXTS * DIM; k++) {
+        const double d = fabs((double)a[k] - b[k]);
+        max_folder = d > max_folder ? d : max_folder;
+    }
+    cr_expect(max_folder <= 1e-5, "GGUF vs HF folder: max abs diff %.3g", max_folder);
+    /* llama.cpp's vectors. */
+    char mpth[4096];
+    gold_path(mpth, sizeof mpth, "llamacpp_meta.json");
+    json_error_t je;
+    json_t *meta = json_load_file(mpth, 0, &je);
+    cr_assert(meta, "%s: %s", mpth, je.text);
+    json_t *index = json_object_get(meta, "index"), *differ = json_object_get(meta, "tokens_differ");
+    const size_t n_lc = json_array_size(index);
+    char np[4096];
+    gold_path(np, sizeof np, "llamacpp_embeddings.npy");
+    FILE *f = fopen(np, "rb");
+    cr_assert(f);
+    unsigned char h[10];
+    cr_assert_eq(fread(h, 1, 10, f), 10u);
+    const size_t hl = (size_t)h[8] | (size_t)h[9] << 8;
+    cr_assert_eq(fseek(f, (long)(10 + hl), SEEK_SET), 0);
+    float *lc = malloc(n_lc * DIM * sizeof *lc);
+    cr_assert(lc && fread(lc, sizeof *lc, n_lc * DIM, f) == n_lc * DIM, "%s: short", np);
+    fclose(f);
+    double max_lc = 0, min_cos = 1;
+    int compared = 0;
+    for (size_t r = 0; r < n_lc; r++) {
+        const int i = (int)json_integer_value(json_array_get(index, r));
+        int skip = 0;
+        for (size_t k = 0; k < json_array_size(differ); k++) skip |= json_integer_value(json_array_get(differ, k)) == i;
+        if (skip) continue;
+        compared++;
+        const double c = cosine(b + (size_t)i * DIM, lc + r * DIM);
+        min_cos = c < min_cos ? c : min_cos;
+        for (int k = 0; k < DIM; k++) {
+            const double d = fabs((double)b[(size_t)i * DIM + k] - lc[r * DIM + k]);
+            max_lc = d > max_lc ? d : max_lc;
+        }
+        cr_expect(c >= 0.99999, "text %d: cosine %.8f vs llama.cpp", i, c);
+    }
+    cr_expect(max_lc <= 1e-3, "GGUF vs llama.cpp: max abs diff %.3g", max_lc);
+    cr_expect_gt(compared, 150);
+    fprintf(stderr, "embed_bert: GGUF vs folder max abs diff %.3g; vs llama.cpp on %d texts: min cosine %.9f, "
+            "max abs diff %.3g\n", max_folder, compared, min_cos, max_lc);
+    json_decref(meta);
+    free(lc);
+    free(a);
+    free(b);
+    llm_model_free(G);
+}
