@@ -109,13 +109,35 @@ Test(encoder_ops, attention_full_matches_reference_and_threads) {
         llm_buffer *bq, *bk, *bv, *bo;
         llm_tensor tq = put(be, &bq, q, hd, nh, n), tk = put(be, &bk, k, hd, nkv, n), tv = put(be, &bv, v, hd, nkv, n);
         llm_tensor to = put(be, &bo, NULL, hd, nh, n);
-        cr_assert_eq(llm_op_attention_full(be, &to, &tq, &tk, &tv, scale), LLM_OK, "%s", llm_runtime_last_error());
+        const int32_t one[1] = {(int32_t)n};
+        cr_assert_eq(llm_op_attention_full(be, &to, &tq, &tk, &tv, one, 1, scale), LLM_OK, "%s",
+                     llm_runtime_last_error());
         o[t] = malloc(sizeof(float) * qn);
         llm_buffer_read(bo, 0, o[t], sizeof(float) * qn);
         /* a mismatched k is refused */
         llm_tensor bad = tk;
         bad.ne[1] = 3;
-        cr_expect_eq(llm_op_attention_full(be, &to, &tq, &bad, &tv, scale), LLM_ERR_INVALID_ARG);
+        cr_expect_eq(llm_op_attention_full(be, &to, &tq, &bad, &tv, one, 1, scale), LLM_ERR_INVALID_ARG);
+        const int32_t short_lens[2] = {5, 5}; /* cover 10 of 19 tokens */
+        cr_expect_eq(llm_op_attention_full(be, &to, &tq, &tk, &tv, short_lens, 2, scale), LLM_ERR_INVALID_ARG);
+        /* Packed: sequences of 7, 1 and 11 tokens give what each gives alone. */
+        const int32_t lens[3] = {7, 1, 11};
+        cr_assert_eq(llm_op_attention_full(be, &to, &tq, &tk, &tv, lens, 3, scale), LLM_OK);
+        float *packed = malloc(sizeof(float) * qn);
+        llm_buffer_read(bo, 0, packed, sizeof(float) * qn);
+        for (int sq = 0, t0 = 0; sq < 3; t0 += lens[sq++]) {
+            llm_tensor q1 = llm_tensor_4d(bq, (size_t)(t0 * nh * hd) * 4, LLM_DTYPE_F32, hd, nh, lens[sq], 1);
+            llm_tensor k1 = llm_tensor_4d(bk, (size_t)(t0 * nkv * hd) * 4, LLM_DTYPE_F32, hd, nkv, lens[sq], 1);
+            llm_tensor v1 = llm_tensor_4d(bv, (size_t)(t0 * nkv * hd) * 4, LLM_DTYPE_F32, hd, nkv, lens[sq], 1);
+            llm_tensor o1 = llm_tensor_4d(bo, 0, LLM_DTYPE_F32, hd, nh, lens[sq], 1);
+            cr_assert_eq(llm_op_attention_full(be, &o1, &q1, &k1, &v1, &lens[sq], 1, scale), LLM_OK);
+            float *alone = malloc(sizeof(float) * (size_t)(lens[sq] * nh * hd));
+            llm_buffer_read(bo, 0, alone, sizeof(float) * (size_t)(lens[sq] * nh * hd));
+            cr_expect(!memcmp(alone, packed + t0 * nh * hd, sizeof(float) * (size_t)(lens[sq] * nh * hd)),
+                      "sequence %d packed != alone", sq);
+            free(alone);
+        }
+        free(packed);
         llm_buffer_free(bq), llm_buffer_free(bk), llm_buffer_free(bv), llm_buffer_free(bo);
         llm_backend_free(be);
     }

@@ -69,7 +69,8 @@ typedef struct llm__backend_ext {
                              const llm_tensor *weight, const llm_tensor *bias, float eps);
     llm_status (*gelu)(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
     llm_status (*attention_full)(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
-                                 const llm_tensor *k, const llm_tensor *v, float scale);
+                                 const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
+                                 int32_t n_seqs, float scale);
 } llm__backend_ext;
 
 struct llm_backend {

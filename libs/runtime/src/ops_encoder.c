@@ -86,7 +86,8 @@ llm_status llm_op_gelu(llm_backend *be, const llm_tensor *out, const llm_tensor 
 }
 
 llm_status llm_op_attention_full(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
-                                 const llm_tensor *k, const llm_tensor *v, float scale) {
+                                 const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
+                                 int32_t n_seqs, float scale) {
     if (!be) return llm__err(LLM_ERR_INVALID_ARG, "backend is NULL");
     CHECK(check_f32(be, out, "attention_full", "out"));
     CHECK(check_f32(be, q, "attention_full", "q"));
@@ -99,9 +100,21 @@ llm_status llm_op_attention_full(llm_backend *be, const llm_tensor *out, const l
         return llm__err(LLM_ERR_INVALID_ARG,
                         "attention_full: q [n][n_head][hd], k, v [n][n_head_kv][hd] and out do not fit, or scale "
                         "is not finite");
+    if (!seq_lens || n_seqs < 1 || n_seqs > n)
+        return llm__err(LLM_ERR_INVALID_ARG, "attention_full: need 1..%lld sequence lengths", (long long)n);
+    int64_t total = 0;
+    for (int32_t s = 0; s < n_seqs; s++) {
+        if (seq_lens[s] < 1 || seq_lens[s] > n - total)
+            return llm__err(LLM_ERR_INVALID_ARG, "attention_full: sequence %d has length %d (tokens left: %lld)", s,
+                            seq_lens[s], (long long)(n - total));
+        total += seq_lens[s];
+    }
+    if (total != n)
+        return llm__err(LLM_ERR_INVALID_ARG, "attention_full: sequences cover %lld of %lld tokens", (long long)total,
+                        (long long)n);
     if (!be->ext.attention_full) return unsupported(be, LLM_OP_ATTENTION_FULL);
     const uint64_t t0 = now_ns();
-    llm_status st = be->ext.attention_full(be, out, q, k, v, scale);
+    llm_status st = be->ext.attention_full(be, out, q, k, v, seq_lens, n_seqs, scale);
     account(be, LLM_OP_ATTENTION_FULL, out, t0,
             2 * llm_tensor_nbytes(q) + (uint64_t)q->ne[1] / (uint64_t)k->ne[1] * 2 * llm_tensor_nbytes(k));
     return st;

@@ -164,6 +164,9 @@ static llm_status bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch
                                 b->positions[i], hp->n_ctx_train);
 
     const llm__acts a = llm__decoder_acts(net, n);
+    llm_tensor att = act(net, net->a.off_att, hd, nh, n);
+    int32_t *seq_lens = net->gather_ids; /* host [max_batch] >= n_seqs */
+    for (int32_t s = 0; s < b->n_seqs; s++) seq_lens[s] = b->seqs[s].n_tokens;
     llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, up = a.up;
     llm_tensor q2 = a.q2, k2 = a.k2, v2 = a.v2, att2 = a.att2;
 
@@ -188,16 +191,8 @@ static llm_status bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch
         TAP("Qcur", l, q2);
         TAP("Kcur", l, k2);
         TAP("Vcur", l, v2);
-        int64_t t0 = 0;
-        for (int32_t s = 0; s < b->n_seqs; s++) { /* each sequence attends to itself only */
-            const int64_t ns = b->seqs[s].n_tokens;
-            llm_tensor qs = act(net, net->a.off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            llm_tensor ks = act(net, net->a.off_k + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            llm_tensor vs = act(net, net->a.off_v + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            llm_tensor os = act(net, net->a.off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-            OP(llm_op_attention_full(be, &os, &qs, &ks, &vs, kq_scale));
-            t0 += ns;
-        }
+        /* each sequence attends to itself only, all in one op */
+        OP(llm_op_attention_full(be, &att, &a.q, &a.k, &a.v, seq_lens, b->n_seqs, kq_scale));
         TAP("kqv_out", l, att2);
         OP(llm_op_matmul(be, &tmp, &att2, &w->wo));
         BIAS(tmp, w->bo);

@@ -347,16 +347,19 @@ llm_status llm_op_layer_norm(llm_backend *be, const llm_tensor *out, const llm_t
  * x <= -10 and x for x >= 10. */
 llm_status llm_op_gelu(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
 
-/* Bidirectional (non-causal, unmasked) multi-head attention of one sequence
- * over itself, no cache: every query attends every key of the sequence.
+/* Bidirectional (non-causal, unmasked) multi-head attention, no cache, of
+ * n_seqs sequences packed back to back (seq_lens[s] tokens each, summing to
+ * n): every query attends every key of its own sequence and no other.
  *     out[i][h][:] = sum_j softmax_j(scale * q[i][h] . k[j][g]) v[j][g]
- * with g = h / (n_head / n_head_kv). out, q: F32 [n][n_head][head_dim];
- * k, v: F32 [n][n_head_kv][head_dim]; n_head a multiple of n_head_kv; scale
- * finite. Each (query, head) is computed by one thread in a fixed order, so
- * the result depends neither on the thread count nor on what else the
- * caller batches around the sequence. */
+ * over the j of i's sequence, with g = h / (n_head / n_head_kv).
+ * out, q: F32 [n][n_head][head_dim]; k, v: F32 [n][n_head_kv][head_dim];
+ * n_head a multiple of n_head_kv; seq_lens: host [n_seqs], each >= 1;
+ * scale finite. Each (query, head) is computed by one thread in a fixed
+ * order, so a sequence's result depends neither on the thread count nor on
+ * the other sequences of the call. */
 llm_status llm_op_attention_full(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
-                                 const llm_tensor *k, const llm_tensor *v, float scale);
+                                 const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
+                                 int32_t n_seqs, float scale);
 
 /* out_ids[i] = index of the largest x[i][:] (first one on ties).
  * x: F32 [n][V]; out_ids: host [n]. */

@@ -9,6 +9,7 @@
  * batched with).
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cpu/cpu.h"
@@ -129,21 +130,27 @@ typedef struct {
     const float *kk, *v; /* [n][n_kv][hd] */
     int64_t n, n_head, n_kv, hd;
     float scale;
-    float **scratch;     /* per thread: [n] scores + [hd] accumulator */
+    float **scratch;     /* per thread: [longest sequence] scores + [hd] accumulator */
+    const int32_t *seq_of; /* [n] sequence of each token */
+    const int64_t *start;  /* [n_seqs + 1] first token of each sequence, then n */
 } fa_ctx;
 
 static void fa_task(void *p, int ith, int nth) {
     fa_ctx *c = p;
     int64_t b, e;
     llm__split_range(c->n * c->n_head, ith, nth, &b, &e);
-    const int64_t group = c->n_head / c->n_kv, hd = c->hd, n = c->n;
-    float *s = c->scratch[ith], *acc = s + n;
+    const int64_t group = c->n_head / c->n_kv, hd = c->hd;
+    float *s = c->scratch[ith];
     for (int64_t u = b; u < e; u++) {
         const int64_t i = u / c->n_head, h = u % c->n_head, g = h / group;
+        const int32_t sq = c->seq_of[i];
+        const int64_t j0 = c->start[sq], n = c->start[sq + 1] - j0;
+        float *acc = s + n;
         const float *qi = c->q + (i * c->n_head + h) * hd;
+        const float *kk = c->kk + j0 * c->n_kv * hd, *vv = c->v + j0 * c->n_kv * hd;
         float mx = -INFINITY;
         for (int64_t j = 0; j < n; j++) {
-            s[j] = c->k->dot_f32(hd, qi, c->kk + (j * c->n_kv + g) * hd) * c->scale;
+            s[j] = c->k->dot_f32(hd, qi, kk + (j * c->n_kv + g) * hd) * c->scale;
             mx = s[j] > mx ? s[j] : mx;
         }
         double sum = 0.0;
@@ -155,7 +162,7 @@ static void fa_task(void *p, int ith, int nth) {
         memset(acc, 0, (size_t)hd * sizeof *acc);
         for (int64_t j = 0; j < n; j++) {
             const float pj = s[j] * inv;
-            const float *vj = c->v + (j * c->n_kv + g) * hd;
+            const float *vj = vv + (j * c->n_kv + g) * hd;
             for (int64_t d = 0; d < hd; d++) acc[d] = fmaf(pj, vj[d], acc[d]);
         }
         memcpy(c->out + (i * c->n_head + h) * hd, acc, (size_t)hd * sizeof *acc);
@@ -163,14 +170,36 @@ static void fa_task(void *p, int ith, int nth) {
 }
 
 llm_status llm__cpu_attention_full(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
-                                   const llm_tensor *k, const llm_tensor *v, float scale) {
+                                   const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
+                                   int32_t n_seqs, float scale) {
     llm__cpu *cpu = llm__cpu_of(be);
     fa_ctx c = {&cpu->k, llm__host_ptr(out), llm__host_ptr(q), llm__host_ptr(k), llm__host_ptr(v),
-                q->ne[2] * q->ne[3], q->ne[1], k->ne[1], q->ne[0], scale, NULL};
-    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(c.n + c.hd));
-    if (st != LLM_OK) return st;
-    c.scratch = cpu->tscratch;
-    const int64_t units = c.n * c.n_head;
-    llm__threadpool_run(cpu->tp, fa_task, &c, pick_nth(be, units * c.n * c.hd, units));
-    return LLM_OK;
+                q->ne[2] * q->ne[3], q->ne[1], k->ne[1], q->ne[0], scale, NULL, NULL, NULL};
+    /* Host index of the packing (validated in ops_encoder.c). */
+    int32_t *seq_of = malloc((size_t)c.n * sizeof *seq_of);
+    int64_t *start = malloc(((size_t)n_seqs + 1) * sizeof *start);
+    if (!seq_of || !start) {
+        free(seq_of);
+        free(start);
+        return llm__err(LLM_ERR_NO_MEMORY, "attention_full: out of memory");
+    }
+    int64_t longest = 0, work = 0;
+    start[0] = 0;
+    for (int32_t s = 0; s < n_seqs; s++) {
+        start[s + 1] = start[s] + seq_lens[s];
+        for (int64_t i = start[s]; i < start[s + 1]; i++) seq_of[i] = s;
+        longest = seq_lens[s] > longest ? seq_lens[s] : longest;
+        work += (int64_t)seq_lens[s] * seq_lens[s];
+    }
+    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(longest + c.hd));
+    if (st == LLM_OK) {
+        c.scratch = cpu->tscratch;
+        c.seq_of = seq_of;
+        c.start = start;
+        const int64_t units = c.n * c.n_head;
+        llm__threadpool_run(cpu->tp, fa_task, &c, pick_nth(be, work * c.n_head * c.hd, units));
+    }
+    free(seq_of);
+    free(start);
+    return st;
 }
