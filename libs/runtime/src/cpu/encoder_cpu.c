@@ -163,7 +163,7 @@ static void fa_task(void *p, int ith, int nth) {
         for (int64_t j = 0; j < n; j++) {
             const float pj = s[j] * inv;
             const float *vj = vv + (j * c->n_kv + g) * hd;
-            for (int64_t d = 0; d < hd; d++) acc[d] = fmaf(pj, vj[d], acc[d]);
+            for (int64_t d = 0; d < hd; d++) acc[d] += pj * vj[d]; /* vectorized; no libm fmaf call */
         }
         memcpy(c->out + (i * c->n_head + h) * hd, acc, (size_t)hd * sizeof *acc);
     }
