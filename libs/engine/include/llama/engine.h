@@ -186,7 +186,8 @@ typedef struct llm_model_info {
     uint64_t n_params;         /* number of weights */
     uint64_t weights_bytes;    /* bytes of weights */
     llm_token bos, eos, eot, pad, unk; /* special tokens, LLM_TOKEN_NULL if absent */
-    bool is_encoder;           /* true for encoder-only models (BERT): no sessions */
+    bool is_encoder;           /* true for encoder-only models (BERT): embeddings only; a
+                                  session's prefill fails (no logits, no KV cache) */
     bool vocab_only;           /* loaded with llm_model_params.vocab_only: the sizes
                                   above other than n_vocab are 0, backend is "" */
 } llm_model_info;

@@ -21,8 +21,8 @@
  *     llm_status st = llm_net_forward(net, kv, &b);
  *     ... llm_net_kv_free(kv); llm_net_free(net); llm_backend_free(be); llm_model_desc_free(desc);
  *
- * Supported architectures: "llama" (Llama 2/3, SmolLM2, Mistral-style GQA,
- * tied embeddings). Errors keep a thread-local message, readable with
+ * Supported architectures: llm_model_arch_list() ("llama", "qwen2", "qwen3",
+ * "gemma3", and the encoder "bert": see llm_net_is_encoder). Errors keep a thread-local message, readable with
  * llm_net_last_error(); a failing runtime op's own message is copied into it.
  */
 #ifndef LLAMA_ARCH_H
