@@ -295,3 +295,53 @@ Test(embed_bert, gguf_equals_folder_and_llamacpp) {
     free(b);
     llm_model_free(G);
 }
+
+/* nomic-bert (rotary positions, fused Q/K/V, SwiGLU) on a seeded synthetic
+ * GGUF (make_nomic_synthetic.py, CTest fixture embed_nomic_generate):
+ * token ids equal to llama.cpp's and embeddings within 1e-5 of llama.cpp's
+ * (nomic_llamacpp.json, make_nomic_golden.py). Needs no downloaded model. */
+Test(embed_nomic, matches_llamacpp) {
+    const char *gp = getenv("LLM_NOMIC_GGUF");
+    if (!gp || access(gp, R_OK) != 0) cr_skip_test("no synthetic nomic-bert GGUF (fixture embed_nomic_generate)");
+    llm_model_params mp = llm_model_default_params();
+    mp.backend = "cpu";
+    mp.n_threads = 2;
+    llm_model *G = NULL;
+    cr_assert_eq(llm_load_model(gp, &mp, &G), LLM_OK, "%s", llm_last_error());
+    llm_model_info info;
+    llm_model_get_info(G, &info);
+    cr_expect_str_eq(info.architecture, "nomic-bert");
+    cr_expect(info.is_encoder);
+    char p[4096];
+    gold_path(p, sizeof p, "nomic_llamacpp.json");
+    json_error_t je;
+    json_t *g = json_load_file(p, 0, &je);
+    cr_assert(json_is_array(g), "%s: %s", p, je.text);
+    const size_t n = json_array_size(g), dim = (size_t)info.n_embd;
+    const char **texts = calloc(n, sizeof *texts);
+    float *got = malloc(n * dim * sizeof *got);
+    for (size_t i = 0; i < n; i++) texts[i] = json_string_value(json_object_get(json_array_get(g, i), "text"));
+    cr_assert_eq(llm_embed(G, texts, n, LLM_POOLING_MODEL, true, got, dim), LLM_OK, "%s", llm_model_last_error(G));
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(g, i), *ids = json_object_get(o, "ids"), *emb = json_object_get(o, "embedding");
+        llm_token t[256];
+        int32_t nt = 0;
+        cr_assert_eq(llm_tokenize(G, texts[i], strlen(texts[i]), LLM_ENCODE_ADD_SPECIAL, t, 256, &nt), LLM_OK);
+        cr_expect_eq((size_t)nt, json_array_size(ids), "text %zu: %d tokens, llama.cpp %zu", i, nt,
+                     json_array_size(ids));
+        for (int32_t k = 0; k < nt && (size_t)k < json_array_size(ids); k++)
+            cr_expect_eq(t[k], json_integer_value(json_array_get(ids, (size_t)k)), "text %zu token %d", i, k);
+        cr_assert_eq(json_array_size(emb), dim);
+        for (size_t k = 0; k < dim; k++) {
+            const double d = fabs((double)got[i * dim + k] - json_number_value(json_array_get(emb, k)));
+            worst = d > worst ? d : worst;
+        }
+    }
+    cr_expect(worst <= 1e-5, "nomic-bert vs llama.cpp: max abs diff %.3g", worst);
+    fprintf(stderr, "embed_nomic: %zu texts vs llama.cpp: max abs diff %.3g\n", n, worst);
+    json_decref(g);
+    free(texts);
+    free(got);
+    llm_model_free(G);
+}

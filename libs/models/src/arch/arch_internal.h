@@ -32,7 +32,8 @@ typedef enum llm__dim {
     LLM__D_HEAD,      /* head_dim (per-head norms) */
     LLM__D_ROT_HALF,  /* n_rot / 2 (rope frequency factors) */
     LLM__D_CTX,       /* n_ctx_train (absolute position embeddings) */
-    LLM__D_TYPES      /* n_token_types (token-type embeddings) */
+    LLM__D_TYPES,     /* n_token_types (token-type embeddings) */
+    LLM__D_QKV        /* (n_head + 2 n_head_kv) * head_dim (fused Q/K/V) */
 } llm__dim;
 
 /* How the forward uses a tensor, which fixes what the loader checks. */
@@ -108,6 +109,13 @@ llm_status llm__attend(llm_net *net, llm_net_kv *kv, const llm_net_batch *b, uin
  * scratch view. */
 llm_status llm__decoder_output(llm_net *net, const llm_net_batch *b, const llm_tensor *x, const llm_tensor *xn,
                                float eps);
+
+/* bert.c: the BERT-family encoder forward, which nomic-bert reuses: optional
+ * position embeddings, fused or separate Q/K/V, RoPE when net->rope.n_dims
+ * > 0, GELU or (with ffn_gate) SwiGLU feed-forward. */
+llm_status llm__bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
+/* The encoder ops the backend must have. */
+llm_status llm__bert_load(llm_net *net);
 
 /* ---- helpers of the forward functions (they expect `b` and `be`) ---- */
 

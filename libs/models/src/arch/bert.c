@@ -134,7 +134,7 @@ static const llm__tensor_spec k_bert_tensors[] = {
 
 /* ------------------------------------------------------------- loading -- */
 
-static llm_status bert_load(llm_net *net) {
+llm_status llm__bert_load(llm_net *net) {
     static const llm_op ops[] = {LLM_OP_LAYER_NORM, LLM_OP_GELU, LLM_OP_ATTENTION_FULL};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (!llm_backend_supports(net->be, ops[i], LLM_DTYPE_F32))
@@ -150,7 +150,7 @@ static llm_status bert_load(llm_net *net) {
         if (llm__has(&(bias))) OP(llm_op_add(be, &(y), &(y), &(bias)));                            \
     } while (0)
 
-static llm_status bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
+llm_status llm__bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
     (void)kv;
     const llm_model_hparams *hp = &net->hp;
     llm_backend *be = net->be;
@@ -167,7 +167,7 @@ static llm_status bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch
     llm_tensor att = act(net, net->a.off_att, hd, nh, n);
     int32_t *seq_lens = net->gather_ids; /* host [max_batch] >= n_seqs */
     for (int32_t s = 0; s < b->n_seqs; s++) seq_lens[s] = b->seqs[s].n_tokens;
-    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, up = a.up;
+    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, up = a.up, gate = a.gate, q = a.q, k = a.k;
     llm_tensor q2 = a.q2, k2 = a.k2, v2 = a.v2, att2 = a.att2;
 
     OP(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n));
@@ -175,19 +175,32 @@ static llm_status bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch
         llm_tensor type0 = llm_tensor_rows(&net->type_embd, 0, 1); /* [1][E]: type 0 for every token */
         OP(llm_op_add(be, &x, &x, &type0));
     }
-    OP(llm_op_get_rows(be, &tmp, &net->pos_embd, b->positions, n));
-    OP(llm_op_add(be, &x, &tmp, &x));
+    if (llm__has(&net->pos_embd)) { /* absolute positions (bert; nomic-bert rotates q, k instead) */
+        OP(llm_op_get_rows(be, &tmp, &net->pos_embd, b->positions, n));
+        OP(llm_op_add(be, &x, &tmp, &x));
+    }
     TAP("inp_embd", -1, x);
     OP(llm_op_layer_norm(be, &x, &x, &net->tok_norm, &net->tok_norm_b, eps));
     TAP("inp_norm", -1, x);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         const llm__layer_w *w = &net->layers[l];
-        OP(llm_op_matmul(be, &q2, &x, &w->wq));
+        llm_tensor wq = w->wq, wk = w->wk, wv = w->wv;
+        if (llm__has(&w->wqkv)) { /* fused: row blocks of one matrix */
+            const int64_t Q = nh * hd, KV = (int64_t)hp->n_head_kv * hd;
+            wq = llm_tensor_rows(&w->wqkv, 0, Q);
+            wk = llm_tensor_rows(&w->wqkv, Q, KV);
+            wv = llm_tensor_rows(&w->wqkv, Q + KV, KV);
+        }
+        OP(llm_op_matmul(be, &q2, &x, &wq));
         BIAS(q2, w->bq);
-        OP(llm_op_matmul(be, &k2, &x, &w->wk));
+        OP(llm_op_matmul(be, &k2, &x, &wk));
         BIAS(k2, w->bk);
-        OP(llm_op_matmul(be, &v2, &x, &w->wv));
+        OP(llm_op_matmul(be, &v2, &x, &wv));
         BIAS(v2, w->bv);
+        if (net->rope.n_dims > 0) {
+            OP(llm_op_rope(be, &q, b->positions, &net->rope));
+            OP(llm_op_rope(be, &k, b->positions, &net->rope));
+        }
         TAP("Qcur", l, q2);
         TAP("Kcur", l, k2);
         TAP("Vcur", l, v2);
@@ -201,7 +214,12 @@ static llm_status bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch
         TAP("ffn_inp", l, xn);
         OP(llm_op_matmul(be, &up, &xn, &w->wu));
         BIAS(up, w->bu);
-        OP(llm_op_gelu(be, &up, &up));
+        if (llm__has(&w->wg)) { /* nomic-bert: silu(gate) * up */
+            OP(llm_op_matmul(be, &gate, &xn, &w->wg));
+            OP(llm_op_swiglu(be, &up, &gate, &up));
+        } else {
+            OP(llm_op_gelu(be, &up, &up));
+        }
         OP(llm_op_matmul(be, &tmp, &up, &w->wd));
         BIAS(tmp, w->bd);
         TAP("ffn_out", l, tmp);
@@ -232,7 +250,7 @@ const llm__arch llm__arch_bert = {
     .n_tensors = sizeof k_bert_tensors / sizeof k_bert_tensors[0],
     .hparams_gguf = bert_hparams_gguf,
     .hparams_hf = bert_hparams_hf,
-    .load = bert_load,
-    .forward = bert_forward,
+    .load = llm__bert_load,
+    .forward = llm__bert_forward,
     .encoder = 1,
 };
