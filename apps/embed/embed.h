@@ -69,8 +69,13 @@ int embed_search_main(int argc, char **argv);
 /* ---- model loading (embed_model.c), used by main.c and embed_search.c ---- */
 
 struct llm_model;
-/* Loads `path` (NULL = the default model), printing a clear message on
- * failure. Returns 0 or -1. */
+/* The default embedding model: a sentence-transformers folder in the models
+ * directory (scripts/setup.sh fetches it next to the chat model). */
+#define EMBED_DEFAULT_MODEL "all-MiniLM-L6-v2"
+/* $LLM_EMBED_MODEL, else ${LLM_MODELS_DIR:-${XDG_CACHE_HOME:-~/.cache}/llm/models}/EMBED_DEFAULT_MODEL. */
+void embed_default_model(char *buf, size_t cap);
+/* Loads `path` (NULL = the default embedding model), printing a clear
+ * message on failure. Returns 0 or -1. */
 int embed_load_model(const char *path, const char *backend, int32_t n_threads,
                      struct llm_model **out);
 

@@ -49,12 +49,12 @@ static char **load_ids(const char *path, size_t n) {
 int embed_search_main(int argc, char **argv) {
     const char *index = NULL, *query = NULL, *model_path = NULL, *backend = "auto";
     int32_t k = 5, threads = 0;
-    llm_pooling pooling = LLM_POOLING_MEAN;
+    llm_pooling pooling = LLM_POOLING_MODEL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: llm-embed search --index X.npy --query TEXT [-k N] [-m MODEL]\n"
-                   "       [--pooling mean|cls|last] [-t N] [--backend NAME]\n"
+                   "       [--pooling model|mean|cls|last] [-t N] [--backend NAME]\n"
                    "Prints the k rows most similar to the query as 'score<TAB>id' lines,\n"
                    "best first (cosine similarity). See llm-embed --help.\n");
             return app_finish_stdout("llm-embed");

@@ -14,7 +14,6 @@
 #include "embed.h"
 #include "llama/engine.h"
 
-#define DEFAULT_MODEL_FILE APP_DEFAULT_MODEL_FILE
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -23,26 +22,29 @@ static void usage(FILE *f) {
         "\n"
         "Computes one embedding vector per text. Input (FILEs, or stdin when none or '-'):\n"
         "one text per line (ids are 0-based line numbers; blank lines are skipped but keep\n"
-        "their number), or with --jsonl one JSON object per line with \"id\" (string or\n"
-        "integer) and \"text\". Output: JSONL lines {\"id\":...,\"embedding\":[...]} on stdout\n"
+        "their number), or JSONL (--jsonl, or a file named *.jsonl): one JSON object per line\n"
+        "with \"id\" (string or integer) and \"text\". Output: JSONL lines {\"id\":...,\"embedding\":[...]} on stdout\n"
         "or in -o FILE.jsonl, or with -o FILE.npy a float32 [n][dim] NumPy matrix plus\n"
         "FILE.ids.txt (one id per line, same order). Files are written beside their target\n"
         "and renamed when complete (an interrupted run leaves nothing); -o must name a\n"
         "regular file or a new one (use '-' or no -o for stdout). A text may not contain\n"
         "a NUL byte: such input is refused with its line number.\n"
         "\n"
-        "The engine has no encoder (BERT) model family yet: embeddings come from a decoder\n"
-        "model's last hidden states (after the final norm), mean-pooled by default. They\n"
-        "work for similarity search but are not tuned sentence embeddings.\n"
+        "The default model is the sentence-embedding model all-MiniLM-L6-v2 (BERT): its\n"
+        "own pooling, normalization and maximum length (256 tokens) come from its files;\n"
+        "longer texts are truncated as sentence-transformers does, and the count is printed.\n"
+        "A chat (decoder) model also works: its last hidden states, mean-pooled.\n"
         "\n"
         "options:\n"
-        "  -m, --model PATH      GGUF file or Hugging Face folder (default: $LLM_MODEL, else\n"
-        "                        ${LLM_MODELS_DIR:-${XDG_CACHE_HOME:-~/.cache}/llm/models}/\n"
-        "                        " DEFAULT_MODEL_FILE ")\n"
+        "  -m, --model PATH      GGUF file or Hugging Face folder (default: $LLM_EMBED_MODEL,\n"
+        "                        else ${LLM_MODELS_DIR:-${XDG_CACHE_HOME:-~/.cache}/llm/models}/\n"
+        "                        " EMBED_DEFAULT_MODEL ")\n"
         "  -o, --output PATH     output file: .npy for NumPy, anything else JSONL (default stdout)\n"
-        "      --jsonl           input records are JSONL with \"id\" and \"text\"\n"
-        "      --pooling P       mean (default), cls or last\n"
-        "      --no-normalize    keep raw pooled vectors (default: unit L2 norm)\n"
+        "      --jsonl           input records are JSONL with \"id\" and \"text\" (automatic for\n"
+        "                        files named *.jsonl)\n"
+        "      --pooling P       model (default: the model's own), mean, cls or last\n"
+        "      --normalize       unit L2 norm (default: as the model's pipeline says; decoders yes)\n"
+        "      --no-normalize    keep raw pooled vectors\n"
         "  -b, --batch N         texts per engine call (default 32)\n"
         "  -t, --threads N       CPU threads, at most the number of cores (default: all)\n"
         "      --backend NAME    cpu, cuda or auto (default auto)\n"
@@ -50,7 +52,7 @@ static void usage(FILE *f) {
         "  -h, --help            this help\n"
         "\n"
         "search mode (ranks the rows of an index made with -o X.npy by cosine similarity;\n"
-        "use the same model and --pooling as when building it):\n"
+        "use the same model and --pooling as when building it; default model as above):\n"
         "      --index X.npy     the matrix (ids are read from X.ids.txt)\n"
         "      --query TEXT      the query text\n"
         "  -k N                  how many results (default 5); prints 'score<TAB>id' lines\n"
@@ -116,8 +118,9 @@ int main(int argc, char **argv) {
     if (argc > 1 && strcmp(argv[1], "search") == 0) return embed_search_main(argc - 1, argv + 1);
 
     const char *model_path = NULL, *out_path = NULL, *backend = "auto";
-    bool jsonl = false, normalize = true, quiet = false;
-    llm_pooling pooling = LLM_POOLING_MEAN;
+    bool jsonl = false, quiet = false;
+    int normalize = -1; /* -1: the model's pipeline decides */
+    llm_pooling pooling = LLM_POOLING_MODEL;
     int32_t batch_n = 32, threads = 0;
     const char **files = calloc((size_t)argc, sizeof *files);
     size_t n_files = 0;
@@ -149,7 +152,9 @@ int main(int argc, char **argv) {
         } else if (!strcmp(a, "--jsonl")) {
             jsonl = true;
         } else if (!strcmp(a, "--no-normalize")) {
-            normalize = false;
+            normalize = 0;
+        } else if (!strcmp(a, "--normalize")) {
+            normalize = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
         } else if (!strcmp(a, "--pooling")) {
@@ -211,6 +216,17 @@ int main(int argc, char **argv) {
     llm_model_info info;
     llm_model_get_info(m, &info);
     size_t dim = (size_t)info.n_embd;
+    llm_embed_info ei;
+    if (llm_model_embed_info(m, &ei) != LLM_OK && pooling == LLM_POOLING_MODEL) {
+        fprintf(stderr, "llm-embed: %s (choose one with --pooling)\n", llm_last_error());
+        free(files);
+        llm_model_free(m);
+        return 1;
+    }
+    if (pooling == LLM_POOLING_MODEL) pooling = ei.pooling;
+    if (normalize < 0) normalize = ei.normalize;
+    llm_embed_stats stats0;
+    llm_embed_telemetry(m, &stats0);
 
     batch b = {0};
     b.cap = (size_t)batch_n;
@@ -236,7 +252,8 @@ int main(int argc, char **argv) {
         in.next_index = next_index;
         in.f = is_stdin ? stdin : fopen(files[fi], "rb");
         in.name = is_stdin ? "<stdin>" : files[fi];
-        in.jsonl = jsonl;
+        const size_t fl = strlen(files[fi]);
+        in.jsonl = jsonl || (fl >= 6 && strcmp(files[fi] + fl - 6, ".jsonl") == 0);
         if (!in.f) {
             fprintf(stderr, "llm-embed: cannot open %s: %s\n", files[fi], strerror(errno));
             goto fail;
@@ -272,6 +289,12 @@ int main(int argc, char **argv) {
     if (embed_output_commit(&out)) goto done;
     if (to_stdout && app_finish_stdout("llm-embed") != APP_EXIT_OK) goto done;
     if (prog.on) fputc('\n', stderr);
+    llm_embed_stats stats1;
+    llm_embed_telemetry(m, &stats1);
+    if (stats1.truncated_texts > stats0.truncated_texts)
+        fprintf(stderr, "llm-embed: %lld texts longer than the model's %d tokens were truncated (%lld tokens dropped)\n",
+                (long long)(stats1.truncated_texts - stats0.truncated_texts), ei.max_tokens,
+                (long long)(stats1.truncated_tokens - stats0.truncated_tokens));
     fprintf(stderr, "llm-embed: %llu vectors of dim %zu (%s pooling%s) in %.2f s%s%s\n",
             (unsigned long long)n_done, dim,
             pooling == LLM_POOLING_MEAN ? "mean" : pooling == LLM_POOLING_CLS ? "cls" : "last",

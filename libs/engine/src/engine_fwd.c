@@ -51,7 +51,9 @@ llm_status llm__fwd_create(const llm_model_desc *d, llm_backend *be, const llm__
     np.kv_type = p->kv_dtype;
     np.n_ctx_seq = p->n_ctx; /* phi3 longrope picks its RoPE factors by it */
     llm_status st = llm_net_create(d, be, &np, &f->net);
-    if (st == LLM_OK) st = llm_net_kv_create(f->net, p->n_blocks, p->block_size, &f->kv);
+    /* An encoder has no KV cache (its batches go through llm__fwd_encode). */
+    if (st == LLM_OK && !llm_net_is_encoder(f->net))
+        st = llm_net_kv_create(f->net, p->n_blocks, p->block_size, &f->kv);
     if (st != LLM_OK) {
         snprintf(err, cap, "%s", llm_net_last_error());
         llm__fwd_free(f);
@@ -96,6 +98,36 @@ llm_status llm__fwd_run(llm__fwd *f, const int32_t *tokens, const int32_t *posit
     }
     llm_status st = llm_net_forward(f->net, f->kv, &b);
     if (st != LLM_OK) snprintf(err, cap, "%s", st == LLM_CANCELLED ? "cancelled" : llm_net_last_error());
+    return st;
+}
+
+bool llm__fwd_is_encoder(const llm__fwd *f) { return llm_net_is_encoder(f->net) != 0; }
+
+llm_status llm__fwd_encode(llm__fwd *f, const int32_t *tokens, const int32_t *positions, int32_t n,
+                           const int32_t *seq_lens, int32_t n_seqs, float *hidden, const atomic_int *cancel,
+                           char *err, size_t cap) {
+    llm_net_seq stack[64];
+    llm_net_seq *seqs = n_seqs <= 64 ? stack : malloc((size_t)n_seqs * sizeof *seqs);
+    if (!seqs) {
+        snprintf(err, cap, "out of memory");
+        return LLM_ERR_NO_MEMORY;
+    }
+    for (int32_t s = 0; s < n_seqs; s++) seqs[s] = (llm_net_seq){seq_lens[s], NULL, 0};
+    llm_net_batch b = llm_net_batch_default();
+    b.tokens = tokens;
+    b.positions = positions;
+    b.n_tokens = n;
+    b.seqs = seqs;
+    b.n_seqs = n_seqs;
+    b.logits_mode = LLM_LOGITS_NONE;
+    b.hidden = hidden;
+    if (cancel) {
+        b.cancel = poll_cancel;
+        b.cancel_user = (void *)(uintptr_t)cancel;
+    }
+    llm_status st = llm_net_forward(f->net, NULL, &b);
+    if (st != LLM_OK) snprintf(err, cap, "%s", st == LLM_CANCELLED ? "cancelled" : llm_net_last_error());
+    if (seqs != stack) free(seqs);
     return st;
 }
 

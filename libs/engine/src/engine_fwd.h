@@ -55,6 +55,18 @@ llm_status llm__fwd_run(llm__fwd *f, const int32_t *tokens, const int32_t *posit
                         const int32_t *block_table, int32_t n_table, llm__fwd_out what,
                         float *out, const atomic_int *cancel, char *err, size_t err_cap);
 
+/* True if the model is an encoder (bert): no KV storage; run it with
+ * llm__fwd_encode only. */
+bool llm__fwd_is_encoder(const llm__fwd *f);
+
+/* Runs an encoder over n_seqs whole texts packed back to back (seq_lens[s]
+ * tokens each, positions 0..len-1 each; n <= n_batch in total), each text
+ * attending to itself only, and writes hidden [n][n_embd] (the last layer's
+ * output). Errors: message in err. */
+llm_status llm__fwd_encode(llm__fwd *f, const int32_t *tokens, const int32_t *positions, int32_t n,
+                           const int32_t *seq_lens, int32_t n_seqs, float *hidden, const atomic_int *cancel,
+                           char *err, size_t err_cap);
+
 /* Copies token slots [0, n_tokens) of physical block src to dst in every
  * layer's K and V (copy-on-write of a shared partial block), on the backend. */
 llm_status llm__fwd_copy_block(llm__fwd *f, int32_t src, int32_t dst, int32_t n_tokens,

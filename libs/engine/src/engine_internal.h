@@ -23,6 +23,15 @@ double llm__now_ms(void);
 /* Peak resident set size of the process in bytes (0 if unknown). */
 uint64_t llm__peak_rss(void);
 
+/* The model's embedding pipeline (llm_embed_info) and llm_embed's
+ * counters (under the model lock). */
+typedef struct llm__embed_cfg {
+    llm_embed_info info;
+    char unsupported[96];     /* non-empty: the stated pooling we lack (e.g. "max") */
+    int32_t n_prefix, n_suffix; /* special tokens the encoding adds before / after a text */
+    llm_embed_stats stats;
+} llm__embed_cfg;
+
 struct llm_model {
     char err[LLM__ERR_CAP];
     llm_model_desc *desc;
@@ -39,6 +48,7 @@ struct llm_model {
     double load_ms;
     int32_t *pos; /* [n_batch] positions of one forward pass, used under `lock` */
     bool vocab_only; /* tokenizer and metadata only: desc, be, pool, fwd, pos are NULL */
+    llm__embed_cfg embed; /* the model's embedding pipeline (engine_embed.c) */
 };
 
 /* ---- the batch loop (engine_compute.c) ----------------------------------- */
@@ -129,6 +139,10 @@ llm_sampler_params llm__sampler_params_from(const llm_sampling_params *sp, int32
 /* Loads the tokenizer and metadata of `path` into `m` (engine_vocab.c) and
  * fills m->info for a vocab-only model. The message is in llm_last_error(). */
 llm_status llm__model_load_vocab(llm_model *m, const char *path);
+
+/* Reads the model's embedding pipeline into m->embed (engine_embed.c);
+ * called by llm_load_model once the tokenizer and forward exist. */
+llm_status llm__embed_config_load(llm_model *m, const char *path);
 
 /* Model helpers used by several files (model must be locked where noted). */
 bool llm__model_is_eog(const llm_model *m, llm_token t);

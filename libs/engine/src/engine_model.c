@@ -253,6 +253,16 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
         goto fail;
     }
     st = llm__fwd_create(m->desc, m->be, &fp, &m->fwd, err, sizeof err);
+    if (st == LLM_ERR_UNSUPPORTED && (!p.backend || !strcmp(p.backend, "auto")) &&
+        strcmp(llm_backend_name(m->be), "cpu") != 0) {
+        /* "auto" chose a GPU backend that lacks an op of this architecture
+         * (the encoder ops have no CUDA kernels yet): run on the CPU. */
+        llm_backend_free(m->be);
+        m->be = NULL;
+        st = llm_backend_create("cpu", &bp, &m->be);
+        if (st == LLM_OK) st = llm__fwd_create(m->desc, m->be, &fp, &m->fwd, err, sizeof err);
+        else snprintf(err, sizeof err, "backend 'cpu': %s", llm_runtime_last_error());
+    }
     if (st != LLM_OK) {
         llm__fail(NULL, st, "%s", err);
         goto fail;
@@ -323,7 +333,9 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     in->eot = llm_tokenizer_special(m->tok, LLM_SPECIAL_EOT);
     in->pad = llm_tokenizer_special(m->tok, LLM_SPECIAL_PAD);
     in->unk = llm_tokenizer_special(m->tok, LLM_SPECIAL_UNK);
-    in->is_encoder = false;
+    in->is_encoder = llm__fwd_is_encoder(m->fwd);
+    st = llm__embed_config_load(m, path);
+    if (st != LLM_OK) goto fail;
     m->load_ms = llm__now_ms() - t0;
     *out = m;
     llm__clear_error();

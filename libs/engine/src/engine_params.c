@@ -88,6 +88,7 @@ llm_status llm_pooling_from_string(const char *s, llm_pooling *out) {
     if (strcmp(s, "mean") == 0) *out = LLM_POOLING_MEAN;
     else if (strcmp(s, "cls") == 0) *out = LLM_POOLING_CLS;
     else if (strcmp(s, "last") == 0) *out = LLM_POOLING_LAST;
-    else return llm__fail(NULL, LLM_ERR_INVALID_ARG, "unknown pooling '%s' (expected mean, cls or last)", s);
+    else if (strcmp(s, "model") == 0) *out = LLM_POOLING_MODEL;
+    else return llm__fail(NULL, LLM_ERR_INVALID_ARG, "unknown pooling '%s' (expected mean, cls, last or model)", s);
     return LLM_OK;
 }

@@ -228,9 +228,14 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
         }
     }
     if (spec.type == LLM_TOKENIZER_WPM) {
-        int add_sep = -1;
-        if ((st = get_flag(g, "tokenizer.ggml.add_sep_token", &add_sep))) goto done;
-        if (add_sep >= 0) spec.add_eos = add_sep;
+        /* llama.cpp (0.3.36, llama-vocab.cpp, WPM): with special tokens it
+         * always adds [CLS] (bos) first and [SEP] (sep) last, whatever
+         * add_bos / add_eos / add_sep say; its own converter writes
+         * add_sep_token false for BERT and the model still gets [SEP], as
+         * sentence-transformers gives it. */
+        spec.add_bos = 1;
+        spec.add_eos = 1;
+        if (spec.sep >= 0) spec.eos = spec.sep;
     }
 
     /* Older GGUFs lack eot_token_id: like llama.cpp, take the end-of-turn

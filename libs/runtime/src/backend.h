@@ -64,6 +64,13 @@ typedef struct llm__backend_ext {
     /* Device-side copy; NULL: llm_buffer_copy bounces through host memory. */
     llm_status (*buf_copy)(llm_backend *be, void *dst, size_t dst_off, const void *src,
                            size_t src_off, size_t n);
+    /* Encoder ops (ops_encoder.c); NULL: LLM_ERR_UNSUPPORTED. */
+    llm_status (*layer_norm)(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                             const llm_tensor *weight, const llm_tensor *bias, float eps);
+    llm_status (*gelu)(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
+    llm_status (*attention_full)(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                                 const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
+                                 int32_t n_seqs, float scale);
 } llm__backend_ext;
 
 struct llm_backend {

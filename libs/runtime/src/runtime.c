@@ -53,7 +53,7 @@ llm_tensor llm_tensor_rows(const llm_tensor *t, int64_t first, int64_t n) {
 static const char *const g_op_names[LLM_OP_COUNT] = {
     "get_rows", "matmul", "rms_norm", "rope",     "swiglu",    "add",
     "mul",      "scale",  "softmax",  "kv_write", "attention", "argmax",
-    "geglu",
+    "geglu",    "layer_norm", "gelu", "attention_full",
 };
 
 const char *llm_op_name(llm_op op) {
@@ -103,7 +103,15 @@ int llm_backend_n_threads(const llm_backend *be) { return be ? be->n_threads : 0
 const char *llm_backend_kernels(const llm_backend *be) { return be ? be->kernels : "?"; }
 
 int llm_backend_supports(const llm_backend *be, llm_op op, llm_dtype dtype) {
-    return be && llm_dtype_is_known((int)dtype) && be->iface->supports(be, op, dtype);
+    if (!be || !llm_dtype_is_known((int)dtype)) {
+        return 0;
+    }
+    switch (op) { /* the encoder ops are optional extensions (backend.h) */
+    case LLM_OP_LAYER_NORM: return dtype == LLM_DTYPE_F32 && be->ext.layer_norm != NULL;
+    case LLM_OP_GELU: return dtype == LLM_DTYPE_F32 && be->ext.gelu != NULL;
+    case LLM_OP_ATTENTION_FULL: return dtype == LLM_DTYPE_F32 && be->ext.attention_full != NULL;
+    default: return be->iface->supports(be, op, dtype);
+    }
 }
 
 llm_status llm_backend_synchronize(llm_backend *be) {

@@ -4,6 +4,7 @@ set(LLM_RUNTIME_SOURCES
   src/runtime.c
   src/runtime_error.c
   src/ops.c
+  src/ops_encoder.c
   src/cpu/backend_cpu.c
   src/cpu/threadpool.c
   src/cpu/kernels_scalar.c
@@ -17,7 +18,9 @@ set(LLM_RUNTIME_SOURCES
   src/cpu/matmul_cpu.c
   src/cpu/ops_cpu.c
   src/cpu/gelu_table.c
-  src/cpu/attention_cpu.c)
+  src/cpu/attention_cpu.c
+  src/cpu/encoder_cpu.c
+  src/cpu/encoder_avx2.c)
 
 # Called by libs/runtime/CMakeLists.txt once the target exists. SIMD variants
 # are compiled per file with their ISA flags and chosen at run time, so the
@@ -26,7 +29,7 @@ function(llm_runtime_extra)
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i.86)$")
     set_source_files_properties(src/cpu/kernels_avx2.c src/cpu/kernels_avx2_q5.c src/cpu/kernels_avx2_kq.c
       src/cpu/kernels_avx2_q4_0.c src/cpu/kernels_avx2_sgemm.c
-      src/cpu/kernels_avx2_q3k.c src/cpu/attention_avx2.c PROPERTIES
+      src/cpu/kernels_avx2_q3k.c src/cpu/attention_avx2.c src/cpu/encoder_avx2.c PROPERTIES
       COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
     target_compile_definitions(llama-runtime PRIVATE LLM_CPU_AVX2_BUILT=1)
   endif()

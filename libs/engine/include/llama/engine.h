@@ -186,7 +186,8 @@ typedef struct llm_model_info {
     uint64_t n_params;         /* number of weights */
     uint64_t weights_bytes;    /* bytes of weights */
     llm_token bos, eos, eot, pad, unk; /* special tokens, LLM_TOKEN_NULL if absent */
-    bool is_encoder;           /* true for encoder-only models (BERT): no sessions */
+    bool is_encoder;           /* true for encoder-only models (BERT): embeddings only; a
+                                  session's prefill fails (no logits, no KV cache) */
     bool vocab_only;           /* loaded with llm_model_params.vocab_only: the sizes
                                   above other than n_vocab are 0, backend is "" */
 } llm_model_info;
@@ -535,22 +536,66 @@ llm_status llm_session_telemetry(const llm_session *s, llm_telemetry *t);
 typedef enum llm_pooling {
     LLM_POOLING_MEAN = 0, /* average over tokens: the choice for decoder models */
     LLM_POOLING_CLS = 1,  /* first token */
-    LLM_POOLING_LAST = 2  /* last token */
+    LLM_POOLING_LAST = 2, /* last token */
+    LLM_POOLING_MODEL = 3 /* the model's own pooling (llm_embed_info.pooling) */
 } llm_pooling;
 
-/* Parses "mean", "cls" or "last". Returns LLM_OK or LLM_ERR_INVALID_ARG. */
+/* Parses "mean", "cls", "last" or "model". Returns LLM_OK or LLM_ERR_INVALID_ARG. */
 llm_status llm_pooling_from_string(const char *s, llm_pooling *out);
+
+/* The model's own embedding pipeline, as its files state it. For a Hugging
+ * Face sentence-transformers folder: modules.json (a Normalize module means
+ * normalize), the Pooling module's config.json (pooling_mode_mean_tokens,
+ * _cls_token, _lasttoken) and sentence_bert_config.json (max_seq_length).
+ * For a GGUF: <arch>.pooling_type; encoders normalize (llama.cpp's default)
+ * and truncate at their context length. A decoder states nothing: mean,
+ * normalized, no truncation. */
+typedef struct llm_embed_info {
+    llm_pooling pooling;  /* MEAN, CLS or LAST: what LLM_POOLING_MODEL means */
+    bool pooling_stated;  /* the files stated it (else MEAN is a default) */
+    bool normalize;       /* the pipeline L2-normalizes its vectors */
+    int32_t max_tokens;   /* texts longer than this (special tokens included) are
+                             truncated; 0: never truncated (too long is an error) */
+    bool is_encoder;      /* bidirectional encoder (BERT family) */
+} llm_embed_info;
+
+/* Fills *out for `model`. LLM_OK, LLM_ERR_INVALID_ARG, LLM_ERR_STATE
+ * (vocab_only model), LLM_ERR_UNSUPPORTED (the model states a pooling llm
+ * does not implement, e.g. max pooling; the message says which).
+ * Thread-safe. */
+llm_status llm_model_embed_info(const llm_model *model, llm_embed_info *out);
+
+/* What llm_embed did on a model since it was loaded. */
+typedef struct llm_embed_stats {
+    int64_t texts;            /* texts embedded */
+    int64_t tokens;           /* tokens run through the model */
+    int64_t truncated_texts;  /* texts longer than max_tokens, truncated */
+    int64_t truncated_tokens; /* tokens those truncations dropped */
+    int64_t forwards;         /* forward passes */
+    double ms;                /* wall time inside llm_embed */
+} llm_embed_stats;
+
+/* Fills *out. LLM_OK or LLM_ERR_INVALID_ARG. Thread-safe. */
+llm_status llm_embed_telemetry(const llm_model *model, llm_embed_stats *out);
 
 /* Embeds `n` NUL-terminated UTF-8 texts into `out` (row-major
  * [n][dim] floats, dim must equal info.n_embd). Each text is tokenized with
- * the model's special tokens, run through the model on its own (results do
- * not depend on how texts are batched), and pooled; with `normalize` each row
- * gets unit L2 norm. A text longer than the model's context is an error
- * (LLM_CONTEXT_FULL, message names the text index), never truncated. Returns
- * LLM_OK, LLM_CONTEXT_FULL, LLM_ERR_STATE (vocab_only model),
- * LLM_ERR_BAD_UTF8, LLM_ERR_INVALID_ARG (dim
- * mismatch, empty text), LLM_ERR_BACKEND, LLM_ERR_NO_MEMORY. On error the
- * contents of `out` are unspecified. Thread-safe (serialized per model). */
+ * the model's special tokens and pooled (LLM_POOLING_MODEL: the model's own,
+ * llm_embed_info); with `normalize` each row gets unit L2 norm. A text's
+ * vector is bit-identical whatever else is in the call and however the
+ * texts are batched: a decoder runs each text on its own; an encoder packs
+ * several whole texts into one forward pass (no padding), each attending
+ * only to itself. A text longer than the model's max_tokens
+ * (llm_embed_info) is truncated as sentence-transformers does (its first
+ * max_tokens - 1 tokens and its closing special token, e.g. [SEP]) and
+ * counted in llm_embed_telemetry (truncated_texts, truncated_tokens); with
+ * max_tokens 0 a text longer than the context is an error (LLM_CONTEXT_FULL,
+ * message names the text index). Returns LLM_OK, LLM_CONTEXT_FULL,
+ * LLM_ERR_STATE (vocab_only model), LLM_ERR_BAD_UTF8, LLM_ERR_INVALID_ARG
+ * (dim mismatch, empty text), LLM_ERR_UNSUPPORTED (LLM_POOLING_MODEL and the
+ * model's pooling is not implemented), LLM_ERR_BACKEND, LLM_ERR_NO_MEMORY.
+ * On error the contents of `out` are unspecified. Thread-safe (serialized
+ * per model). */
 llm_status llm_embed(llm_model *model, const char *const *texts, size_t n,
                      llm_pooling pooling, bool normalize, float *out, size_t dim);
 

@@ -22,7 +22,8 @@
  *     ... llm_net_kv_free(kv); llm_net_free(net); llm_backend_free(be); llm_model_desc_free(desc);
  *
  * Supported architectures: llm_model_arch_list() ("llama", "qwen2", "qwen3",
- * "gemma3", "phi3"). Errors keep a thread-local message, readable with
+ * "gemma3", "phi3", and the encoders "bert" and "nomic-bert": see llm_net_is_encoder). Errors keep a
+ * thread-local message, readable with
  * llm_net_last_error(); a failing runtime op's own message is copied into it.
  */
 #ifndef LLAMA_ARCH_H
@@ -97,6 +98,14 @@ void llm_net_free(llm_net *net);
 const llm_model_hparams *llm_net_hparams(const llm_net *net);
 int32_t llm_net_max_batch(const llm_net *net);
 llm_backend *llm_net_backend(const llm_net *net);
+
+/* Non-zero if the net is an encoder (bert): it has no KV cache
+ * (llm_net_kv_create refuses it, kv_bytes are 0) and llm_net_forward takes
+ * kv = NULL, ignores block tables, needs each sequence at positions
+ * 0..n_tokens-1 (a whole text, attending to itself in both directions) and
+ * computes hidden states only (logits_mode NONE, `hidden` set: the last
+ * layer's output, there being no final norm). */
+int llm_net_is_encoder(const llm_net *net);
 
 /* Bytes of K plus V for one token in one layer (2 * n_head_kv * head_dim *
  * element size of kv_type). Multiply by n_layer for a whole token. */

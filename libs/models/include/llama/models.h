@@ -341,6 +341,11 @@ typedef struct llm_model_hparams {
     uint32_t swa_pattern;  /* with n_swa: layer l is a window layer when l % swa_pattern <
                               swa_pattern - 1 (Gemma 3: 6, five local layers then a global) */
     float rope_freq_base_swa; /* theta of the window layers (Gemma 3: 10000) */
+    uint32_t n_token_types; /* encoders (BERT): rows of the token-type embedding (0: none) */
+    int32_t pooling_type;  /* an embedding model's own pooling, GGUF <arch>.pooling_type
+                              numbering: 0 none, 1 mean, 2 CLS, 3 last, 4 rank; -1 not stated
+                              (HF folders state it in sentence-transformers files, which the
+                              engine reads) */
     int32_t bos_id, eos_id, pad_id, unk_id; /* -1 when absent */
 } llm_model_hparams;
 

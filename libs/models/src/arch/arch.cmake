@@ -9,4 +9,6 @@ set(LLM_MODELS_ARCH_SOURCES
   src/arch/qwen2.c
   src/arch/qwen3.c
   src/arch/gemma3.c
-  src/arch/phi3.c)
+  src/arch/phi3.c
+  src/arch/bert.c
+  src/arch/nomic_bert.c)

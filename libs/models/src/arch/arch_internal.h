@@ -31,8 +31,10 @@ typedef enum llm__dim {
     LLM__D_KV,        /* n_head_kv * head_dim */
     LLM__D_HEAD,      /* head_dim (per-head norms) */
     LLM__D_ROT_HALF,  /* n_rot / 2 (rope frequency factors) */
-    LLM__D_QKV,       /* (n_head + 2 * n_head_kv) * head_dim (fused Q/K/V, phi3) */
-    LLM__D_FF2        /* 2 * n_ff (fused gate and up, phi3) */
+    LLM__D_QKV,       /* (n_head + 2 * n_head_kv) * head_dim (fused Q/K/V: phi3, bert-family) */
+    LLM__D_FF2,       /* 2 * n_ff (fused gate and up, phi3) */
+    LLM__D_CTX,       /* n_ctx_train (absolute position embeddings) */
+    LLM__D_TYPES      /* n_token_types (token-type embeddings) */
 } llm__dim;
 
 /* How the forward uses a tensor, which fixes what the loader checks. */
@@ -74,6 +76,10 @@ typedef struct llm__arch {
      * output, rope). Errors through llm__net_err. */
     llm_status (*load)(llm_net *net);
     llm_status (*forward)(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
+    /* 1: an encoder (BERT): bidirectional attention within each sequence of
+     * a batch, no KV cache (forward gets kv NULL and ignores block tables),
+     * hidden states only. */
+    int encoder;
 } llm__arch;
 
 /* Table entries: GGUF name, HF name, required/optional, use, shape (ne0
@@ -107,6 +113,13 @@ llm_status llm__attend(llm_net *net, llm_net_kv *kv, const llm_net_batch *b, uin
  * scratch view. */
 llm_status llm__decoder_output(llm_net *net, const llm_net_batch *b, const llm_tensor *x, const llm_tensor *xn,
                                float eps);
+
+/* bert.c: the BERT-family encoder forward, which nomic-bert reuses: optional
+ * position embeddings, fused or separate Q/K/V, RoPE when net->rope.n_dims
+ * > 0, GELU or (with ffn_gate) SwiGLU feed-forward. */
+llm_status llm__bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
+/* The encoder ops the backend must have. */
+llm_status llm__bert_load(llm_net *net);
 
 /* ---- helpers of the forward functions (they expect `b` and `be`) ---- */
 

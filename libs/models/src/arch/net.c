@@ -129,10 +129,11 @@ static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
 /* The arena's slots for max_batch tokens. llm_net_plan reports exactly what
  * make_arena allocates, since both call this. */
-static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, llm__arena_layout *a) {
+static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, int encoder, llm__arena_layout *a) {
     const size_t B = (size_t)p->max_batch, f = sizeof(float);
     const size_t E = hp->n_embd, QD = (size_t)hp->n_head * hp->head_dim;
-    const size_t KD = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, V = hp->n_vocab;
+    /* An encoder has no LM head (no logits slot). */
+    const size_t KD = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, V = encoder ? 0 : hp->n_vocab;
     /* LM-head rows at once: a chunk plus a tail too short to stand alone. */
     const size_t LR = B < LLM__LOGITS_CHUNK + LLM__LOGITS_TAIL - 1 ? B : LLM__LOGITS_CHUNK + LLM__LOGITS_TAIL - 1;
     size_t off = 0;
@@ -153,7 +154,8 @@ static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, l
     a->bytes = off;
 }
 
-static size_t kv_bytes_per_token_layer(const llm_model_hparams *hp, llm_dtype kv_type) {
+static size_t kv_bytes_per_token_layer(const llm_model_hparams *hp, llm_dtype kv_type, int encoder) {
+    if (encoder) return 0; /* no KV cache */
     const size_t es = kv_type == LLM_DTYPE_F16 ? 2 : 4;
     return 2 * (size_t)hp->n_head_kv * hp->head_dim * es;
 }
@@ -176,22 +178,23 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
     if (st != LLM_OK) {
         return st;
     }
-    if (!llm__arch_find(llm_model_desc_arch(desc))) {
+    const llm__arch *arch = llm__arch_find(llm_model_desc_arch(desc));
+    if (!arch) {
         return llm__net_err(LLM_ERR_UNSUPPORTED, "architecture '%s' has no forward",
                             llm_model_desc_arch(desc) ? llm_model_desc_arch(desc) : "?");
     }
     const llm_model_hparams *hp = llm_model_desc_hparams(desc);
     llm__arena_layout a;
-    arena_layout(hp, &p, &a);
+    arena_layout(hp, &p, arch->encoder, &a);
     out->arena_bytes = a.bytes;
     out->host_bytes = (size_t)p.max_batch * sizeof(int32_t);
-    out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, p.kv_type);
+    out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, p.kv_type, arch->encoder);
     out->kv_bytes_per_token = out->kv_bytes_per_token_layer * hp->n_layer;
     return LLM_OK;
 }
 
 static llm_status make_arena(llm_net *net) {
-    arena_layout(&net->hp, &net->p, &net->a);
+    arena_layout(&net->hp, &net->p, net->arch->encoder, &net->a);
     net->gather_ids = calloc((size_t)net->p.max_batch, sizeof(int32_t));
     if (!net->gather_ids) {
         return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
@@ -268,8 +271,10 @@ int32_t llm_net_max_batch(const llm_net *net) { return net->p.max_batch; }
 llm_backend *llm_net_backend(const llm_net *net) { return net->be; }
 
 size_t llm_net_kv_bytes_per_token_layer(const llm_net *net) {
-    return kv_bytes_per_token_layer(&net->hp, net->p.kv_type);
+    return kv_bytes_per_token_layer(&net->hp, net->p.kv_type, net->arch->encoder);
 }
+
+int llm_net_is_encoder(const llm_net *net) { return net && net->arch->encoder; }
 
 /* ------------------------------------------------------------------- kv -- */
 
@@ -280,6 +285,10 @@ llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
     *out = NULL;
     if (!net || n_blocks < 1 || block_size < 1) {
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_create: need n_blocks, block_size >= 1");
+    }
+    if (net->arch->encoder) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_create: %s is an encoder: it has no KV cache",
+                            net->arch->tag);
     }
     const uint32_t L = net->hp.n_layer;
     llm_net_kv *kv = calloc(1, sizeof(*kv));
@@ -371,7 +380,48 @@ llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, 
 
 /* -------------------------------------------------------------- forward -- */
 
+/* An encoder's batch: no cache, so no block tables; every sequence holds
+ * positions 0..n_tokens-1 of one text (each attends only to itself). */
+static llm_status encoder_forward(llm_net *net, const llm_net_batch *b) {
+    if (!b->tokens || !b->positions || b->n_tokens < 1 || b->n_tokens > net->p.max_batch || !b->seqs ||
+        b->n_seqs < 1) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: need 1..%d tokens and >= 1 sequence",
+                            net->p.max_batch);
+    }
+    if (b->logits_mode != LLM_LOGITS_NONE || !b->hidden) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: %s is an encoder: hidden states only",
+                            net->arch->tag);
+    }
+    int64_t total = 0;
+    for (int32_t s = 0; s < b->n_seqs; s++) {
+        const int32_t ns = b->seqs[s].n_tokens;
+        if (ns < 1 || ns > b->n_tokens - total) {
+            return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: sequence %d is empty or too long", s);
+        }
+        for (int32_t i = 0; i < ns; i++) {
+            if (b->positions[total + i] != i) {
+                return llm__net_err(LLM_ERR_INVALID_ARG,
+                                    "llm_net_forward: an encoder's sequence %d must hold positions 0..%d", s, ns - 1);
+            }
+        }
+        total += ns;
+    }
+    if (total != b->n_tokens) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: sequences cover %lld of %d tokens",
+                            (long long)total, b->n_tokens);
+    }
+    for (int32_t i = 0; i < b->n_tokens; i++) {
+        if (b->tokens[i] < 0 || (uint32_t)b->tokens[i] >= net->hp.n_vocab) {
+            return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: token %d out of range", b->tokens[i]);
+        }
+    }
+    return net->arch->forward(net, NULL, b);
+}
+
 llm_status llm_net_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
+    if (net && b && net->arch->encoder) {
+        return encoder_forward(net, b);
+    }
     if (!net || !kv || !b || kv->net != net) {
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: NULL or mismatched net/kv/batch");
     }

@@ -25,6 +25,10 @@ typedef struct llm__layer_w {
     llm_tensor wg, wu, wd;          /* [F][E], [F][E], [E][F] (phi3: wg, wu row views of the
                                        fused [2F][E] ffn_up, gate rows first) */
     llm_tensor bg, bu, bd;          /* f32 [F], [F], [E] (optional biases) */
+    /* Encoders (BERT): post-norm LayerNorms with biases; fused Q/K/V (nomic-bert). */
+    llm_tensor wqkv;                             /* [Q + 2 KV][E]: rows of Wq, then Wk, then Wv */
+    llm_tensor attn_out_norm, attn_out_norm_b;   /* f32 [E] each: after attention + residual */
+    llm_tensor layer_out_norm, layer_out_norm_b; /* f32 [E] each: after FFN + residual */
 } llm__layer_w;
 
 /* Arena slots, carved once for max_batch tokens (byte offsets into arena). */
@@ -50,6 +54,10 @@ struct llm_net {
     llm_tensor out_norm;  /* f32 [E] */
     llm_tensor output;    /* [V][E] (token_embd when tied) */
     llm__layer_w *layers; /* [n_layer] */
+    /* Encoders (BERT): absolute positions, token types, embedding LayerNorm. */
+    llm_tensor pos_embd;   /* [n_ctx_train][E] */
+    llm_tensor type_embd;  /* f32 [n_token_types][E] (optional) */
+    llm_tensor tok_norm, tok_norm_b; /* f32 [E] each */
     llm_rope_params rope;
     llm_rope_params rope_swa; /* the window layers' RoPE (Gemma 3: another theta) */
     llm_buffer *arena;    /* activation arena */

@@ -24,6 +24,8 @@ int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d) {
     case LLM__D_ROT_HALF: return hp->n_rot / 2;
     case LLM__D_QKV: return ((int64_t)hp->n_head + 2 * (int64_t)hp->n_head_kv) * hp->head_dim;
     case LLM__D_FF2: return 2 * (int64_t)hp->n_ff;
+    case LLM__D_CTX: return hp->n_ctx_train;
+    case LLM__D_TYPES: return hp->n_token_types;
     default: return 1;
     }
 }

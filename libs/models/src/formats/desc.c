@@ -31,6 +31,7 @@ llm_model_desc *llm__desc_new(llm_model_source src, const char *path) {
     hp->rope_scaling_factor = 1.0f;
     hp->rope_attn_factor = 1.0f;
     hp->rope_freq_base = 10000.0f;
+    hp->pooling_type = -1;
     return d;
 }
 

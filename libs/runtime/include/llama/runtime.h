@@ -104,6 +104,10 @@ typedef enum llm_op {
     LLM_OP_ATTENTION,
     LLM_OP_ARGMAX,
     LLM_OP_GEGLU,
+    /* Encoder ops (BERT family), llama/runtime.h "Encoder ops" below. */
+    LLM_OP_LAYER_NORM,
+    LLM_OP_GELU,
+    LLM_OP_ATTENTION_FULL,
     LLM_OP_COUNT
 } llm_op;
 
@@ -323,6 +327,43 @@ llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm
                                const llm_tensor *k_cache, const llm_tensor *v_cache,
                                const int32_t *positions, const int32_t *block_table,
                                int32_t n_table, const llm_attn_params *p);
+
+/* ------------------------------------------------------ encoder ops -- */
+/*
+ * What encoder-only models (BERT and its family) need beyond the decoder's
+ * ops. A backend that lacks one returns LLM_ERR_UNSUPPORTED naming the op
+ * and the backend; llm_backend_supports(be, op, LLM_DTYPE_F32) tells
+ * beforehand. The CPU backend has all three; the CUDA backend none yet.
+ */
+
+/* LayerNorm with optional affine weight and bias, per row:
+ *     mu = mean(x[i]), var = mean((x[i] - mu)^2)
+ *     out[i][j] = (x[i][j] - mu) / sqrt(var + eps) * weight[j] + bias[j]
+ * out, x: F32 [n][d] (may alias); weight, bias: F32 [d] or NULL (1 and 0).
+ * Mean and variance are summed in double, as ggml_norm does. */
+llm_status llm_op_layer_norm(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                             const llm_tensor *weight, const llm_tensor *bias, float eps);
+
+/* out = gelu(x) = x/2 (1 + erf(x / sqrt 2)), elementwise: the exact (erf)
+ * GELU of BERT's "gelu" activation (PyTorch's default), not the tanh
+ * approximation. out, x: F32 of one shape (may alias). The CPU backend
+ * evaluates erf with a rational approximation (absolute error < 2e-7), 0 for
+ * x <= -10 and x for x >= 10. */
+llm_status llm_op_gelu(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
+
+/* Bidirectional (non-causal, unmasked) multi-head attention, no cache, of
+ * n_seqs sequences packed back to back (seq_lens[s] tokens each, summing to
+ * n): every query attends every key of its own sequence and no other.
+ *     out[i][h][:] = sum_j softmax_j(scale * q[i][h] . k[j][g]) v[j][g]
+ * over the j of i's sequence, with g = h / (n_head / n_head_kv).
+ * out, q: F32 [n][n_head][head_dim]; k, v: F32 [n][n_head_kv][head_dim];
+ * n_head a multiple of n_head_kv; seq_lens: host [n_seqs], each >= 1;
+ * scale finite. Each (query, head) is computed by one thread in a fixed
+ * order, so a sequence's result depends neither on the thread count nor on
+ * the other sequences of the call. */
+llm_status llm_op_attention_full(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                                 const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
+                                 int32_t n_seqs, float scale);
 
 /* out_ids[i] = index of the largest x[i][:] (first one on ties).
  * x: F32 [n][V]; out_ids: host [n]. */

@@ -197,6 +197,9 @@ llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **ou
     }
     be->iface = &g_cpu_iface;
     be->ext.buf_copy = cpu_buf_copy;
+    be->ext.layer_norm = llm__cpu_layer_norm;
+    be->ext.gelu = llm__cpu_gelu;
+    be->ext.attention_full = llm__cpu_attention_full;
     be->impl = c;
     be->params = *p;
     be->n_threads = p->n_threads > 0 ? p->n_threads : physical_cores();

@@ -56,6 +56,16 @@ llm_status llm__cpu_mul(llm_backend *be, const llm_tensor *out, const llm_tensor
                         const llm_tensor *b);
 llm_status llm__cpu_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x, float s);
 llm_status llm__cpu_softmax(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
+/* Encoder ops (encoder_cpu.c), installed as backend extensions. */
+llm_status llm__cpu_layer_norm(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                               const llm_tensor *weight, const llm_tensor *bias, float eps);
+llm_status llm__cpu_gelu(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
+llm_status llm__cpu_attention_full(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                                   const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
+                                   int32_t n_seqs, float scale);
+/* out[i] = gelu_erf(x[i]) for i < n: the scalar reference and the AVX2 variant. */
+void llm__gelu_erf_row_scalar(float *out, const float *x, int64_t n);
+void llm__gelu_erf_row_avx2(float *out, const float *x, int64_t n);
 llm_status llm__cpu_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
 
 #endif

@@ -1,0 +1,347 @@
+/* The bert architecture on all-MiniLM-L6-v2 (the Hugging Face folder that
+ * scripts/fetch-model.sh all-minilm-l6-v2 installs) against committed
+ * goldens from the references (scripts/golden/embed/make_embed_golden.py):
+ * token ids equal to HF tokenizers' for 200 texts, and every embedding
+ * within cosine 0.99999 of sentence-transformers' (max abs diff printed).
+ * Also the engine's own contracts: the model's pipeline is read from its
+ * files, long texts are truncated and counted, and a text's vector is
+ * bit-identical whatever it is batched with. Skips without the model. */
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llama/engine.h"
+
+#define N_TEXTS 200
+#define DIM 384
+
+static llm_model *M;
+static char *TEXTS[N_TEXTS];
+static char path_buf[4096];
+
+static const char *model_path(void) {
+    const char *p = getenv("LLM_EMBED_MODEL");
+    if (p && *p) return p;
+    const char *d = getenv("LLM_DEFAULT_MODEL"); /* .../models/<default>.gguf */
+    if (!d || !*d) return NULL;
+    snprintf(path_buf, sizeof path_buf, "%s", d);
+    char *slash = strrchr(path_buf, '/');
+    if (!slash) return NULL;
+    snprintf(slash + 1, sizeof path_buf - (size_t)(slash + 1 - path_buf), "all-MiniLM-L6-v2");
+    return path_buf;
+}
+
+static void gold_path(char *out, size_t cap, const char *name) {
+    const char *src = getenv("LLM_SOURCE_DIR");
+    snprintf(out, cap, "%s/scripts/golden/embed/%s", src ? src : ".", name);
+}
+
+static void setup(void) {
+    const char *p = model_path();
+    char cfg[4200];
+    snprintf(cfg, sizeof cfg, "%s/config.json", p ? p : "");
+    if (!p || access(cfg, R_OK) != 0)
+        cr_skip_test("all-MiniLM-L6-v2 not found (scripts/fetch-model.sh all-minilm-l6-v2, or LLM_EMBED_MODEL)");
+    llm_model_params mp = llm_model_default_params();
+    mp.backend = "cpu";
+    mp.n_threads = 2;
+    cr_assert_eq(llm_load_model(p, &mp, &M), LLM_OK, "load: %s", llm_last_error());
+    char sp[4096];
+    gold_path(sp, sizeof sp, "sentences.jsonl");
+    FILE *f = fopen(sp, "r");
+    cr_assert(f, "cannot open %s", sp);
+    char line[65536];
+    for (int i = 0; i < N_TEXTS; i++) {
+        cr_assert(fgets(line, sizeof line, f), "sentences.jsonl: line %d missing", i + 1);
+        json_error_t je;
+        json_t *o = json_loads(line, 0, &je);
+        cr_assert(o && json_is_string(json_object_get(o, "text")), "sentences.jsonl line %d", i + 1);
+        TEXTS[i] = strdup(json_string_value(json_object_get(o, "text")));
+        json_decref(o);
+    }
+    fclose(f);
+}
+
+static void teardown(void) {
+    for (int i = 0; i < N_TEXTS; i++) free(TEXTS[i]);
+    memset(TEXTS, 0, sizeof TEXTS);
+    llm_model_free(M);
+    M = NULL;
+}
+
+/* The float32 [N_TEXTS][DIM] matrix of a .npy (version 1 header). */
+static float *load_npy(const char *name) {
+    char p[4096];
+    gold_path(p, sizeof p, name);
+    FILE *f = fopen(p, "rb");
+    cr_assert(f, "cannot open %s", p);
+    unsigned char h[10];
+    cr_assert_eq(fread(h, 1, 10, f), 10u);
+    cr_assert(!memcmp(h, "\x93NUMPY", 6) && h[6] == 1, "%s: not a version 1 .npy", p);
+    const size_t hl = (size_t)h[8] | (size_t)h[9] << 8;
+    char hdr[1024];
+    cr_assert(hl < sizeof hdr && fread(hdr, 1, hl, f) == hl);
+    hdr[hl] = '\0';
+    cr_assert(strstr(hdr, "'<f4'") && strstr(hdr, "(200, 384)"), "%s: header %s", p, hdr);
+    float *v = malloc((size_t)N_TEXTS * DIM * sizeof *v);
+    cr_assert(v && fread(v, sizeof *v, (size_t)N_TEXTS * DIM, f) == (size_t)N_TEXTS * DIM);
+    fclose(f);
+    return v;
+}
+
+TestSuite(embed_bert, .init = setup, .fini = teardown, .timeout = 600);
+
+Test(embed_bert, pipeline_from_the_model_files) {
+    llm_model_info info;
+    cr_assert_eq(llm_model_get_info(M, &info), LLM_OK);
+    cr_expect_str_eq(info.architecture, "bert");
+    cr_expect(info.is_encoder);
+    cr_expect_eq(info.n_embd, DIM);
+    llm_embed_info ei;
+    cr_assert_eq(llm_model_embed_info(M, &ei), LLM_OK, "%s", llm_last_error());
+    cr_expect_eq(ei.pooling, LLM_POOLING_MEAN);
+    cr_expect(ei.pooling_stated);
+    cr_expect(ei.normalize, "modules.json has a Normalize module");
+    cr_expect_eq(ei.max_tokens, 256, "sentence_bert_config.json max_seq_length");
+    cr_expect(ei.is_encoder);
+}
+
+Test(embed_bert, token_ids_equal_hf_tokenizers) {
+    char p[4096];
+    gold_path(p, sizeof p, "tokens.txt");
+    FILE *f = fopen(p, "r");
+    cr_assert(f, "cannot open %s", p);
+    static char line[1 << 16];
+    llm_token got[2048];
+    int bad = 0;
+    for (int i = 0; i < N_TEXTS; i++) {
+        cr_assert(fgets(line, sizeof line, f));
+        int32_t n = 0;
+        cr_assert_eq(llm_tokenize(M, TEXTS[i], strlen(TEXTS[i]), LLM_ENCODE_ADD_SPECIAL, got, 2048, &n), LLM_OK,
+                     "text %d: %s", i, llm_last_error());
+        int32_t k = 0, diff = 0;
+        for (char *s = strtok(line, " \n"); s; s = strtok(NULL, " \n"), k++)
+            if (!diff && (k >= n || got[k] != atoi(s))) {
+                diff = 1;
+                cr_log_error("text %d: token %d differs (ours %d, HF %s)", i, k, k < n ? got[k] : -1, s);
+            }
+        if (diff || k != n) bad++;
+        cr_expect_eq(n, k, "text %d: %d tokens, HF %d", i, n, k);
+    }
+    fclose(f);
+    cr_expect_eq(bad, 0, "%d of %d texts tokenize differently", bad, N_TEXTS);
+}
+
+static double cosine(const float *a, const float *b) {
+    double ab = 0, aa = 0, bb = 0;
+    for (int k = 0; k < DIM; k++) ab += (double)a[k] * b[k], aa += (double)a[k] * a[k], bb += (double)b[k] * b[k];
+    return ab / sqrt(aa * bb);
+}
+
+Test(embed_bert, embeddings_match_sentence_transformers) {
+    float *ref = load_npy("st_embeddings.npy");
+    float *got = malloc((size_t)N_TEXTS * DIM * sizeof *got);
+    llm_embed_stats s0, s1;
+    cr_assert_eq(llm_embed_telemetry(M, &s0), LLM_OK);
+    cr_assert_eq(llm_embed(M, (const char *const *)TEXTS, N_TEXTS, LLM_POOLING_MODEL, true, got, DIM), LLM_OK, "%s",
+                 llm_model_last_error(M));
+    cr_assert_eq(llm_embed_telemetry(M, &s1), LLM_OK);
+    double min_cos = 1, max_abs = 0;
+    int worst = -1;
+    for (int i = 0; i < N_TEXTS; i++) {
+        const double c = cosine(got + i * DIM, ref + i * DIM);
+        if (c < min_cos) min_cos = c, worst = i;
+        for (int k = 0; k < DIM; k++) {
+            const double d = fabs((double)got[i * DIM + k] - ref[i * DIM + k]);
+            max_abs = d > max_abs ? d : max_abs;
+        }
+        cr_expect(c >= 0.99999, "text %d: cosine %.8f vs sentence-transformers", i, c);
+    }
+    fprintf(stderr, "embed_bert: %d texts vs sentence-transformers: min cosine %.9f (text %d), max abs diff %.3g\n",
+            N_TEXTS, min_cos, worst, max_abs);
+    /* Truncation: every text HF tokenizes to more than 256 tokens, counted
+     * with the tokens dropped. */
+    char p[4096];
+    gold_path(p, sizeof p, "tokens.txt");
+    FILE *f = fopen(p, "r");
+    cr_assert(f);
+    static char line[1 << 16];
+    int64_t want_texts = 0, want_tokens = 0;
+    for (int i = 0; i < N_TEXTS; i++) {
+        cr_assert(fgets(line, sizeof line, f));
+        int n = 0;
+        for (char *s = strtok(line, " \n"); s; s = strtok(NULL, " \n")) n++;
+        if (n > 256) want_texts++, want_tokens += n - 256;
+    }
+    fclose(f);
+    cr_expect_gt(want_texts, 0);
+    cr_expect_eq(s1.truncated_texts - s0.truncated_texts, want_texts);
+    cr_expect_eq(s1.truncated_tokens - s0.truncated_tokens, want_tokens);
+    cr_expect_eq(s1.texts - s0.texts, N_TEXTS);
+    cr_expect(s1.forwards - s0.forwards < N_TEXTS / 4, "texts are packed into few forward passes (%lld)",
+              (long long)(s1.forwards - s0.forwards));
+    free(got);
+    free(ref);
+}
+
+/* llm_embed's contract: a text's vector does not depend on what it is
+ * batched with (alone, all at once, reversed). */
+Test(embed_bert, bit_identical_whatever_the_batch) {
+    float *all = malloc((size_t)N_TEXTS * DIM * sizeof *all), *one = malloc(DIM * sizeof *one);
+    float *rev = malloc((size_t)N_TEXTS * DIM * sizeof *rev);
+    const char *rtexts[N_TEXTS];
+    for (int i = 0; i < N_TEXTS; i++) rtexts[i] = TEXTS[N_TEXTS - 1 - i];
+    cr_assert_eq(llm_embed(M, (const char *const *)TEXTS, N_TEXTS, LLM_POOLING_MODEL, true, all, DIM), LLM_OK);
+    cr_assert_eq(llm_embed(M, rtexts, N_TEXTS, LLM_POOLING_MODEL, true, rev, DIM), LLM_OK);
+    for (int i = 0; i < N_TEXTS; i++) {
+        cr_expect(!memcmp(all + i * DIM, rev + (N_TEXTS - 1 - i) * DIM, DIM * sizeof(float)),
+                  "text %d: another vector in reversed order", i);
+        if (i % 7) continue; /* alone: a sample, to keep the test short */
+        const char *t = TEXTS[i];
+        cr_assert_eq(llm_embed(M, &t, 1, LLM_POOLING_MODEL, true, one, DIM), LLM_OK);
+        cr_expect(!memcmp(all + i * DIM, one, DIM * sizeof(float)), "text %d: another vector alone", i);
+    }
+    free(all);
+    free(one);
+    free(rev);
+}
+
+Test(embed_bert, no_sessions_on_an_encoder) {
+    llm_session *s = NULL;
+    llm_status st = llm_session_new(M, NULL, &s);
+    if (st == LLM_OK) {
+        const llm_token toks[3] = {101, 7592, 102};
+        st = llm_prefill(s, toks, 3);
+        cr_expect_neq(st, LLM_OK, "an encoder cannot prefill");
+        llm_session_free(s);
+    }
+}
+
+/* The GGUF the committed converter writes (CTest fixture embed_bert_gguf_generate):
+ * the same vectors as the Hugging Face folder (within 1e-5; they are in fact
+ * equal, the weights and the tokenization being the same), and within
+ * cosine 0.99999 / max abs diff 1e-3 of llama.cpp's on the texts where
+ * llama.cpp's token ids equal HF's (llamacpp_meta.json: llama.cpp tokenizes
+ * Korean and Hindi otherwise). llama.cpp evaluates GELU with its tanh
+ * approximation from an F16 table; we use the erf GELU of the model. */
+Test(embed_bert, gguf_equals_folder_and_llamacpp) {
+    const char *gp = getenv("LLM_BERT_GGUF");
+    if (!gp || access(gp, R_OK) != 0) cr_skip_test("no bert GGUF (fixture embed_bert_gguf_generate)");
+    llm_model_params mp = llm_model_default_params();
+    mp.backend = "cpu";
+    mp.n_threads = 2;
+    llm_model *G = NULL;
+    cr_assert_eq(llm_load_model(gp, &mp, &G), LLM_OK, "%s", llm_last_error());
+    llm_embed_info ei;
+    cr_assert_eq(llm_model_embed_info(G, &ei), LLM_OK);
+    cr_expect_eq(ei.pooling, LLM_POOLING_MEAN, "bert.pooling_type 1");
+    float *a = malloc((size_t)N_TEXTS * DIM * sizeof *a), *b = malloc((size_t)N_TEXTS * DIM * sizeof *b);
+    cr_assert_eq(llm_embed(M, (const char *const *)TEXTS, N_TEXTS, LLM_POOLING_MODEL, true, a, DIM), LLM_OK);
+    cr_assert_eq(llm_embed(G, (const char *const *)TEXTS, N_TEXTS, LLM_POOLING_MODEL, true, b, DIM), LLM_OK, "%s",
+                 llm_model_last_error(G));
+    double max_folder = 0;
+    for (size_t k = 0; k < (size_t)N_TEXTS * DIM; k++) {
+        const double d = fabs((double)a[k] - b[k]);
+        max_folder = d > max_folder ? d : max_folder;
+    }
+    cr_expect(max_folder <= 1e-5, "GGUF vs HF folder: max abs diff %.3g", max_folder);
+    /* llama.cpp's vectors. */
+    char mpth[4096];
+    gold_path(mpth, sizeof mpth, "llamacpp_meta.json");
+    json_error_t je;
+    json_t *meta = json_load_file(mpth, 0, &je);
+    cr_assert(meta, "%s: %s", mpth, je.text);
+    json_t *index = json_object_get(meta, "index"), *differ = json_object_get(meta, "tokens_differ");
+    const size_t n_lc = json_array_size(index);
+    char np[4096];
+    gold_path(np, sizeof np, "llamacpp_embeddings.npy");
+    FILE *f = fopen(np, "rb");
+    cr_assert(f);
+    unsigned char h[10];
+    cr_assert_eq(fread(h, 1, 10, f), 10u);
+    const size_t hl = (size_t)h[8] | (size_t)h[9] << 8;
+    cr_assert_eq(fseek(f, (long)(10 + hl), SEEK_SET), 0);
+    float *lc = malloc(n_lc * DIM * sizeof *lc);
+    cr_assert(lc && fread(lc, sizeof *lc, n_lc * DIM, f) == n_lc * DIM, "%s: short", np);
+    fclose(f);
+    double max_lc = 0, min_cos = 1;
+    int compared = 0;
+    for (size_t r = 0; r < n_lc; r++) {
+        const int i = (int)json_integer_value(json_array_get(index, r));
+        int skip = 0;
+        for (size_t k = 0; k < json_array_size(differ); k++) skip |= json_integer_value(json_array_get(differ, k)) == i;
+        if (skip) continue;
+        compared++;
+        const double c = cosine(b + (size_t)i * DIM, lc + r * DIM);
+        min_cos = c < min_cos ? c : min_cos;
+        for (int k = 0; k < DIM; k++) {
+            const double d = fabs((double)b[(size_t)i * DIM + k] - lc[r * DIM + k]);
+            max_lc = d > max_lc ? d : max_lc;
+        }
+        cr_expect(c >= 0.99999, "text %d: cosine %.8f vs llama.cpp", i, c);
+    }
+    cr_expect(max_lc <= 1e-3, "GGUF vs llama.cpp: max abs diff %.3g", max_lc);
+    cr_expect_gt(compared, 150);
+    fprintf(stderr, "embed_bert: GGUF vs folder max abs diff %.3g; vs llama.cpp on %d texts: min cosine %.9f, "
+            "max abs diff %.3g\n", max_folder, compared, min_cos, max_lc);
+    json_decref(meta);
+    free(lc);
+    free(a);
+    free(b);
+    llm_model_free(G);
+}
+
+/* nomic-bert (rotary positions, fused Q/K/V, SwiGLU) on a seeded synthetic
+ * GGUF (make_nomic_synthetic.py, CTest fixture embed_nomic_generate):
+ * token ids equal to llama.cpp's and embeddings within 1e-5 of llama.cpp's
+ * (nomic_llamacpp.json, make_nomic_golden.py). Needs no downloaded model. */
+Test(embed_nomic, matches_llamacpp) {
+    const char *gp = getenv("LLM_NOMIC_GGUF");
+    if (!gp || access(gp, R_OK) != 0) cr_skip_test("no synthetic nomic-bert GGUF (fixture embed_nomic_generate)");
+    llm_model_params mp = llm_model_default_params();
+    mp.backend = "cpu";
+    mp.n_threads = 2;
+    llm_model *G = NULL;
+    cr_assert_eq(llm_load_model(gp, &mp, &G), LLM_OK, "%s", llm_last_error());
+    llm_model_info info;
+    llm_model_get_info(G, &info);
+    cr_expect_str_eq(info.architecture, "nomic-bert");
+    cr_expect(info.is_encoder);
+    char p[4096];
+    gold_path(p, sizeof p, "nomic_llamacpp.json");
+    json_error_t je;
+    json_t *g = json_load_file(p, 0, &je);
+    cr_assert(json_is_array(g), "%s: %s", p, je.text);
+    const size_t n = json_array_size(g), dim = (size_t)info.n_embd;
+    const char **texts = calloc(n, sizeof *texts);
+    float *got = malloc(n * dim * sizeof *got);
+    for (size_t i = 0; i < n; i++) texts[i] = json_string_value(json_object_get(json_array_get(g, i), "text"));
+    cr_assert_eq(llm_embed(G, texts, n, LLM_POOLING_MODEL, true, got, dim), LLM_OK, "%s", llm_model_last_error(G));
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_array_get(g, i), *ids = json_object_get(o, "ids"), *emb = json_object_get(o, "embedding");
+        llm_token t[256];
+        int32_t nt = 0;
+        cr_assert_eq(llm_tokenize(G, texts[i], strlen(texts[i]), LLM_ENCODE_ADD_SPECIAL, t, 256, &nt), LLM_OK);
+        cr_expect_eq((size_t)nt, json_array_size(ids), "text %zu: %d tokens, llama.cpp %zu", i, nt,
+                     json_array_size(ids));
+        for (int32_t k = 0; k < nt && (size_t)k < json_array_size(ids); k++)
+            cr_expect_eq(t[k], json_integer_value(json_array_get(ids, (size_t)k)), "text %zu token %d", i, k);
+        cr_assert_eq(json_array_size(emb), dim);
+        for (size_t k = 0; k < dim; k++) {
+            const double d = fabs((double)got[i * dim + k] - json_number_value(json_array_get(emb, k)));
+            worst = d > worst ? d : worst;
+        }
+    }
+    cr_expect(worst <= 1e-5, "nomic-bert vs llama.cpp: max abs diff %.3g", worst);
+    fprintf(stderr, "embed_nomic: %zu texts vs llama.cpp: max abs diff %.3g\n", n, worst);
+    json_decref(g);
+    free(texts);
+    free(got);
+    llm_model_free(G);
+}
