@@ -98,6 +98,26 @@ int handle_apply_template(server *sv, json_t *body, reply *r) {
     return 0;
 }
 
+/* The float32 values (little-endian bytes, as x86 holds them) in base64,
+ * what the openai client asks for by default. */
+static json_t *base64_floats(const float *v, size_t n) {
+    static const char A[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *b = (const unsigned char *)v;
+    size_t nb = n * sizeof *v, o = 0;
+    char *s = malloc((nb + 2) / 3 * 4 + 1);
+    if (!s) return json_string("");
+    for (size_t i = 0; i < nb; i += 3) {
+        unsigned x = (unsigned)b[i] << 16 | (i + 1 < nb ? (unsigned)b[i + 1] << 8 : 0) | (i + 2 < nb ? b[i + 2] : 0);
+        s[o++] = A[x >> 18 & 63];
+        s[o++] = A[x >> 12 & 63];
+        s[o++] = i + 1 < nb ? A[x >> 6 & 63] : '=';
+        s[o++] = i + 2 < nb ? A[x & 63] : '=';
+    }
+    json_t *j = json_stringn(s, o);
+    free(s);
+    return j;
+}
+
 int handle_embeddings(server *sv, json_t *body, reply *r) {
     json_t *in = json_object_get(body, "input"), *fmt = json_object_get(body, "encoding_format");
     json_t *model = json_object_get(body, "model");
@@ -105,8 +125,13 @@ int handle_embeddings(server *sv, json_t *body, reply *r) {
         (!json_is_string(model) || (json_string_length(model) && strcmp(json_string_value(model), sv->model_id))))
         return reply_error(r, 404, "invalid_request_error", "model", "The model does not exist (this server runs '%s')",
                            sv->model_id);
-    if (fmt && !json_is_null(fmt) && (!json_is_string(fmt) || strcmp(json_string_value(fmt), "float") != 0))
-        return reply_error(r, 400, "invalid_request_error", "encoding_format", "only encoding_format 'float' is supported");
+    bool b64 = false;
+    if (fmt && !json_is_null(fmt)) {
+        b64 = json_is_string(fmt) && strcmp(json_string_value(fmt), "base64") == 0;
+        if (!b64 && (!json_is_string(fmt) || strcmp(json_string_value(fmt), "float") != 0))
+            return reply_error(r, 400, "invalid_request_error", "encoding_format",
+                               "'encoding_format' must be 'float' or 'base64'");
+    }
     size_t n = json_is_string(in) ? 1 : json_is_array(in) ? json_array_size(in) : 0;
     if (n == 0 || n > 256)
         return reply_error(r, 400, "invalid_request_error", "input",
@@ -142,8 +167,8 @@ int handle_embeddings(server *sv, json_t *body, reply *r) {
     }
     json_t *data = json_array();
     for (size_t i = 0; i < n; i++) {
-        json_t *e = json_object(), *v = json_array();
-        for (size_t k = 0; k < dim; k++) json_array_append_new(v, json_real(out[i * dim + k]));
+        json_t *e = json_object(), *v = b64 ? base64_floats(out + i * dim, dim) : json_array();
+        for (size_t k = 0; !b64 && k < dim; k++) json_array_append_new(v, json_real(out[i * dim + k]));
         json_object_set_new(e, "object", json_string("embedding"));
         json_object_set_new(e, "index", json_integer((json_int_t)i));
         json_object_set_new(e, "embedding", v);
