@@ -137,6 +137,7 @@ enum MHD_Result http_handler(void *cls, struct MHD_Connection *c, const char *ur
         cc = calloc(1, sizeof *cc);
         if (!cc) return MHD_NO;
         *ctx = cc;
+        atomic_fetch_add(&sv->active, 1);
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         if (cl && strtoull(cl, NULL, 10) > (unsigned long long)sv->o.max_body) cc->too_big = true;
         return MHD_YES;
@@ -185,13 +186,14 @@ enum MHD_Result http_handler(void *cls, struct MHD_Connection *c, const char *ur
 }
 
 void http_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe) {
-    (void)cls;
     (void)c;
     (void)toe;
+    server *sv = cls;
     conn_ctx *cc = *ctx;
     if (cc) {
         free(cc->body);
         free(cc);
+        atomic_fetch_sub(&sv->active, 1); /* the reply went out (or the client left) */
     }
     *ctx = NULL;
 }

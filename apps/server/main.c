@@ -196,13 +196,14 @@ int main(int argc, char **argv) {
     atomic_store(&sv.draining, true);
     MHD_socket ls = MHD_quiesce_daemon(sv.d);
     if (ls != MHD_INVALID_SOCKET) close(ls);
+    /* In flight = HTTP requests whose reply has not gone out completely. */
     double deadline = now_s() + sv.o.shutdown_s;
-    while (atomic_load(&sv.inflight) > 0 && now_s() < deadline) usleep(20 * 1000);
-    if (atomic_load(&sv.inflight) > 0) {
+    while (atomic_load(&sv.active) > 0 && now_s() < deadline) usleep(20 * 1000);
+    if (atomic_load(&sv.active) > 0) {
         fprintf(stderr, PROG ": cancelling %d requests still in flight\n", atomic_load(&sv.inflight));
         llm_sched_cancel_all(sv.sched);
         double hard = now_s() + 5;
-        while (atomic_load(&sv.inflight) > 0 && now_s() < hard) usleep(20 * 1000);
+        while (atomic_load(&sv.active) > 0 && now_s() < hard) usleep(20 * 1000);
     }
     MHD_stop_daemon(sv.d); /* joins the connection threads */
     llm_sched_free(sv.sched);

@@ -64,7 +64,8 @@ typedef struct server {
     llm_model_info info;
     char model_id[256];
     atomic_bool ready, draining;
-    atomic_int inflight;      /* generation requests not yet answered */
+    atomic_int inflight;      /* generation requests the scheduler holds */
+    atomic_int active;        /* HTTP requests between their first byte and their reply's end */
     metrics met;
     int64_t created;          /* unix time for /v1/models */
 } server;

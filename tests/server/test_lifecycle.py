@@ -74,8 +74,11 @@ def test_health_is_503_while_loading():
         assert st == 503 and json.loads(body)["error"]["message"] == "Loading model"
         st, _, _ = s.request("POST", "/v1/completions", {"prompt": "Hi"})
         assert st == 503
-        with open(fifo, "wb") as w:
-            w.write(b"not a gguf")
+        try:  # the loader may give up as soon as the FIFO opens (size 0): EPIPE is fine
+            with open(fifo, "wb") as w:
+                w.write(b"not a gguf")
+        except BrokenPipeError:
+            pass
         assert s.proc.wait(timeout=30) == 1
     finally:
         if s.proc.poll() is None:
