@@ -105,3 +105,24 @@ def test_sigterm_finishes_in_flight_and_exits_0():
     assert s.proc.wait(timeout=60) == 0, "".join(s.log)
     st, _, body = out["res"]
     assert st == 200 and body.decode().endswith("data: [DONE]\n\n")
+
+
+def test_sigterm_deadline_cancels_with_an_error_event():
+    require()
+    s = Server(["-c", "512", "--shutdown-timeout", "0"])
+    out = {}
+
+    def stream():
+        out["res"] = s.request("POST", "/v1/completions",
+                               {"prompt": "Once upon a time", "max_tokens": 400, "temperature": 0, "stream": True})
+    t = threading.Thread(target=stream)
+    t.start()
+    deadline = time.time() + 30
+    while s.metrics()["llm_time_to_first_token_seconds_count"] < 1 and time.time() < deadline:
+        time.sleep(0.02)
+    s.proc.send_signal(signal.SIGTERM)
+    t.join(60)
+    assert s.proc.wait(timeout=60) == 0, "".join(s.log)
+    st, _, body = out["res"]
+    last = body.decode().rstrip("\n").split("\n\n")[-1]
+    assert st == 200 and last.startswith("data: {") and "shutting down" in json.loads(last[6:])["error"]["message"]
