@@ -15,6 +15,7 @@ side, from SSE events), and the ratios the issue asks for.
 
 Usage: serve.py [--ours BUILD/bin/llm-server] [--llama PATH/llama-server] [-m MODEL]
                 [-t 2] [-c 1,4,16] [-r REQUESTS_PER_STREAM] [-n MAX_TOKENS] [--ctx 1024]
+                [--llama-args '--poll 0']
 """
 import argparse
 import asyncio
@@ -148,6 +149,7 @@ def main():
     ap.add_argument("-r", "--requests", type=int, default=2, help="requests per stream")
     ap.add_argument("-n", "--max-tokens", type=int, default=48)
     ap.add_argument("--ctx", type=int, default=1024, help="context per slot")
+    ap.add_argument("--llama-args", default="", help="extra llama-server arguments, e.g. '--poll 0'")
     a = ap.parse_args()
     levels = [int(x) for x in a.concurrency.split(",")]
     servers = [("llm-server", a.ours)]
@@ -164,7 +166,7 @@ def main():
                        "--port", str(port), "--queue", "256"]
             else:
                 cmd = [binary, "-m", a.model, "-t", str(a.threads), "-tb", str(a.threads), "-np", str(conc),
-                       "-c", str(a.ctx * conc), "--port", str(port), "--host", "127.0.0.1"]
+                       "-c", str(a.ctx * conc), "--port", str(port), "--host", "127.0.0.1"] + a.llama_args.split()
             proc = start(cmd, port)
             try:
                 # one warm-up request (page in the weights)
