@@ -37,7 +37,7 @@ say() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 # --- 1. Debian packages -------------------------------------------------------
 packages=(build-essential cmake ninja-build pkg-config git python3 python3-pip
           libpcre2-dev libutf8proc-dev libxxhash-dev libjansson-dev
-          libcriterion-dev libedit-dev tmux)
+          libcriterion-dev libedit-dev libmicrohttpd-dev tmux)
 if [ "$do_deps" = 1 ]; then
   missing=()
   for p in "${packages[@]}"; do

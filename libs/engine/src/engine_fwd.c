@@ -131,6 +131,28 @@ llm_status llm__fwd_encode(llm__fwd *f, const int32_t *tokens, const int32_t *po
     return st;
 }
 
+llm_status llm__fwd_run_seqs(llm__fwd *f, const int32_t *tokens, const int32_t *positions, int32_t n,
+                             const llm__fwd_seq *seqs, int32_t n_seqs, float *logits, char *err, size_t cap) {
+    llm_net_seq *ns = malloc((size_t)n_seqs * sizeof *ns);
+    if (!ns) {
+        snprintf(err, cap, "out of memory");
+        return LLM_ERR_NO_MEMORY;
+    }
+    for (int32_t i = 0; i < n_seqs; i++) ns[i] = (llm_net_seq){seqs[i].n, seqs[i].block_table, seqs[i].n_table};
+    llm_net_batch b = llm_net_batch_default();
+    b.tokens = tokens;
+    b.positions = positions;
+    b.n_tokens = n;
+    b.seqs = ns;
+    b.n_seqs = n_seqs;
+    b.logits_mode = LLM_LOGITS_LAST;
+    b.logits = logits;
+    llm_status st = llm_net_forward(f->net, f->kv, &b);
+    if (st != LLM_OK) snprintf(err, cap, "%s", llm_net_last_error());
+    free(ns);
+    return st;
+}
+
 llm_status llm__fwd_copy_block(llm__fwd *f, int32_t src, int32_t dst, int32_t n_tokens, char *err,
                                size_t cap) {
     llm_status st = llm_net_kv_copy_block(f->kv, src, dst, n_tokens); /* on the backend */

@@ -67,6 +67,21 @@ llm_status llm__fwd_encode(llm__fwd *f, const int32_t *tokens, const int32_t *po
                            const int32_t *seq_lens, int32_t n_seqs, float *hidden, const atomic_int *cancel,
                            char *err, size_t err_cap);
 
+/* One sequence of a multi-sequence run: n consecutive tokens of the run. */
+typedef struct llm__fwd_seq {
+    int32_t n;
+    const int32_t *block_table; /* [n_table] */
+    int32_t n_table;
+} llm__fwd_seq;
+
+/* Runs several sequences in one forward pass (the scheduler's step):
+ * tokens/positions [n] hold seqs[0]'s tokens, then seqs[1]'s, ...; `logits`
+ * receives [n_seqs][n_vocab], the last token's row of each sequence. No
+ * cancel: a step is never interrupted. Errors: message in err. */
+llm_status llm__fwd_run_seqs(llm__fwd *f, const int32_t *tokens, const int32_t *positions, int32_t n,
+                             const llm__fwd_seq *seqs, int32_t n_seqs, float *logits, char *err,
+                             size_t err_cap);
+
 /* Copies token slots [0, n_tokens) of physical block src to dst in every
  * layer's K and V (copy-on-write of a shared partial block), on the backend. */
 llm_status llm__fwd_copy_block(llm__fwd *f, int32_t src, int32_t dst, int32_t n_tokens,

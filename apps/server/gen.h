@@ -1,0 +1,59 @@
+/* Generation requests of llm-server (params.c, gen.c, stream.c). */
+#ifndef LLM_SERVER_GEN_H
+#define LLM_SERVER_GEN_H
+
+#include "server.h"
+
+#define GEN_MAX_STOPS 16
+
+typedef struct gen_params {
+    llm_sampling_params sampling;
+    int32_t max_tokens;       /* 0 = to the end of the context */
+    bool stream, include_usage;
+    char *stops[GEN_MAX_STOPS];
+    size_t n_stops;
+    llm_token_bias *bias;
+    size_t n_bias;
+} gen_params;
+
+/* Parses the sampling / length / stream fields of a request body. 0, or -1
+ * with an error reply set. */
+int gen_params_parse(server *sv, json_t *body, gen_params *p, reply *r);
+void gen_params_free(gen_params *p);
+
+/* One generation in flight: filled by the scheduler's callback (worker
+ * thread), read by the connection's thread. Freed when both have let go. */
+typedef struct greq {
+    server *sv;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs;                 /* scheduler + connection */
+    uint64_t id;
+    bool chat, stream, include_usage;
+    char *text;               /* stream: not yet sent; else: the whole answer */
+    size_t n, cap;
+    bool done;
+    llm_sched_event fin;      /* the DONE event (text/message pointers cleared) */
+    char msg[512];
+    double t_submit, t_last;
+    int32_t n_prompt;
+    /* streaming output */
+    int phase;
+    char *out;
+    size_t on, ooff, ocap;
+    char cid[48];
+    int64_t created;
+} greq;
+
+/* The scheduler callback. */
+void greq_on_event(const llm_sched_event *ev, void *user);
+/* Drops one reference (freeing on the last). */
+void greq_release(greq *g);
+/* The streaming response of g (takes the connection's reference). */
+struct MHD_Response *stream_response(greq *g);
+/* Appends UTF-8 text as a JSON string value (invalid bytes become U+FFFD). */
+json_t *json_text(const char *s, size_t n);
+const char *finish_name(llm_finish_reason f);
+json_t *usage_json(const greq *g);
+
+#endif
