@@ -26,7 +26,6 @@ typedef struct llm__layer_w {
                                        fused [2F][E] ffn_up, gate rows first) */
     llm_tensor bg, bu, bd;          /* f32 [F], [F], [E] (optional biases) */
     /* Encoders (BERT): post-norm LayerNorms with biases; fused Q/K/V (nomic-bert). */
-    llm_tensor wqkv;                             /* [Q + 2 KV][E]: rows of Wq, then Wk, then Wv */
     llm_tensor attn_out_norm, attn_out_norm_b;   /* f32 [E] each: after attention + residual */
     llm_tensor layer_out_norm, layer_out_norm_b; /* f32 [E] each: after FFN + residual */
 } llm__layer_w;

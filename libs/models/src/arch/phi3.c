@@ -78,14 +78,6 @@ static const llm__tensor_spec k_phi3_tensors[] = {
 };
 
 /* Rows [r0, r0 + rows) of a 2-D weight [ne1][ne0] as a weight of its own. */
-static llm_tensor row_view(const llm_tensor *w, int64_t r0, int64_t rows) {
-    llm_tensor v = *w;
-    v.offset += (size_t)r0 * w->nb[1];
-    v.ne[1] = rows;
-    v.nb[2] = v.nb[3] = (size_t)rows * w->nb[1];
-    return v;
-}
-
 /* The rope factors of this run (see the opening comment). */
 static const float *pick_rope_factors(const llm_net *net) {
     const llm_model_hparams *hp = &net->hp;
@@ -110,13 +102,13 @@ static llm_status phi3_load(llm_net *net) {
             return llm__net_err(LLM_ERR_BAD_FORMAT,
                                 "phi3: layer %u needs attn_qkv.weight or all of attn_q/k/v.weight, not both", l);
         if (fused) {
-            w->wq = row_view(&w->wqkv, 0, Q);
-            w->wk = row_view(&w->wqkv, Q, KV);
-            w->wv = row_view(&w->wqkv, Q + KV, KV);
+            w->wq = llm_tensor_rows(&w->wqkv, 0, Q);
+            w->wk = llm_tensor_rows(&w->wqkv, Q, KV);
+            w->wv = llm_tensor_rows(&w->wqkv, Q + KV, KV);
         }
         const llm_tensor up = w->wu; /* [2F][E] */
-        w->wg = row_view(&up, 0, F);
-        w->wu = row_view(&up, F, F);
+        w->wg = llm_tensor_rows(&up, 0, F);
+        w->wu = llm_tensor_rows(&up, F, F);
     }
     TRY(llm__llama_load(net));
     if (hp->n_ctx_train == 0 && hp->rope_orig_ctx == 0 &&
