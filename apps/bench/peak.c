@@ -60,14 +60,15 @@ __attribute__((target("avx2"))) static uint64_t read_avx2(const uint8_t *p, size
 /* 8 independent chains of vpmaddubsw + vpmaddwd + vpaddd: 32 int8
  * multiply-adds per chain step (the inner step of a Q4/Q8 block dot). */
 __attribute__((target("avx2"))) static uint64_t int8_avx2(int64_t iters) {
-    __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-5), one = _mm256_set1_epi16(1);
-    __m256i acc[8];
-    for (int j = 0; j < 8; j++) acc[j] = _mm256_set1_epi32(j);
+    /* a distinct multiplicand per chain, so no product can be shared or hoisted */
+    __m256i s = _mm256_set1_epi8(-5), one = _mm256_set1_epi16(1);
+    __m256i acc[8], u[8];
+    for (int j = 0; j < 8; j++) acc[j] = _mm256_set1_epi32(j), u[j] = _mm256_set1_epi8((char)(3 + j));
     for (int64_t i = 0; i < iters; i++) {
         for (int j = 0; j < 8; j++) {
-            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), one));
+            acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(_mm256_maddubs_epi16(u[j], s), one));
+            __asm__ volatile("" : "+x"(u[j]));
         }
-        __asm__ volatile("" : "+x"(u), "+x"(s));
     }
     __m256i x = acc[0];
     for (int j = 1; j < 8; j++) x = _mm256_add_epi32(x, acc[j]);
@@ -75,12 +76,14 @@ __attribute__((target("avx2"))) static uint64_t int8_avx2(int64_t iters) {
 }
 
 __attribute__((target("avx2,avxvnni"))) static uint64_t int8_vnni(int64_t iters) {
-    __m256i u = _mm256_set1_epi8(3), s = _mm256_set1_epi8(-5);
-    __m256i acc[8];
-    for (int j = 0; j < 8; j++) acc[j] = _mm256_set1_epi32(j);
+    __m256i s = _mm256_set1_epi8(-5);
+    __m256i acc[8], u[8];
+    for (int j = 0; j < 8; j++) acc[j] = _mm256_set1_epi32(j), u[j] = _mm256_set1_epi8((char)(3 + j));
     for (int64_t i = 0; i < iters; i++) {
-        for (int j = 0; j < 8; j++) acc[j] = _mm256_dpbusd_avx_epi32(acc[j], u, s);
-        __asm__ volatile("" : "+x"(u), "+x"(s));
+        for (int j = 0; j < 8; j++) {
+            acc[j] = _mm256_dpbusd_avx_epi32(acc[j], u[j], s);
+            __asm__ volatile("" : "+x"(u[j]));
+        }
     }
     __m256i x = acc[0];
     for (int j = 1; j < 8; j++) x = _mm256_add_epi32(x, acc[j]);

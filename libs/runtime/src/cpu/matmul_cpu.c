@@ -3,10 +3,12 @@
  *
  * Phase 1 converts each activation row to the weight type's partner type
  * (Q8_0 / Q8_1 / Q8_K / F16 / BF16; F32 weights use x as is). Phase 2 splits
- * the M weight rows into one contiguous range per thread and walks them in
- * tiles of TILE rows, so a tile stays in cache while every activation row
- * passes over it. Each output element is one dot product computed by one
- * thread, so results are identical for any thread count.
+ * the M weight rows into contiguous pieces (PIECES per thread, claimed by
+ * whichever thread is free) and walks each in tiles of TILE rows, so a tile
+ * stays in cache while every activation row passes over it; a pair with dot8
+ * takes 8 weight rows by up to 4 activation rows per call. Each output
+ * element is one dot product computed by one thread, so results are
+ * identical for any thread count.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
