@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,7 +45,8 @@ static void usage(FILE *f) {
         "      --queue N           requests waiting beyond the running ones; more get 503 (default 64)\n"
         "  -t, --threads N         CPU threads (default: all cores)\n"
         "      --backend NAME      cpu, cuda or auto (default auto)\n"
-        "      --host ADDR         IPv4 address to bind (default 127.0.0.1)\n"
+        "      --host ADDR         address to bind: IPv4, IPv6 (::1, or [::1]) or a host name such as\n"
+        "                          localhost, resolved once at start (default 127.0.0.1)\n"
         "      --port N            TCP port, 0 = any free one (default 8080)\n"
         "      --api-key KEY       require 'Authorization: Bearer KEY' (all but /health)\n"
         "      --timeout S         close a connection idle for S seconds (default 60)\n"
@@ -117,6 +119,60 @@ static void set_model_id(server *sv) {
     snprintf(sv->model_id, sizeof sv->model_id, "%s", id);
 }
 
+/* --host: a numeric IPv4 or IPv6 address (brackets allowed around IPv6, as in
+ * URLs) or a host name, resolved once here; the first address returned is
+ * bound. Returns 0, or -1 after printing why. */
+static int resolve_host(const char *host, int port, struct sockaddr_storage *out) {
+    char name[256];
+    size_t n = strlen(host);
+    if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
+        if (n - 2 >= sizeof name) n = sizeof name + 1;
+        snprintf(name, sizeof name, "%.*s", (int)(n - 2), host + 1);
+    } else {
+        snprintf(name, sizeof name, "%s", host);
+    }
+    if (!*name || strlen(host) >= sizeof name) {
+        fprintf(stderr, PROG ": --host: '%s' is not an address or a host name\n", host);
+        return -1;
+    }
+    char port_s[16];
+    snprintf(port_s, sizeof port_s, "%d", port);
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof hints);
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int rc = getaddrinfo(name, port_s, &hints, &res);
+    if (rc != 0 || !res) {
+        fprintf(stderr, PROG ": --host: cannot resolve '%s': %s\n", host, rc ? gai_strerror(rc) : "no address");
+        return -1;
+    }
+    const struct addrinfo *pick = NULL;
+    for (const struct addrinfo *a = res; a; a = a->ai_next)
+        if (a->ai_family == AF_INET || a->ai_family == AF_INET6) { pick = a; break; }
+    if (!pick || pick->ai_addrlen > sizeof *out) {
+        freeaddrinfo(res);
+        fprintf(stderr, PROG ": --host: '%s' has no IPv4 or IPv6 address\n", host);
+        return -1;
+    }
+    memset(out, 0, sizeof *out);
+    memcpy(out, pick->ai_addr, pick->ai_addrlen);
+    freeaddrinfo(res);
+    return 0;
+}
+
+/* The bound address as a URL host: 127.0.0.1, [::1]. */
+static void format_host(const struct sockaddr_storage *a, char *buf, size_t cap) {
+    char ip[INET6_ADDRSTRLEN];
+    if (a->ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)a)->sin6_addr, ip, sizeof ip);
+        snprintf(buf, cap, "[%s]", ip);
+    } else {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)a)->sin_addr, ip, sizeof ip);
+        snprintf(buf, cap, "%s", ip);
+    }
+}
+
 int main(int argc, char **argv) {
     static server sv;
     char model_buf[4096];
@@ -132,16 +188,11 @@ int main(int argc, char **argv) {
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons((uint16_t)sv.o.port);
-    if (inet_pton(AF_INET, sv.o.host, &addr.sin_addr) != 1) {
-        fprintf(stderr, PROG ": --host expects an IPv4 address, got '%s'\n", sv.o.host);
-        return APP_EXIT_USAGE;
-    }
+    struct sockaddr_storage addr;
+    if (resolve_host(sv.o.host, sv.o.port, &addr) != 0) return APP_EXIT_USAGE;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC;
     if (sv.o.verbose) flags |= MHD_USE_ERROR_LOG;
+    if (addr.ss_family == AF_INET6) flags |= MHD_USE_IPv6;
     sv.d = MHD_start_daemon(flags, 0, NULL, NULL, http_handler, &sv, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)sv.o.timeout_s, MHD_OPTION_CONNECTION_LIMIT,
                             (unsigned)sv.o.max_connections, MHD_OPTION_NOTIFY_COMPLETED, http_completed, &sv,
@@ -151,7 +202,9 @@ int main(int argc, char **argv) {
         return APP_EXIT_FAIL;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(sv.d, MHD_DAEMON_INFO_BIND_PORT);
-    fprintf(stderr, PROG ": listening on http://%s:%u\n", sv.o.host, di ? (unsigned)di->port : (unsigned)sv.o.port);
+    char shown[INET6_ADDRSTRLEN + 2];
+    format_host(&addr, shown, sizeof shown);
+    fprintf(stderr, PROG ": listening on http://%s:%u\n", shown, di ? (unsigned)di->port : (unsigned)sv.o.port);
 
     llm_model_params mp = llm_model_default_params();
     mp.backend = sv.o.backend;

@@ -27,14 +27,15 @@ class Server:
             if not line:
                 raise RuntimeError("llm-server exited: " + "".join(self.log))
             self.log.append(line)
-            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)", line)
+            m = re.search(r"listening on http://(127\.0\.0\.1|\[::1\]):(\d+)", line)
             if m:
-                self.port = int(m.group(1))
+                self.host = m.group(1).strip("[]")
+                self.port = int(m.group(2))
             if time.time() > deadline:
                 raise RuntimeError("llm-server did not start")
         self.drain = threading.Thread(target=self._drain, daemon=True)
         self.drain.start()
-        self.base = f"http://127.0.0.1:{self.port}"
+        self.base = f"http://{m.group(1)}:{self.port}"
         if wait_ready:
             self.wait_ready()
 
@@ -53,7 +54,7 @@ class Server:
 
     def request(self, method, path, body=None, headers=None, timeout=120):
         """(status, headers dict, body bytes); body: dict -> JSON, bytes as is."""
-        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        c = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         h = dict(headers or {})
         if isinstance(body, (dict, list)):
             body = json.dumps(body).encode()

@@ -126,3 +126,31 @@ def test_sigterm_deadline_cancels_with_an_error_event():
     st, _, body = out["res"]
     last = body.decode().rstrip("\n").split("\n\n")[-1]
     assert st == 200 and last.startswith("data: {") and "shutting down" in json.loads(last[6:])["error"]["message"]
+
+
+def test_host_ipv6_loopback_and_bad_host():
+    """--host ::1 (or [::1]) serves over IPv6 loopback; a name that does not
+    resolve is a usage error (exit 2) that names it, before the model loads."""
+    require()
+    import socket
+    try:
+        probe = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+        probe.bind(("::1", 0))
+        probe.close()
+    except OSError:
+        import pytest
+        pytest.skip("no IPv6 loopback on this machine")
+    for host in ("::1", "[::1]"):
+        s = Server(["--host", host, "-c", "256", "-np", "1"])
+        try:
+            assert s.host == "::1"
+            st, _, body = s.request("GET", "/health")
+            assert st == 200, body
+        finally:
+            s.stop()
+    import subprocess
+    from conftest import BIN, MODEL
+    r = subprocess.run([BIN, "-m", MODEL, "--host", "no such host!", "--port", "0"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2
+    assert "no such host!" in r.stderr
