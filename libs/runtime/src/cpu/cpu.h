@@ -23,6 +23,11 @@ typedef struct llm__cpu {
     /* Slot offsets of the current attention op; grown, never shrunk. */
     size_t *kv_offs;      /* [kv_offs_len] */
     size_t kv_offs_len;
+    /* The tiled product's packed weights and widened activations (gemm_cpu.c); grown, never shrunk. */
+    float *gemm_w;        /* [strips][K chunks][8][8] */
+    size_t gemm_w_len;    /* floats */
+    float *gemm_x;        /* [n][K] (F16 / BF16 weights only) */
+    size_t gemm_x_len;
 } llm__cpu;
 
 static inline llm__cpu *llm__cpu_of(llm_backend *be) { return (llm__cpu *)be->impl; }
@@ -33,6 +38,12 @@ llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n);
 /* Op implementations (one file per family). */
 llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                            const llm_tensor *w);
+/* The same product in the tiled order (gemm_cpu.c), for F32 / F16 / BF16 w only. */
+llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w);
+/* llm_op_matmul_invariant: llm__cpu_gemm for float weights, the registry's dot (never a shape-dependent
+ * pair) for quantized ones. */
+llm_status llm__cpu_matmul_invariant(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                                     const llm_tensor *w);
 llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                              const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                              const int32_t *block_table, int32_t n_table);
