@@ -5,7 +5,7 @@
  * same batch loop as sessions (llm__compute); the sequence is not committed
  * to the prefix index (embedding traffic must not evict chat prefixes). An
  * encoder (bert) has no cache: whole texts are packed back to back into
- * forward passes of up to n_batch tokens, no padding, each text attending
+ * forward passes of up to n_pass tokens, no padding, each text attending
  * only to itself (llm__fwd_encode). Either way every op computes a row, a
  * (query, head) pair or an element on its own in a fixed order, so a text's
  * vector never depends on what it was batched with.
@@ -107,8 +107,8 @@ static llm_status embed_one_decoder(llm_model *m, const llm_token *toks, int32_t
 /* Encoder: the packed texts of one forward. */
 typedef struct pack {
     tokbuf tok;          /* [n] tokens of the packed texts, back to back */
-    int32_t *pos, *lens; /* [n_batch] positions; [n_batch] lengths */
-    size_t *idx;         /* [n_batch] text index of each packed text */
+    int32_t *pos, *lens; /* [n_pass] positions; [n_pass] lengths */
+    size_t *idx;         /* [n_pass] text index of each packed text */
     int32_t n_seqs;
 } pack;
 
@@ -153,14 +153,14 @@ llm_status llm_embed(llm_model *m, const char *const *texts, size_t n, llm_pooli
     const int32_t d = m->info.n_embd;
     const bool encoder = m->info.is_encoder;
     /* Hidden rows: a whole pass for an encoder, the longest text for a decoder (grown). */
-    size_t hidden_rows = encoder ? (size_t)m->n_batch : 0;
+    size_t hidden_rows = encoder ? (size_t)m->n_pass : 0;
     float *hidden = encoder ? malloc(hidden_rows * (size_t)d * sizeof *hidden) : NULL;
     double *acc = malloc((size_t)d * sizeof *acc);
     pack p = {0};
     if (encoder) {
-        p.pos = malloc((size_t)m->n_batch * sizeof *p.pos);
-        p.lens = malloc((size_t)m->n_batch * sizeof *p.lens);
-        p.idx = malloc((size_t)m->n_batch * sizeof *p.idx);
+        p.pos = malloc((size_t)m->n_pass * sizeof *p.pos);
+        p.lens = malloc((size_t)m->n_pass * sizeof *p.lens);
+        p.idx = malloc((size_t)m->n_pass * sizeof *p.idx);
     }
     llm_status st = LLM_OK;
     if (!acc || (encoder && (!hidden || !p.pos || !p.lens || !p.idx)))
@@ -194,7 +194,7 @@ llm_status llm_embed(llm_model *m, const char *const *texts, size_t n, llm_pooli
                            m->n_batch);
             break;
         }
-        if (before + nt > m->n_batch) { /* the pass is full: run the texts before this one */
+        if (before + nt > m->n_pass) { /* the pass is full: run the texts before this one */
             llm_token *mine = malloc((size_t)nt * sizeof *mine);
             if (!mine) {
                 st = llm__fail(m->err, LLM_ERR_NO_MEMORY, "out of memory");
