@@ -77,6 +77,18 @@ llm_status llm__cpu_attention_full(llm_backend *be, const llm_tensor *out, const
 /* out[i] = gelu_erf(x[i]) for i < n: the scalar reference and the AVX2 variant. */
 void llm__gelu_erf_row_scalar(float *out, const float *x, int64_t n);
 void llm__gelu_erf_row_avx2(float *out, const float *x, int64_t n);
+/* attention_full for one head of one sequence of n tokens, AVX2 (hd % 8 == 0):
+ * out_i = sum_j softmax_j(scale * q_i . k_j) v_j, rows q_i = q + i qs,
+ * k_j = k + j kvs, v_j = v + j kvs, out_i = out + i os (in floats); scratch:
+ * hd * n8 + n8 floats, n8 = n rounded up to 8. Per query, in a fixed order
+ * that depends on n and hd only: each score sums d ascending by FMA, times
+ * scale; exp_sum (the registry's exp_sum_row) gives e^(s - max) and their
+ * sum; each output element sums j ascending by FMA of p_j = e_j * (1 / sum).
+ * (The scalar reference, encoder_cpu.c, sums in another order: results agree
+ * within rounding, not bit for bit.) */
+void llm__attn_full_seq_avx2(int64_t n, int64_t hd, const float *q, size_t qs, const float *k, const float *v,
+                             size_t kvs, float scale, float *out, size_t os, float *scratch,
+                             double (*exp_sum)(float *y, const float *x, float max, int64_t n));
 llm_status llm__cpu_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
 
 #endif
