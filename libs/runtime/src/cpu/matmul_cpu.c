@@ -8,7 +8,9 @@
  * stays in cache while every activation row passes over it; a pair with dot8
  * takes 8 weight rows by up to 4 activation rows per call. Each output
  * element is one dot product computed by one thread, so results are
- * identical for any thread count.
+ * identical for any thread count. F16 / BF16 calls that take the sgemm pair
+ * with GEMM_MIN_ROWS rows or more go to the tiled product (gemm_cpu.c),
+ * whose order is the pair's.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
