@@ -19,18 +19,27 @@
 
 #include "engine_internal.h"
 
-/* Pools rows[n][d] into out[d] (in double, token order), then normalizes. */
+/* Pools rows[n][d] into out[d] (in double, token order), then normalizes.
+ * MAX takes each dimension's largest value; MEAN_SQRT_LEN scales the sum by
+ * 1 / sqrt(n) (sentence-transformers' Pooling). */
 static void pool_rows(const float *rows, int32_t n, int32_t d, llm_pooling pooling, bool normalize, double *acc,
                       float *out) {
     memset(acc, 0, (size_t)d * sizeof *acc);
-    for (int32_t p = 0; p < n; p++) {
-        bool take = pooling == LLM_POOLING_MEAN || (pooling == LLM_POOLING_CLS && p == 0) ||
+    if (pooling == LLM_POOLING_MAX) {
+        for (int32_t k = 0; k < d; k++) acc[k] = rows[k];
+        for (int32_t p = 1; p < n; p++)
+            for (int32_t k = 0; k < d; k++)
+                if (rows[(size_t)p * (size_t)d + (size_t)k] > acc[k]) acc[k] = rows[(size_t)p * (size_t)d + (size_t)k];
+    }
+    for (int32_t p = 0; p < n && pooling != LLM_POOLING_MAX; p++) {
+        bool take = pooling == LLM_POOLING_MEAN || pooling == LLM_POOLING_MEAN_SQRT_LEN ||
+                    (pooling == LLM_POOLING_CLS && p == 0) ||
                     (pooling == LLM_POOLING_LAST && p == n - 1);
         if (!take) continue;
         const float *h = rows + (size_t)p * (size_t)d;
         for (int32_t k = 0; k < d; k++) acc[k] += h[k];
     }
-    double scale = pooling == LLM_POOLING_MEAN ? 1.0 / n : 1.0;
+    double scale = pooling == LLM_POOLING_MEAN ? 1.0 / n : pooling == LLM_POOLING_MEAN_SQRT_LEN ? 1.0 / sqrt(n) : 1.0;
     double norm = 0;
     for (int32_t k = 0; k < d; k++) {
         acc[k] *= scale;
@@ -147,7 +156,8 @@ llm_status llm_embed(llm_model *m, const char *const *texts, size_t n, llm_pooli
                              m->embed.unsupported);
         pooling = m->embed.info.pooling;
     }
-    if (pooling != LLM_POOLING_MEAN && pooling != LLM_POOLING_CLS && pooling != LLM_POOLING_LAST)
+    if (pooling != LLM_POOLING_MEAN && pooling != LLM_POOLING_CLS && pooling != LLM_POOLING_LAST &&
+        pooling != LLM_POOLING_MAX && pooling != LLM_POOLING_MEAN_SQRT_LEN)
         return llm__fail(m->err, LLM_ERR_INVALID_ARG, "llm_embed: unknown pooling %d", (int)pooling);
     const double t0 = llm__now_ms();
     const int32_t d = m->info.n_embd;
