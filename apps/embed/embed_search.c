@@ -54,7 +54,7 @@ int embed_search_main(int argc, char **argv) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             printf("usage: llm-embed search --index X.npy --query TEXT [-k N] [-m MODEL]\n"
-                   "       [--pooling model|mean|cls|last] [-t N] [--backend NAME]\n"
+                   "       [--pooling model|mean|cls|last|max|mean_sqrt_len] [-t N] [--backend NAME]\n"
                    "Prints the k rows most similar to the query as 'score<TAB>id' lines,\n"
                    "best first (cosine similarity). See llm-embed --help.\n");
             return app_finish_stdout("llm-embed");

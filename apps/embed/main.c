@@ -42,7 +42,8 @@ static void usage(FILE *f) {
         "  -o, --output PATH     output file: .npy for NumPy, anything else JSONL (default stdout)\n"
         "      --jsonl           input records are JSONL with \"id\" and \"text\" (automatic for\n"
         "                        files named *.jsonl)\n"
-        "      --pooling P       model (default: the model's own), mean, cls or last\n"
+        "      --pooling P       model (default: the model's own), mean, cls, last, max or\n"
+        "                        mean_sqrt_len\n"
         "      --normalize       unit L2 norm (default: as the model's pipeline says; decoders yes)\n"
         "      --no-normalize    keep raw pooled vectors\n"
         "  -b, --batch N         texts per engine call (default 32)\n"
@@ -297,7 +298,11 @@ int main(int argc, char **argv) {
                 (long long)(stats1.truncated_tokens - stats0.truncated_tokens));
     fprintf(stderr, "llm-embed: %llu vectors of dim %zu (%s pooling%s) in %.2f s%s%s\n",
             (unsigned long long)n_done, dim,
-            pooling == LLM_POOLING_MEAN ? "mean" : pooling == LLM_POOLING_CLS ? "cls" : "last",
+            pooling == LLM_POOLING_MEAN  ? "mean"
+            : pooling == LLM_POOLING_CLS ? "cls"
+            : pooling == LLM_POOLING_MAX ? "max"
+            : pooling == LLM_POOLING_MEAN_SQRT_LEN ? "mean_sqrt_len"
+                                         : "last",
             normalize ? ", normalized" : "", now_s() - prog.t0, to_stdout ? "" : " -> ",
             to_stdout ? "" : out_path);
     rc = 0;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "llama/engine.h"
@@ -74,8 +75,8 @@ static void teardown(void) {
     M = NULL;
 }
 
-/* The float32 [N_TEXTS][DIM] matrix of a .npy (version 1 header). */
-static float *load_npy(const char *name) {
+/* The float32 [rows][DIM] matrix of a .npy (version 1 header). */
+static float *load_npy_rows(const char *name, int rows) {
     char p[4096];
     gold_path(p, sizeof p, name);
     FILE *f = fopen(p, "rb");
@@ -87,12 +88,16 @@ static float *load_npy(const char *name) {
     char hdr[1024];
     cr_assert(hl < sizeof hdr && fread(hdr, 1, hl, f) == hl);
     hdr[hl] = '\0';
-    cr_assert(strstr(hdr, "'<f4'") && strstr(hdr, "(200, 384)"), "%s: header %s", p, hdr);
-    float *v = malloc((size_t)N_TEXTS * DIM * sizeof *v);
-    cr_assert(v && fread(v, sizeof *v, (size_t)N_TEXTS * DIM, f) == (size_t)N_TEXTS * DIM);
+    char shape[32];
+    snprintf(shape, sizeof shape, "(%d, %d)", rows, DIM);
+    cr_assert(strstr(hdr, "'<f4'") && strstr(hdr, shape), "%s: header %s", p, hdr);
+    float *v = malloc((size_t)rows * DIM * sizeof *v);
+    cr_assert(v && fread(v, sizeof *v, (size_t)rows * DIM, f) == (size_t)rows * DIM);
     fclose(f);
     return v;
 }
+
+static float *load_npy(const char *name) { return load_npy_rows(name, N_TEXTS); }
 
 TestSuite(embed_bert, .init = setup, .fini = teardown, .timeout = 600);
 
@@ -294,6 +299,109 @@ Test(embed_bert, gguf_equals_folder_and_llamacpp) {
     free(a);
     free(b);
     llm_model_free(G);
+}
+
+/* Max and mean_sqrt_len pooling, stated the sentence-transformers way: a
+ * copy of the model folder (files linked) whose 1_Pooling/config.json turns
+ * the mode on and whose modules.json has no Normalize module, as
+ * make_pooling_golden.py builds it for SentenceTransformer. The pipeline is
+ * read from the files, and the raw pooled vectors of every 10th text are
+ * within cosine 0.99999 and 2e-5 abs (their norms are near 15) of
+ * sentence-transformers'; the same pooling asked of the unmodified model
+ * gives the same bits. */
+static void pool_folder(char *dir, const char *src, const char *key) {
+    strcpy(dir, "/tmp/llm-pool-XXXXXX");
+    cr_assert(mkdtemp(dir), "mkdtemp");
+    static const char *const files[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                                        "special_tokens_map.json", "sentence_bert_config.json",
+                                        "config_sentence_transformers.json"};
+    char a[4200], b[4200];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(a, sizeof a, "%s/%s", src, files[i]);
+        snprintf(b, sizeof b, "%s/%s", dir, files[i]);
+        if (access(a, R_OK) == 0) cr_assert_eq(symlink(a, b), 0, "symlink %s", b);
+    }
+    snprintf(b, sizeof b, "%s/modules.json", dir);
+    FILE *f = fopen(b, "w");
+    cr_assert(f);
+    fputs("[{\"idx\": 0, \"name\": \"0\", \"path\": \"\", \"type\": \"sentence_transformers.models.Transformer\"},\n"
+          " {\"idx\": 1, \"name\": \"1\", \"path\": \"1_Pooling\", \"type\": \"sentence_transformers.models.Pooling\"}]\n",
+          f);
+    fclose(f);
+    snprintf(b, sizeof b, "%s/1_Pooling", dir);
+    cr_assert_eq(mkdir(b, 0700), 0);
+    snprintf(b, sizeof b, "%s/1_Pooling/config.json", dir);
+    f = fopen(b, "w");
+    cr_assert(f);
+    fprintf(f, "{\"word_embedding_dimension\": 384, \"pooling_mode_cls_token\": false, "
+               "\"pooling_mode_mean_tokens\": false, \"%s\": true}\n", key);
+    fclose(f);
+}
+
+static void pool_folder_remove(const char *dir) {
+    static const char *const names[] = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+                                        "special_tokens_map.json", "sentence_bert_config.json",
+                                        "config_sentence_transformers.json", "modules.json",
+                                        "1_Pooling/config.json", "1_Pooling"};
+    char b[4200];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(b, sizeof b, "%s/%s", dir, names[i]);
+        if (i + 1 == sizeof names / sizeof names[0]) rmdir(b);
+        else unlink(b);
+    }
+    rmdir(dir);
+}
+
+Test(embed_bert, max_and_mean_sqrt_len_pooling_match_sentence_transformers) {
+    enum { NP = 20 };
+    static const struct {
+        const char *key, *golden;
+        llm_pooling pooling;
+    } modes[] = {{"pooling_mode_max_tokens", "st_pool_max.npy", LLM_POOLING_MAX},
+                 {"pooling_mode_mean_sqrt_len_tokens", "st_pool_mean_sqrt_len.npy", LLM_POOLING_MEAN_SQRT_LEN}};
+    const char *texts[NP];
+    for (int i = 0; i < NP; i++) texts[i] = TEXTS[10 * i];
+    float *got = malloc((size_t)NP * DIM * sizeof *got), *direct = malloc((size_t)NP * DIM * sizeof *direct);
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+        char dir[64];
+        pool_folder(dir, model_path(), modes[m].key);
+        llm_model_params mp = llm_model_default_params();
+        mp.backend = "cpu";
+        mp.n_threads = 2;
+        llm_model *P = NULL;
+        const llm_status ls = llm_load_model(dir, &mp, &P);
+        if (ls != LLM_OK) pool_folder_remove(dir);
+        cr_assert_eq(ls, LLM_OK, "%s: %s", dir, llm_last_error());
+        llm_embed_info ei;
+        cr_assert_eq(llm_model_embed_info(P, &ei), LLM_OK, "%s", llm_last_error());
+        cr_expect_eq(ei.pooling, modes[m].pooling, "%s", modes[m].key);
+        cr_expect(ei.pooling_stated);
+        cr_expect(!ei.normalize, "no Normalize module");
+        cr_assert_eq(llm_embed(P, texts, NP, LLM_POOLING_MODEL, ei.normalize, got, DIM), LLM_OK, "%s",
+                     llm_model_last_error(P));
+        llm_model_free(P);
+        pool_folder_remove(dir);
+        cr_assert_eq(llm_embed(M, texts, NP, modes[m].pooling, false, direct, DIM), LLM_OK);
+        cr_expect(!memcmp(got, direct, (size_t)NP * DIM * sizeof *got), "%s: the folder's pooling differs from asking",
+                  modes[m].key);
+        float *ref = load_npy_rows(modes[m].golden, NP);
+        double min_cos = 1, max_abs = 0;
+        for (int i = 0; i < NP; i++) {
+            const double c = cosine(got + i * DIM, ref + i * DIM);
+            min_cos = c < min_cos ? c : min_cos;
+            for (int k = 0; k < DIM; k++) {
+                const double d = fabs((double)got[i * DIM + k] - ref[i * DIM + k]);
+                max_abs = d > max_abs ? d : max_abs;
+            }
+            cr_expect(c >= 0.99999, "%s text %d: cosine %.8f", modes[m].key, 10 * i, c);
+        }
+        cr_expect(max_abs <= 2e-5, "%s: max abs diff %.3g", modes[m].key, max_abs);
+        fprintf(stderr, "embed_bert: %s vs sentence-transformers on %d texts: min cosine %.9f, max abs diff %.3g\n",
+                modes[m].key, NP, min_cos, max_abs);
+        free(ref);
+    }
+    free(got);
+    free(direct);
 }
 
 /* nomic-bert (rotary positions, fused Q/K/V, SwiGLU) on a seeded synthetic

@@ -5,7 +5,7 @@
  * same batch loop as sessions (llm__compute); the sequence is not committed
  * to the prefix index (embedding traffic must not evict chat prefixes). An
  * encoder (bert) has no cache: whole texts are packed back to back into
- * forward passes of up to n_batch tokens, no padding, each text attending
+ * forward passes of up to n_pass tokens, no padding, each text attending
  * only to itself (llm__fwd_encode). Either way every op computes a row, a
  * (query, head) pair or an element on its own in a fixed order, so a text's
  * vector never depends on what it was batched with.
@@ -19,18 +19,27 @@
 
 #include "engine_internal.h"
 
-/* Pools rows[n][d] into out[d] (in double, token order), then normalizes. */
+/* Pools rows[n][d] into out[d] (in double, token order), then normalizes.
+ * MAX takes each dimension's largest value; MEAN_SQRT_LEN scales the sum by
+ * 1 / sqrt(n) (sentence-transformers' Pooling). */
 static void pool_rows(const float *rows, int32_t n, int32_t d, llm_pooling pooling, bool normalize, double *acc,
                       float *out) {
     memset(acc, 0, (size_t)d * sizeof *acc);
-    for (int32_t p = 0; p < n; p++) {
-        bool take = pooling == LLM_POOLING_MEAN || (pooling == LLM_POOLING_CLS && p == 0) ||
+    if (pooling == LLM_POOLING_MAX) {
+        for (int32_t k = 0; k < d; k++) acc[k] = rows[k];
+        for (int32_t p = 1; p < n; p++)
+            for (int32_t k = 0; k < d; k++)
+                if (rows[(size_t)p * (size_t)d + (size_t)k] > acc[k]) acc[k] = rows[(size_t)p * (size_t)d + (size_t)k];
+    }
+    for (int32_t p = 0; p < n && pooling != LLM_POOLING_MAX; p++) {
+        bool take = pooling == LLM_POOLING_MEAN || pooling == LLM_POOLING_MEAN_SQRT_LEN ||
+                    (pooling == LLM_POOLING_CLS && p == 0) ||
                     (pooling == LLM_POOLING_LAST && p == n - 1);
         if (!take) continue;
         const float *h = rows + (size_t)p * (size_t)d;
         for (int32_t k = 0; k < d; k++) acc[k] += h[k];
     }
-    double scale = pooling == LLM_POOLING_MEAN ? 1.0 / n : 1.0;
+    double scale = pooling == LLM_POOLING_MEAN ? 1.0 / n : pooling == LLM_POOLING_MEAN_SQRT_LEN ? 1.0 / sqrt(n) : 1.0;
     double norm = 0;
     for (int32_t k = 0; k < d; k++) {
         acc[k] *= scale;
@@ -107,8 +116,8 @@ static llm_status embed_one_decoder(llm_model *m, const llm_token *toks, int32_t
 /* Encoder: the packed texts of one forward. */
 typedef struct pack {
     tokbuf tok;          /* [n] tokens of the packed texts, back to back */
-    int32_t *pos, *lens; /* [n_batch] positions; [n_batch] lengths */
-    size_t *idx;         /* [n_batch] text index of each packed text */
+    int32_t *pos, *lens; /* [n_pass] positions; [n_pass] lengths */
+    size_t *idx;         /* [n_pass] text index of each packed text */
     int32_t n_seqs;
 } pack;
 
@@ -147,20 +156,21 @@ llm_status llm_embed(llm_model *m, const char *const *texts, size_t n, llm_pooli
                              m->embed.unsupported);
         pooling = m->embed.info.pooling;
     }
-    if (pooling != LLM_POOLING_MEAN && pooling != LLM_POOLING_CLS && pooling != LLM_POOLING_LAST)
+    if (pooling != LLM_POOLING_MEAN && pooling != LLM_POOLING_CLS && pooling != LLM_POOLING_LAST &&
+        pooling != LLM_POOLING_MAX && pooling != LLM_POOLING_MEAN_SQRT_LEN)
         return llm__fail(m->err, LLM_ERR_INVALID_ARG, "llm_embed: unknown pooling %d", (int)pooling);
     const double t0 = llm__now_ms();
     const int32_t d = m->info.n_embd;
     const bool encoder = m->info.is_encoder;
     /* Hidden rows: a whole pass for an encoder, the longest text for a decoder (grown). */
-    size_t hidden_rows = encoder ? (size_t)m->n_batch : 0;
+    size_t hidden_rows = encoder ? (size_t)m->n_pass : 0;
     float *hidden = encoder ? malloc(hidden_rows * (size_t)d * sizeof *hidden) : NULL;
     double *acc = malloc((size_t)d * sizeof *acc);
     pack p = {0};
     if (encoder) {
-        p.pos = malloc((size_t)m->n_batch * sizeof *p.pos);
-        p.lens = malloc((size_t)m->n_batch * sizeof *p.lens);
-        p.idx = malloc((size_t)m->n_batch * sizeof *p.idx);
+        p.pos = malloc((size_t)m->n_pass * sizeof *p.pos);
+        p.lens = malloc((size_t)m->n_pass * sizeof *p.lens);
+        p.idx = malloc((size_t)m->n_pass * sizeof *p.idx);
     }
     llm_status st = LLM_OK;
     if (!acc || (encoder && (!hidden || !p.pos || !p.lens || !p.idx)))
@@ -194,7 +204,7 @@ llm_status llm_embed(llm_model *m, const char *const *texts, size_t n, llm_pooli
                            m->n_batch);
             break;
         }
-        if (before + nt > m->n_batch) { /* the pass is full: run the texts before this one */
+        if (before + nt > m->n_pass) { /* the pass is full: run the texts before this one */
             llm_token *mine = malloc((size_t)nt * sizeof *mine);
             if (!mine) {
                 st = llm__fail(m->err, LLM_ERR_NO_MEMORY, "out of memory");

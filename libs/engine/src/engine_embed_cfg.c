@@ -57,8 +57,8 @@ static llm_status st_pooling(llm_model *m, const char *dir, const char *sub) {
         {"pooling_mode_mean_tokens", LLM_POOLING_MEAN},
         {"pooling_mode_cls_token", LLM_POOLING_CLS},
         {"pooling_mode_lasttoken", LLM_POOLING_LAST},
-        {"pooling_mode_max_tokens", -1},
-        {"pooling_mode_mean_sqrt_len_tokens", -1},
+        {"pooling_mode_max_tokens", LLM_POOLING_MAX},
+        {"pooling_mode_mean_sqrt_len_tokens", LLM_POOLING_MEAN_SQRT_LEN},
         {"pooling_mode_weightedmean_tokens", -1},
     };
     int on = 0;

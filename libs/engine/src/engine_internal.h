@@ -44,6 +44,7 @@ struct llm_model {
     char *name, *arch, *chat_template, *weight_type, *bos_text, *eos_text;
     char backend_name[16];
     int32_t n_ctx, n_batch, block_size, kv_blocks;
+    int32_t n_pass; /* most tokens per forward pass: n_batch, or for an encoder max(n_batch, 1024) (engine_model.c) */
     uint64_t kv_bytes;
     double load_ms;
     int32_t *pos; /* [n_batch] positions of one forward pass, used under `lock` */

@@ -46,6 +46,7 @@ static char *gguf_str(const llm_gguf *g, const char *key) {
 /* Resolved sizes for a descriptor and params. */
 typedef struct resolved {
     int32_t n_ctx, kv_tokens, block_size, n_batch, n_blocks;
+    int32_t n_pass; /* tokens per forward pass (llm__fwd_params.n_batch) */
     llm_dtype kv_dtype;
 } resolved;
 
@@ -101,6 +102,12 @@ static llm_status resolve(const llm_model_desc *d, const llm_model_params *p, re
     r->n_blocks = (int32_t)nb;
     r->n_batch = p->n_batch > 0 ? p->n_batch : 256;
     if (r->n_batch > r->n_ctx) r->n_batch = r->n_ctx;
+    /* An encoder's pass packs whole texts (llm_embed), each at most n_batch
+     * tokens, so it may hold more: a larger pass spreads each matrix
+     * product's fixed costs (packing the weights, waking the threads) over
+     * more rows. Its results do not depend on the packing. */
+    r->n_pass = r->n_batch;
+    if (llm_net_arch_is_encoder(llm_model_desc_arch(d)) && r->n_pass < 1024) r->n_pass = 1024;
     if (p->kv_type != LLM_KV_F16 && p->kv_type != LLM_KV_F32)
         return llm__fail(err, LLM_ERR_INVALID_ARG, "unknown kv_type %d", (int)p->kv_type);
     r->kv_dtype = p->kv_type == LLM_KV_F32 ? LLM_DTYPE_F32 : LLM_DTYPE_F16;
@@ -154,7 +161,7 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_
     char err[LLM__ERR_CAP];
     st = resolve(d, &p, &r, err);
     if (st == LLM_OK) {
-        llm__fwd_params fp = {r.n_ctx, r.n_batch, r.n_blocks, r.block_size, r.kv_dtype};
+        llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.kv_dtype};
         uint64_t kv = 0, scratch = 0, np;
         const char *dom;
         st = llm__fwd_sizes(d, &fp, &kv, &scratch);
@@ -245,7 +252,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
         goto fail;
     }
 
-    llm__fwd_params fp = {r.n_ctx, r.n_batch, r.n_blocks, r.block_size, r.kv_dtype};
+    llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.kv_dtype};
     uint64_t kvb = 0, scratch = 0;
     st = llm__fwd_sizes(m->desc, &fp, &kvb, &scratch);
     if (st != LLM_OK) {
@@ -308,6 +315,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     snprintf(m->backend_name, sizeof m->backend_name, "%s", llm_backend_name(m->be));
     m->n_ctx = r.n_ctx;
     m->n_batch = r.n_batch;
+    m->n_pass = r.n_pass;
     m->block_size = r.block_size;
     m->kv_blocks = r.n_blocks;
     m->kv_bytes = kvb;

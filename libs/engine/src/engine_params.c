@@ -88,7 +88,10 @@ llm_status llm_pooling_from_string(const char *s, llm_pooling *out) {
     if (strcmp(s, "mean") == 0) *out = LLM_POOLING_MEAN;
     else if (strcmp(s, "cls") == 0) *out = LLM_POOLING_CLS;
     else if (strcmp(s, "last") == 0) *out = LLM_POOLING_LAST;
+    else if (strcmp(s, "max") == 0) *out = LLM_POOLING_MAX;
+    else if (strcmp(s, "mean_sqrt_len") == 0) *out = LLM_POOLING_MEAN_SQRT_LEN;
     else if (strcmp(s, "model") == 0) *out = LLM_POOLING_MODEL;
-    else return llm__fail(NULL, LLM_ERR_INVALID_ARG, "unknown pooling '%s' (expected mean, cls, last or model)", s);
+    else return llm__fail(NULL, LLM_ERR_INVALID_ARG,
+                          "unknown pooling '%s' (expected mean, cls, last, max, mean_sqrt_len or model)", s);
     return LLM_OK;
 }

@@ -71,6 +71,9 @@ typedef struct llm__backend_ext {
     llm_status (*attention_full)(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                                  const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
                                  int32_t n_seqs, float scale);
+    /* llm_op_matmul_invariant; NULL: LLM_ERR_UNSUPPORTED. */
+    llm_status (*matmul_invariant)(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                                   const llm_tensor *w);
 } llm__backend_ext;
 
 struct llm_backend {

@@ -107,22 +107,43 @@ llm_status llm_op_get_rows(llm_backend *be, const llm_tensor *out, const llm_ten
     return st;
 }
 
-llm_status llm_op_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
-                         const llm_tensor *w) {
-    BE_CHECK(be);
-    CHECK(check_f32(be, out, "matmul", "out"));
-    CHECK(check_f32(be, x, "matmul", "x"));
-    CHECK(check_tensor(be, w, "matmul", "w"));
+static llm_status check_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
+                               const char *op) {
+    CHECK(check_f32(be, out, op, "out"));
+    CHECK(check_f32(be, x, op, "x"));
+    CHECK(check_tensor(be, w, op, "w"));
     if (x->ne[0] != w->ne[0] || out->ne[0] != w->ne[1] || nrows(out) != nrows(x) ||
         w->ne[2] * w->ne[3] != 1) {
         return llm__err(LLM_ERR_INVALID_ARG,
-                        "matmul: x [%lld][%lld] . w [%lld][%lld]^T does not give out [%lld][%lld]",
+                        "%s: x [%lld][%lld] . w [%lld][%lld]^T does not give out [%lld][%lld]", op,
                         (long long)nrows(x), (long long)x->ne[0], (long long)w->ne[1],
                         (long long)w->ne[0], (long long)nrows(out), (long long)out->ne[0]);
     }
+    return LLM_OK;
+}
+
+llm_status llm_op_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                         const llm_tensor *w) {
+    BE_CHECK(be);
+    CHECK(check_matmul(be, out, x, w, "matmul"));
     uint64_t t0 = now_ns();
     llm_status st = be->iface->matmul(be, out, x, w);
     account(be, LLM_OP_MATMUL, out, t0,
+            (uint64_t)w->ne[1] * w->nb[1] + llm_tensor_nbytes(x) + llm_tensor_nbytes(out));
+    return st;
+}
+
+llm_status llm_op_matmul_invariant(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                                   const llm_tensor *w) {
+    BE_CHECK(be);
+    CHECK(check_matmul(be, out, x, w, "matmul_invariant"));
+    if (!be->ext.matmul_invariant) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "matmul_invariant: not implemented by the %s backend",
+                        be->iface->name);
+    }
+    uint64_t t0 = now_ns();
+    llm_status st = be->ext.matmul_invariant(be, out, x, w);
+    account(be, LLM_OP_MATMUL_INVARIANT, out, t0,
             (uint64_t)w->ne[1] * w->nb[1] + llm_tensor_nbytes(x) + llm_tensor_nbytes(out));
     return st;
 }

@@ -16,6 +16,9 @@ set(LLM_RUNTIME_SOURCES
   src/cpu/kernels_avx2_sgemm.c
   src/cpu/kernels_avx2_q3k.c
   src/cpu/matmul_cpu.c
+  src/cpu/gemm_cpu.c
+  src/cpu/gemm_avx2.c
+  src/cpu/gemm_avx512.c
   src/cpu/ops_cpu.c
   src/cpu/gelu_table.c
   src/cpu/attention_cpu.c
@@ -31,6 +34,9 @@ function(llm_runtime_extra)
       src/cpu/kernels_avx2_q4_0.c src/cpu/kernels_avx2_sgemm.c
       src/cpu/kernels_avx2_q3k.c src/cpu/attention_avx2.c src/cpu/encoder_avx2.c PROPERTIES
       COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+    set_source_files_properties(src/cpu/gemm_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+    set_source_files_properties(src/cpu/gemm_avx512.c PROPERTIES
+      COMPILE_OPTIONS "-mavx512f;-mavx512dq;-mavx2;-mfma;-mf16c")
     target_compile_definitions(llama-runtime PRIVATE LLM_CPU_AVX2_BUILT=1)
   endif()
 endfunction()

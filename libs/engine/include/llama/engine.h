@@ -703,21 +703,27 @@ typedef enum llm_pooling {
     LLM_POOLING_MEAN = 0, /* average over tokens: the choice for decoder models */
     LLM_POOLING_CLS = 1,  /* first token */
     LLM_POOLING_LAST = 2, /* last token */
-    LLM_POOLING_MODEL = 3 /* the model's own pooling (llm_embed_info.pooling) */
+    LLM_POOLING_MODEL = 3, /* the model's own pooling (llm_embed_info.pooling) */
+    LLM_POOLING_MAX = 4,  /* per dimension, the largest value over the tokens
+                             (sentence-transformers pooling_mode_max_tokens) */
+    LLM_POOLING_MEAN_SQRT_LEN = 5 /* the sum over tokens divided by sqrt(tokens)
+                             (sentence-transformers pooling_mode_mean_sqrt_len_tokens) */
 } llm_pooling;
 
-/* Parses "mean", "cls", "last" or "model". Returns LLM_OK or LLM_ERR_INVALID_ARG. */
+/* Parses "mean", "cls", "last", "max", "mean_sqrt_len" or "model". Returns
+ * LLM_OK or LLM_ERR_INVALID_ARG. */
 llm_status llm_pooling_from_string(const char *s, llm_pooling *out);
 
 /* The model's own embedding pipeline, as its files state it. For a Hugging
  * Face sentence-transformers folder: modules.json (a Normalize module means
  * normalize), the Pooling module's config.json (pooling_mode_mean_tokens,
- * _cls_token, _lasttoken) and sentence_bert_config.json (max_seq_length).
+ * _cls_token, _lasttoken, _max_tokens, _mean_sqrt_len_tokens; one of them)
+ * and sentence_bert_config.json (max_seq_length).
  * For a GGUF: <arch>.pooling_type; encoders normalize (llama.cpp's default)
  * and truncate at their context length. A decoder states nothing: mean,
  * normalized, no truncation. */
 typedef struct llm_embed_info {
-    llm_pooling pooling;  /* MEAN, CLS or LAST: what LLM_POOLING_MODEL means */
+    llm_pooling pooling;  /* MEAN, CLS, LAST, MAX or MEAN_SQRT_LEN: what LLM_POOLING_MODEL means */
     bool pooling_stated;  /* the files stated it (else MEAN is a default) */
     bool normalize;       /* the pipeline L2-normalizes its vectors */
     int32_t max_tokens;   /* texts longer than this (special tokens included) are
@@ -727,7 +733,8 @@ typedef struct llm_embed_info {
 
 /* Fills *out for `model`. LLM_OK, LLM_ERR_INVALID_ARG, LLM_ERR_STATE
  * (vocab_only model), LLM_ERR_UNSUPPORTED (the model states a pooling llm
- * does not implement, e.g. max pooling; the message says which).
+ * does not implement, e.g. weighted mean or several modes at once; the
+ * message says which).
  * Thread-safe. */
 llm_status llm_model_embed_info(const llm_model *model, llm_embed_info *out);
 

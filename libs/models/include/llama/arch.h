@@ -65,6 +65,9 @@ llm_net_params llm_net_default_params(void);
 /* Non-zero if an architecture tag has a forward here ("llama"). Every
  * architecture a descriptor can be built for has one (one registry). */
 int llm_net_supports_arch(const char *arch);
+/* Non-zero if an architecture tag names an encoder ("bert", "nomic-bert"):
+ * what llm_net_is_encoder will say of a net built for it. */
+int llm_net_arch_is_encoder(const char *arch);
 
 /* What llm_net_create and llm_net_kv_create will allocate for a descriptor
  * and params, computed by the same code that carves the arena. */

@@ -19,6 +19,11 @@
  * for single texts. GELU is the exact erf form of HF's "gelu" (llama.cpp
  * uses a tanh-approximation table; the difference is within the tolerance
  * stated with the goldens).
+ *
+ * Every matrix product is llm_op_matmul_invariant: texts are packed into one
+ * batch (engine_embed.c), and a text's vector must not depend on what it was
+ * packed with. For F32 / F16 weights its order is llama.cpp's for batches of
+ * 2 or more rows (tinyBLAS), and no decoder order is pinned here.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -140,6 +145,16 @@ llm_status llm__bert_load(llm_net *net) {
         if (!llm_backend_supports(net->be, ops[i], LLM_DTYPE_F32))
             return llm__net_err(LLM_ERR_UNSUPPORTED, "bert: backend %s has no %s op (encoders run on the cpu backend)",
                                 llm_backend_name(net->be), llm_op_name(ops[i]));
+    /* every weight type the table accepts for a matrix, in the batch-invariant product */
+    for (uint32_t l = 0; l < net->hp.n_layer; l++) {
+        const llm__layer_w *w = &net->layers[l];
+        const llm_tensor *ws[] = {&w->wq, &w->wk, &w->wv, &w->wqkv, &w->wo, &w->wu, &w->wg, &w->wd};
+        for (size_t i = 0; i < sizeof ws / sizeof ws[0]; i++)
+            if (llm__has(ws[i]) && !llm_backend_supports(net->be, LLM_OP_MATMUL_INVARIANT, ws[i]->dtype))
+                return llm__net_err(LLM_ERR_UNSUPPORTED, "bert: backend %s has no %s op for %s weights",
+                                    llm_backend_name(net->be), llm_op_name(LLM_OP_MATMUL_INVARIANT),
+                                    llm_dtype_name(ws[i]->dtype));
+    }
     return LLM_OK;
 }
 
@@ -191,11 +206,11 @@ llm_status llm__bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *
             wk = llm_tensor_rows(&w->wqkv, Q, KV);
             wv = llm_tensor_rows(&w->wqkv, Q + KV, KV);
         }
-        OP(llm_op_matmul(be, &q2, &x, &wq));
+        OP(llm_op_matmul_invariant(be, &q2, &x, &wq));
         BIAS(q2, w->bq);
-        OP(llm_op_matmul(be, &k2, &x, &wk));
+        OP(llm_op_matmul_invariant(be, &k2, &x, &wk));
         BIAS(k2, w->bk);
-        OP(llm_op_matmul(be, &v2, &x, &wv));
+        OP(llm_op_matmul_invariant(be, &v2, &x, &wv));
         BIAS(v2, w->bv);
         if (net->rope.n_dims > 0) {
             OP(llm_op_rope(be, &q, b->positions, &net->rope));
@@ -207,20 +222,20 @@ llm_status llm__bert_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *
         /* each sequence attends to itself only, all in one op */
         OP(llm_op_attention_full(be, &att, &a.q, &a.k, &a.v, seq_lens, b->n_seqs, kq_scale));
         TAP("kqv_out", l, att2);
-        OP(llm_op_matmul(be, &tmp, &att2, &w->wo));
+        OP(llm_op_matmul_invariant(be, &tmp, &att2, &w->wo));
         BIAS(tmp, w->bo);
         OP(llm_op_add(be, &tmp, &tmp, &x));
         OP(llm_op_layer_norm(be, &xn, &tmp, &w->attn_out_norm, &w->attn_out_norm_b, eps));
         TAP("ffn_inp", l, xn);
-        OP(llm_op_matmul(be, &up, &xn, &w->wu));
+        OP(llm_op_matmul_invariant(be, &up, &xn, &w->wu));
         BIAS(up, w->bu);
         if (llm__has(&w->wg)) { /* nomic-bert: silu(gate) * up */
-            OP(llm_op_matmul(be, &gate, &xn, &w->wg));
+            OP(llm_op_matmul_invariant(be, &gate, &xn, &w->wg));
             OP(llm_op_swiglu(be, &up, &gate, &up));
         } else {
             OP(llm_op_gelu(be, &up, &up));
         }
-        OP(llm_op_matmul(be, &tmp, &up, &w->wd));
+        OP(llm_op_matmul_invariant(be, &tmp, &up, &w->wd));
         BIAS(tmp, w->bd);
         TAP("ffn_out", l, tmp);
         OP(llm_op_add(be, &tmp, &tmp, &xn));

@@ -55,3 +55,8 @@ void llm__arch_names_join(char *buf, size_t cap) {
 }
 
 int llm_net_supports_arch(const char *arch) { return llm__arch_find(arch) != NULL; }
+
+int llm_net_arch_is_encoder(const char *arch) {
+    const llm__arch *a = llm__arch_find(arch);
+    return a && a->encoder;
+}

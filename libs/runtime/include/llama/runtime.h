@@ -108,6 +108,7 @@ typedef enum llm_op {
     LLM_OP_LAYER_NORM,
     LLM_OP_GELU,
     LLM_OP_ATTENTION_FULL,
+    LLM_OP_MATMUL_INVARIANT, /* llm_op_matmul_invariant */
     LLM_OP_COUNT
 } llm_op;
 
@@ -215,6 +216,22 @@ llm_status llm_op_get_rows(llm_backend *be, const llm_tensor *out, const llm_ten
  * Q8_0 / Q8_1 / Q8_K first and uses integer dot products (as llama.cpp does). */
 llm_status llm_op_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                          const llm_tensor *w);
+
+/* The same product, with every out[i][m] summed in an order that depends on
+ * K and the weight type only: never on n, on i or on the other rows, so a
+ * row's result is the same whatever it is batched with (llm_op_matmul's
+ * order may depend on n for some weight types, as llama.cpp's does). For
+ * encoders, whose texts are packed into one batch. Same shapes and types as
+ * llm_op_matmul. The CPU backend: for F32, F16 and BF16 w a register-tiled
+ * product summing each output in eight lanes (lane j takes k = j mod 8, by
+ * FMA in ascending k) folded at the end (llama.cpp's order for these types
+ * when a batch has 2 or more rows; F16 / BF16 round x to w's type first);
+ * for quantized w its per-row dot products. Returns LLM_ERR_UNSUPPORTED on
+ * a backend without it (llm_backend_supports with LLM_OP_MATMUL_INVARIANT
+ * tells beforehand; the CUDA backend has none yet). Accounted as
+ * LLM_OP_MATMUL_INVARIANT. */
+llm_status llm_op_matmul_invariant(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                                   const llm_tensor *w);
 
 /* out[i][:] = x[i][:] / sqrt(mean(x[i]^2) + eps) * weight[:] (weight may be NULL).
  * out, x: F32 [n][d] (may alias); weight: F32 [d]. */

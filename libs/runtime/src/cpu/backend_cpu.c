@@ -87,6 +87,8 @@ static void cpu_destroy(llm_backend *be) {
         free(c->act);
         free(c->act_sc);
         free(c->kv_offs);
+        free(c->gemm_w);
+        free(c->gemm_x);
         free(c);
     }
     free(be);
@@ -200,6 +202,7 @@ llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **ou
     be->ext.layer_norm = llm__cpu_layer_norm;
     be->ext.gelu = llm__cpu_gelu;
     be->ext.attention_full = llm__cpu_attention_full;
+    be->ext.matmul_invariant = llm__cpu_matmul_invariant;
     be->impl = c;
     be->params = *p;
     be->n_threads = p->n_threads > 0 ? p->n_threads : physical_cores();

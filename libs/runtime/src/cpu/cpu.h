@@ -23,6 +23,11 @@ typedef struct llm__cpu {
     /* Slot offsets of the current attention op; grown, never shrunk. */
     size_t *kv_offs;      /* [kv_offs_len] */
     size_t kv_offs_len;
+    /* The tiled product's packed weights and widened activations (gemm_cpu.c); grown, never shrunk. */
+    float *gemm_w;        /* [strips][K chunks][8][8] */
+    size_t gemm_w_len;    /* floats */
+    float *gemm_x;        /* [n][K] (F16 / BF16 weights only) */
+    size_t gemm_x_len;
 } llm__cpu;
 
 static inline llm__cpu *llm__cpu_of(llm_backend *be) { return (llm__cpu *)be->impl; }
@@ -33,6 +38,12 @@ llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n);
 /* Op implementations (one file per family). */
 llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                            const llm_tensor *w);
+/* The same product in the tiled order (gemm_cpu.c), for F32 / F16 / BF16 w only. */
+llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w);
+/* llm_op_matmul_invariant: llm__cpu_gemm for float weights, the registry's dot (never a shape-dependent
+ * pair) for quantized ones. */
+llm_status llm__cpu_matmul_invariant(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                                     const llm_tensor *w);
 llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                              const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                              const int32_t *block_table, int32_t n_table);
@@ -66,6 +77,18 @@ llm_status llm__cpu_attention_full(llm_backend *be, const llm_tensor *out, const
 /* out[i] = gelu_erf(x[i]) for i < n: the scalar reference and the AVX2 variant. */
 void llm__gelu_erf_row_scalar(float *out, const float *x, int64_t n);
 void llm__gelu_erf_row_avx2(float *out, const float *x, int64_t n);
+/* attention_full for one head of one sequence of n tokens, AVX2 (hd % 8 == 0):
+ * out_i = sum_j softmax_j(scale * q_i . k_j) v_j, rows q_i = q + i qs,
+ * k_j = k + j kvs, v_j = v + j kvs, out_i = out + i os (in floats); scratch:
+ * hd * n8 + n8 floats, n8 = n rounded up to 8. Per query, in a fixed order
+ * that depends on n and hd only: each score sums d ascending by FMA, times
+ * scale; exp_sum (the registry's exp_sum_row) gives e^(s - max) and their
+ * sum; each output element sums j ascending by FMA of p_j = e_j * (1 / sum).
+ * (The scalar reference, encoder_cpu.c, sums in another order: results agree
+ * within rounding, not bit for bit.) */
+void llm__attn_full_seq_avx2(int64_t n, int64_t hd, const float *q, size_t qs, const float *k, const float *v,
+                             size_t kvs, float scale, float *out, size_t os, float *scratch,
+                             double (*exp_sum)(float *y, const float *x, float max, int64_t n));
 llm_status llm__cpu_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
 
 #endif

@@ -2,7 +2,8 @@
  * cpu/encoder_avx2.c -- AVX2 variant of the erf GELU row (encoder_cpu.c has
  * the scalar reference and describes the method): the same expression, eight
  * lanes at a time, with the exponential of vexp.h; the tail goes through the
- * scalar reference. Compiled with -mavx2 -mfma -mf16c, selected at run time.
+ * scalar reference. And attention_full per (sequence, head), keys eight at a
+ * time (cpu.h). Compiled with -mavx2 -mfma -mf16c, selected at run time.
  */
 #include "cpu/cpu.h"
 
@@ -55,8 +56,66 @@ void llm__gelu_erf_row_avx2(float *out, const float *x, int64_t n) {
     llm__gelu_erf_row_scalar(out + i, x + i, n - i);
 }
 
+/* attention_full, one head of one sequence (cpu.h). Scores: K transposed
+ * into scratch ([hd][n8], zero past n), then 8 keys per vector, d ascending
+ * (up to 4 blocks of 8 keys at once for independent chains). */
+void llm__attn_full_seq_avx2(int64_t n, int64_t hd, const float *q, size_t qs, const float *k, const float *v,
+                             size_t kvs, float scale, float *out, size_t os, float *scratch,
+                             double (*exp_sum)(float *y, const float *x, float max, int64_t n)) {
+    const int64_t n8 = (n + 7) & ~(int64_t)7;
+    float *kt = scratch, *s = scratch + hd * n8;
+    for (int64_t j = 0; j < n8; j++)
+        for (int64_t d = 0; d < hd; d++) kt[d * n8 + j] = j < n ? k[(size_t)j * kvs + (size_t)d] : 0.0f;
+    const __m256 vscale = _mm256_set1_ps(scale);
+    for (int64_t i = 0; i < n; i++) {
+        const float *qi = q + (size_t)i * qs;
+        int64_t j0 = 0;
+        for (; j0 + 32 <= n8; j0 += 32) {
+            __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+            __m256 a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+            for (int64_t d = 0; d < hd; d++) {
+                const __m256 qd = _mm256_set1_ps(qi[d]);
+                const float *kr = kt + d * n8 + j0;
+                a0 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kr), a0);
+                a1 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kr + 8), a1);
+                a2 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kr + 16), a2);
+                a3 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(kr + 24), a3);
+            }
+            _mm256_storeu_ps(s + j0, _mm256_mul_ps(a0, vscale));
+            _mm256_storeu_ps(s + j0 + 8, _mm256_mul_ps(a1, vscale));
+            _mm256_storeu_ps(s + j0 + 16, _mm256_mul_ps(a2, vscale));
+            _mm256_storeu_ps(s + j0 + 24, _mm256_mul_ps(a3, vscale));
+        }
+        for (; j0 < n8; j0 += 8) {
+            __m256 a0 = _mm256_setzero_ps();
+            for (int64_t d = 0; d < hd; d++) a0 = _mm256_fmadd_ps(_mm256_set1_ps(qi[d]), _mm256_loadu_ps(kt + d * n8 + j0), a0);
+            _mm256_storeu_ps(s + j0, _mm256_mul_ps(a0, vscale));
+        }
+        float mx = -INFINITY;
+        for (int64_t j = 0; j < n; j++) mx = s[j] > mx ? s[j] : mx;
+        const float inv = (float)(1.0 / exp_sum(s, s, mx, n));
+        float *oi = out + (size_t)i * os;
+        for (int64_t d0 = 0; d0 < hd; d0 += 32) {
+            const int nv = hd - d0 >= 32 ? 4 : (int)((hd - d0) / 8);
+            __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+            for (int64_t j = 0; j < n; j++) {
+                const __m256 p = _mm256_set1_ps(s[j] * inv);
+                const float *vj = v + (size_t)j * kvs + (size_t)d0;
+                for (int t = 0; t < nv; t++) acc[t] = _mm256_fmadd_ps(p, _mm256_loadu_ps(vj + 8 * t), acc[t]);
+            }
+            for (int t = 0; t < nv; t++) _mm256_storeu_ps(oi + d0 + 8 * t, acc[t]);
+        }
+    }
+}
+
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
 void llm__gelu_erf_row_avx2(float *out, const float *x, int64_t n) { llm__gelu_erf_row_scalar(out, x, n); }
+void llm__attn_full_seq_avx2(int64_t n, int64_t hd, const float *q, size_t qs, const float *k, const float *v,
+                             size_t kvs, float scale, float *out, size_t os, float *scratch,
+                             double (*exp_sum)(float *y, const float *x, float max, int64_t n)) {
+    (void)n, (void)hd, (void)q, (void)qs, (void)k, (void)v, (void)kvs, (void)scale, (void)out, (void)os;
+    (void)scratch, (void)exp_sum;
+}
 
 #endif

@@ -3,7 +3,7 @@
  * erf GELU, and bidirectional attention of one sequence over itself.
  *
  * Work is split by whole rows (LayerNorm), elements (GELU) or (query, head)
- * pairs (attention); each output is computed by one thread in a fixed order,
+ * pairs (attention; (sequence, head) pairs with AVX2); each output is computed by one thread in a fixed order,
  * so results depend neither on the thread count nor on the other rows of a
  * batch (llm_embed's contract: a text's vector is the same whatever it was
  * batched with).
@@ -133,6 +133,7 @@ typedef struct {
     float **scratch;     /* per thread: [longest sequence] scores + [hd] accumulator */
     const int32_t *seq_of; /* [n] sequence of each token */
     const int64_t *start;  /* [n_seqs + 1] first token of each sequence, then n */
+    int64_t n_seqs;
 } fa_ctx;
 
 static void fa_task(void *p, int ith, int nth) {
@@ -169,12 +170,28 @@ static void fa_task(void *p, int ith, int nth) {
     }
 }
 
+/* AVX2: one (sequence, head) per unit (llm__attn_full_seq_avx2). */
+static void fa_seq_task(void *p, int ith, int nth) {
+    fa_ctx *c = p;
+    int64_t b, e;
+    llm__split_range(c->n_seqs * c->n_head, ith, nth, &b, &e);
+    const int64_t group = c->n_head / c->n_kv, hd = c->hd;
+    for (int64_t u = b; u < e; u++) {
+        const int64_t sq = u / c->n_head, h = u % c->n_head, g = h / group;
+        const int64_t j0 = c->start[sq], n = c->start[sq + 1] - j0;
+        llm__attn_full_seq_avx2(n, hd, c->q + (j0 * c->n_head + h) * hd, (size_t)(c->n_head * hd),
+                                c->kk + (j0 * c->n_kv + g) * hd, c->v + (j0 * c->n_kv + g) * hd,
+                                (size_t)(c->n_kv * hd), c->scale, c->out + (j0 * c->n_head + h) * hd,
+                                (size_t)(c->n_head * hd), c->scratch[ith], c->k->exp_sum_row);
+    }
+}
+
 llm_status llm__cpu_attention_full(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                                    const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
                                    int32_t n_seqs, float scale) {
     llm__cpu *cpu = llm__cpu_of(be);
     fa_ctx c = {&cpu->k, llm__host_ptr(out), llm__host_ptr(q), llm__host_ptr(k), llm__host_ptr(v),
-                q->ne[2] * q->ne[3], q->ne[1], k->ne[1], q->ne[0], scale, NULL, NULL, NULL};
+                q->ne[2] * q->ne[3], q->ne[1], k->ne[1], q->ne[0], scale, NULL, NULL, NULL, 0};
     /* Host index of the packing (validated in ops_encoder.c). */
     int32_t *seq_of = malloc((size_t)c.n * sizeof *seq_of);
     int64_t *start = malloc(((size_t)n_seqs + 1) * sizeof *start);
@@ -191,13 +208,21 @@ llm_status llm__cpu_attention_full(llm_backend *be, const llm_tensor *out, const
         longest = seq_lens[s] > longest ? seq_lens[s] : longest;
         work += (int64_t)seq_lens[s] * seq_lens[s];
     }
-    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(longest + c.hd));
+    const int simd = be->params.kernels == LLM_KERNELS_AUTO && llm__cpu_has_avx2() && c.hd % 8 == 0;
+    const int64_t l8 = (longest + 7) & ~(int64_t)7;
+    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, simd ? (size_t)((c.hd + 1) * l8)
+                                                                      : (size_t)(longest + c.hd));
     if (st == LLM_OK) {
         c.scratch = cpu->tscratch;
         c.seq_of = seq_of;
         c.start = start;
-        const int64_t units = c.n * c.n_head;
-        llm__threadpool_run(cpu->tp, fa_task, &c, pick_nth(be, work * c.n_head * c.hd, units));
+        c.n_seqs = n_seqs;
+        if (simd) {
+            llm__threadpool_run(cpu->tp, fa_seq_task, &c, pick_nth(be, work * c.n_head * c.hd, n_seqs * c.n_head));
+        } else {
+            const int64_t units = c.n * c.n_head;
+            llm__threadpool_run(cpu->tp, fa_task, &c, pick_nth(be, work * c.n_head * c.hd, units));
+        }
     }
     free(seq_of);
     free(start);

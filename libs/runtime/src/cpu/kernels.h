@@ -151,11 +151,37 @@ typedef struct llm__cpu_kernels {
      * expf for the last n % 8); returns their sum: each group's llm__hsum8
      * added in double, then the rest one by one. Bit-identical variants. */
     double (*exp_sum_row)(float *y, const float *x, float max, int64_t n);
+    /* The register-tiled product's block (llm__gemm_block_fn below). */
+    void (*gemm_block)(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const float *wp,
+                       int64_t n_strips, int64_t m_lim, float *out, size_t o_stride);
 } llm__cpu_kernels;
 
 /* The F16 GELU table of geglu_row (gelu_table.c): built on first call,
  * thread-safely, then read-only for the life of the process. */
 const uint16_t *llm__gelu_f16_table(void);
+
+/* The register-tiled product (gemm_cpu.c) over a packed weight panel.
+ * Packed layout: weight rows in strips of 8, K in chunks of 8 floats (KC =
+ * ceil(K / 8) chunks), wp[((s * KC) + c) * 64 + r * 8 + j] = w[8 s + r][8 c + j],
+ * zero past M rows or K columns. The order every variant sums in, for each
+ * output on its own: eight lanes, lane j taking elements k = 8 c + j (zero
+ * past K) by FMA in ascending c from +0, then the lanes folded as llm__hsum8
+ * folds them, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). That is
+ * llama.cpp's tinyBLAS order on AVX2 (kernels_avx2_sgemm.c: for K % 8 == 0
+ * the sgemm pairs' bits). It depends on K alone: never on the number of rows,
+ * a row's place among them or the tiling, so variants and thread counts give
+ * the same bits. A block computes out[i * o_stride + 8 s + r] for i < n_rows
+ * (x row i at x + i * x_stride), s < n_strips (strip s at wp + s * KC * 64)
+ * and 8 s + r < m_lim; it reads x rows only up to K. */
+typedef void (*llm__gemm_block_fn)(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const float *wp,
+                                   int64_t n_strips, int64_t m_lim, float *out, size_t o_stride);
+/* The block variants: 0 scalar (the reference), 1 AVX2+FMA, 2 AVX-512 (F, DQ);
+ * NULL when not built or not supported by the running CPU. */
+llm__gemm_block_fn llm__gemm_block_variant(int which);
+void llm__gemm_block_scalar(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const float *wp,
+                            int64_t n_strips, int64_t m_lim, float *out, size_t o_stride);
+llm__gemm_block_fn llm__gemm_block_avx2_get(void);   /* gemm_avx2.c; NULL if not built */
+llm__gemm_block_fn llm__gemm_block_avx512_get(void); /* gemm_avx512.c; NULL if not built or no CPU support */
 
 /* Fills k with the scalar reference kernels. */
 void llm__cpu_kernels_scalar(llm__cpu_kernels *k);

@@ -445,6 +445,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->swiglu_row = swiglu_row;
     k->geglu_row = geglu_row;
     k->exp_sum_row = exp_sum_row;
+    k->gemm_block = llm__gemm_block_scalar;
 }
 
 #if defined(__x86_64__) || defined(__i386__)

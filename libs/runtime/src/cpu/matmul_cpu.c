@@ -8,7 +8,9 @@
  * stays in cache while every activation row passes over it; a pair with dot8
  * takes 8 weight rows by up to 4 activation rows per call. Each output
  * element is one dot product computed by one thread, so results are
- * identical for any thread count.
+ * identical for any thread count. F16 / BF16 calls that take the sgemm pair
+ * with GEMM_MIN_ROWS rows or more go to the tiled product (gemm_cpu.c),
+ * whose order is the pair's.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -160,8 +162,14 @@ static void dot_task2(void *p, int ith, int nth) {
     }
 }
 
-llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
-                           const llm_tensor *w) {
+/* Rows from which an sgemm-pair call goes to the tiled product (same bits):
+ * below, packing the weights costs more than it saves. */
+#define GEMM_MIN_ROWS 8
+
+/* invariant: only the registry's dot / dot4 / dot2x4 / dot4x1 (equal bit for
+ * bit, kernels.h), never a shape-dependent pair. */
+static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
+                         int invariant) {
     llm__cpu *cpu = llm__cpu_of(be);
     llm_dtype wt = w->dtype;
     if (!cpu->k.dot[wt]) {
@@ -186,12 +194,19 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
     c2.dot8 = NULL;
     /* llama.cpp's shape-dependent kernels (kernels.h rows8 / tiled / sgemm). */
     const struct llm__dot_pair *alt = NULL;
-    if (cpu->k.rows8[wt].dot && c->M % 8 == 0) {
+    if (invariant) {
+        /* the entries above */
+    } else if (cpu->k.rows8[wt].dot && c->M % 8 == 0) {
         alt = &cpu->k.rows8[wt];
     } else if (cpu->k.tiled[wt].dot && c->n >= 8) {
         alt = &cpu->k.tiled[wt];
     } else if (cpu->k.sgemm[wt].dot && c->n >= 2 && c->K % 8 == 0 && c->M % 4 == 0) {
         alt = &cpu->k.sgemm[wt];
+        if (c->n >= GEMM_MIN_ROWS && cpu->k.gemm_block) {
+            /* The sgemm pair's order is the tiled product's (kernels.h); it
+             * runs the same sums with each vector load feeding more FMAs. */
+            return llm__cpu_gemm(be, out, x, w);
+        }
     }
     if (alt) {
         c2.dot = alt->dot;
@@ -256,4 +271,15 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
     }
     llm__threadpool_run(cpu->tp, dot_task2, &c2, nth);
     return LLM_OK;
+}
+
+llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w) {
+    return matmul(be, out, x, w, 0);
+}
+
+llm_status llm__cpu_matmul_invariant(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                                     const llm_tensor *w) {
+    const llm_dtype wt = w->dtype;
+    if (wt == LLM_DTYPE_F32 || wt == LLM_DTYPE_F16 || wt == LLM_DTYPE_BF16) return llm__cpu_gemm(be, out, x, w);
+    return matmul(be, out, x, w, 1);
 }
