@@ -169,6 +169,13 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repack
  * one (what the registry takes when the CPU has it); NULL when not built or
  * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
+/* The dot8 of the Q4_K rows8 pair and of the Q6_K tiled pair
+ * (kernels_avx2_kq8.c), installed by llm__cpu_kernels_avx2(). */
+void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k);
+/* Those dot8 kernels, for tests: t Q4_K (rows8 order) or Q6_K (tiled order),
+ * vnni 0 the AVX2 one, 1 the AVX-VNNI one; NULL when not built, not
+ * supported, or t is another type. Call only when llm__cpu_has_avx2(). */
+llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni);
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels
