@@ -314,8 +314,8 @@ Test(llama_order, micro_kernels_equal_dot) {
                 }
                 free(w4);
             }
-            /* The registry's dot2x4, then (Q8_0) each built variant: AVX2, AVX-VNNI. */
-            for (int var = 0; var < 3; var++) {
+            /* The registry's dot2x4, then (Q8_0) each built variant: AVX2, AVX-VNNI, AVX-512. */
+            for (int var = 0; var < 4; var++) {
                 llm__vec_dot2x4_fn d2x4 = v.dot2x4[wt];
                 llm__vec_dot4x1_fn d4x1 = NULL;
                 if (var > 0) {

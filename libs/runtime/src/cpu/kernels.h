@@ -179,7 +179,8 @@ llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni);
 /* The Q8_0 dot2x4 / dot4x1 (kernels_avx2_q8_0.c), installed by
  * llm__cpu_kernels_avx2() over the first ones in kernels_avx2.c. */
 void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k);
-/* Those kernels, for tests: vnni 0 the AVX2 pair, 1 the AVX-VNNI pair. Sets
+/* Those kernels, for tests: vnni 0 the AVX2 pair, 1 the AVX-VNNI pair, 2 the
+ * AVX-512 dot2x4 (with the AVX-VNNI dot4x1). Sets
  * both and returns 1, or returns 0 when that variant is not built or (VNNI)
  * not supported. Call only when llm__cpu_has_avx2(). */
 int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1);

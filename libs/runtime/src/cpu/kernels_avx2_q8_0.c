@@ -108,6 +108,59 @@ Q8_0_BODIES(, , Q8_LANES_AVX2)
 #define Q8_LANES_VNNI(u, s) _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), (u), (s))
 Q8_0_BODIES(_vnni, __attribute__((target("avx2,fma,f16c,avxvnni"))), Q8_LANES_VNNI)
 
+#if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
+#define LLM_Q8_0_AVX512 1
+#define Q8_0_AVX512_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+/* dot2x4 on 512-bit registers: each accumulator holds two of the eight
+ * 8-lane chains, (row 0, act j) in its low half and (row 1, act j) in its
+ * high half, so every instruction advances two chains with exactly the
+ * operations of the 256-bit form. vpsignb has no 512-bit form: |x| by
+ * vpabsb, and y negated (wrapping, as vpsignb: -(-128) stays -128) under the
+ * mask of x < 0; where x == 0, |x| == 0 makes the product 0 as vpsignb's
+ * zeroing does. The scales d_x d_y go to their halves by one permute. */
+Q8_0_AVX512_TARGET static void dot2x4_q8_0_avx512(int64_t n, const void *w, size_t w_stride, const void *a,
+                                                  size_t a_stride, const float *sc, float out[2][4]) {
+    const llm_block_q8_0 *x0 = w, *x1 = (const llm_block_q8_0 *)((const char *)w + w_stride);
+    const llm_block_q8_0 *y0 = a, *y1 = (const llm_block_q8_0 *)((const char *)a + a_stride);
+    const llm_block_q8_0 *y2 = (const llm_block_q8_0 *)((const char *)a + 2 * a_stride);
+    const llm_block_q8_0 *y3 = (const llm_block_q8_0 *)((const char *)a + 3 * a_stride);
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    const __m512i zero = _mm512_setzero_si512();
+    /* Lane i of permute index j: dd[j] (low half) or dd[4 + j] (high half). */
+    const __m512i i0 = _mm512_set_epi32(4, 4, 4, 4, 4, 4, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i i1 = _mm512_add_epi32(i0, one), i2 = _mm512_add_epi32(i1, one), i3 = _mm512_add_epi32(i2, one);
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x0[b].qs)),
+                                             _mm256_loadu_si256((const __m256i *)x1[b].qs), 1);
+        const __m512i aq = _mm512_abs_epi8(q);
+        const __mmask64 neg = _mm512_movepi8_mask(q);
+        const __m128 dy = _mm_loadu_ps(sc + 8 * b);
+        /* [d0 dy0..3, d1 dy0..3] in lanes 0..7 */
+        const __m256 dd = _mm256_set_m128(_mm_mul_ps(_mm_set1_ps(h2f(x1[b].d)), dy), _mm_mul_ps(_mm_set1_ps(h2f(x0[b].d)), dy));
+        const __m512 ddz = _mm512_castps256_ps512(dd);
+#define Q8_0_Z(y, idx, c)                                                                                         \
+    {                                                                                                           \
+        const __m512i qy = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)y[b].qs));                \
+        const __m512i sy = _mm512_mask_sub_epi8(qy, neg, zero, qy);                                              \
+        const __m512 f = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(zero, aq, sy));                                 \
+        c = _mm512_fmadd_ps(_mm512_permutexvar_ps(idx, ddz), f, c);                                              \
+    }
+        Q8_0_Z(y0, i0, c0)
+        Q8_0_Z(y1, i1, c1)
+        Q8_0_Z(y2, i2, c2)
+        Q8_0_Z(y3, i3, c3)
+#undef Q8_0_Z
+    }
+    const __m512 c[4] = {c0, c1, c2, c3};
+    for (int j = 0; j < 4; j++) {
+        out[0][j] = hsum8(_mm512_castps512_ps256(c[j]));
+        out[1][j] = hsum8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c[j]), 1)));
+    }
+}
+#endif
+
 /* AVX-VNNI: CPUID leaf 7 sub-leaf 1, EAX bit 4. */
 static int q8_0_has_avx_vnni(void) {
     unsigned ea = 0, eb = 0, ec = 0, ed = 0;
@@ -115,7 +168,26 @@ static int q8_0_has_avx_vnni(void) {
 }
 #endif
 
+#ifdef LLM_Q8_0_AVX512
+/* AVX-512 F, BW, VL and VNNI, with the OS saving the 512-bit state (libgcc's
+ * check includes XGETBV). */
+static int q8_0_has_avx512_vnni(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+#endif
+
 int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1) {
+    if (vnni == 2) {
+#ifdef LLM_Q8_0_AVX512
+        if (q8_0_has_avx512_vnni() && llm__q8_0_micro_variant(1, d2x4, d4x1)) {
+            *d2x4 = dot2x4_q8_0_avx512;
+            return 1;
+        }
+#endif
+        return 0;
+    }
     if (!vnni) {
         *d2x4 = dot2x4_q8_0;
         *d4x1 = dot4x1_q8_0;
@@ -134,7 +206,8 @@ int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_
 void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k) {
     llm__vec_dot2x4_fn d2x4;
     llm__vec_dot4x1_fn d4x1;
-    if (llm__q8_0_micro_variant(1, &d2x4, &d4x1) || llm__q8_0_micro_variant(0, &d2x4, &d4x1)) {
+    if (llm__q8_0_micro_variant(2, &d2x4, &d4x1) || llm__q8_0_micro_variant(1, &d2x4, &d4x1) ||
+        llm__q8_0_micro_variant(0, &d2x4, &d4x1)) {
         k->dot2x4[LLM_DTYPE_Q8_0] = d2x4;
         k->dot4x1[LLM_DTYPE_Q8_0] = d4x1;
     }
