@@ -173,8 +173,9 @@ llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
  * (kernels_avx2_kq8.c), installed by llm__cpu_kernels_avx2(). */
 void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k);
 /* Those dot8 kernels, for tests: t Q4_K (rows8 order) or Q6_K (tiled order),
- * vnni 0 the AVX2 one, 1 the AVX-VNNI one; NULL when not built, not
- * supported, or t is another type. Call only when llm__cpu_has_avx2(). */
+ * vnni 0 the AVX2 one, 1 the AVX-VNNI one, 2 the AVX-512 one (Q4_K only);
+ * NULL when not built, not supported, or t is another type. Call only when
+ * llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni);
 /* The Q8_0 dot2x4 / dot4x1 (kernels_avx2_q8_0.c), installed by
  * llm__cpu_kernels_avx2() over the first ones in kernels_avx2.c. */
