@@ -21,8 +21,10 @@
  * instruction; the integer sums are exact either way, so the bits are the
  * same). Q4_K with four activation rows also has an AVX-512 form (two
  * activation rows per register, q4k_8x4_avx512), again the same bits. The
- * registry takes the widest form the CPU has. Fewer than four activation
- * rows go to the single-row gemv kernel (faster there, measured).
+ * registry takes the widest form the CPU has. One activation row goes to
+ * the single-row gemv kernel (faster there, measured); two or three use the
+ * 8-row form of the gemv order (each row's pairs summed in its lanes, one
+ * tree per super-block).
  *
  * Files: the AVX2 and AVX-VNNI bodies are kernels_avx2_kq8_body.h, included
  * twice below with the two multiply-accumulate forms.
@@ -86,35 +88,31 @@ static inline __attribute__((always_inline)) __m256i kq8_q4k_scales_mins(const u
 #undef KQ8_MADD_ACC
 #endif
 
-/* Fewer than four activation rows (decode, a batch's last rows): the gemv
- * order needs one float chain pair per output and little else, so the single
- * row kernel is as fast as sharing 8 rows here (which spills); measured. */
-static void q4k_gemv_rows(int64_t n, const char *w, size_t w_stride, const char *a, size_t a_stride, int n_a,
-                          float *out, size_t o_stride) {
-    for (int j = 0; j < n_a; j++) {
-        for (int r = 0; r < 8; r++) {
-            out[(size_t)j * o_stride + r] =
-                llm__q4_k_dot_repack_gemv(n, w + (size_t)r * w_stride, a + (size_t)j * a_stride);
-        }
-    }
+/* One activation row (decode): the single-row gemv kernel, row after row,
+ * streams the weights in order and measured faster on rows that come from
+ * memory than the 8-row form (same bits either way). */
+static void q4k_gemv_rows(int64_t n, const char *w, size_t w_stride, const char *a, float *out) {
+    for (int r = 0; r < 8; r++) out[r] = llm__q4_k_dot_repack_gemv(n, w + (size_t)r * w_stride, a);
 }
 
 static void dot8_q4_k(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, int n_a,
                       float *out, size_t o_stride) {
-    if (n_a >= 4) {
-        q4k_8xN(n, w, w_stride, a, a_stride, 4, out, o_stride);
-    } else {
-        q4k_gemv_rows(n, w, w_stride, a, a_stride, n_a, out, o_stride);
+    switch (n_a) {
+    case 1: q4k_gemv_rows(n, w, w_stride, a, out); break;
+    case 2: q4k_8xN(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+    case 3: q4k_8xN(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+    default: q4k_8xN(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
     }
 }
 
 #ifdef LLM_KQ8_VNNI
 KQ8_TARGET_VNNI static void dot8_q4_k_vnni(int64_t n, const void *w, size_t w_stride, const void *a,
                                            size_t a_stride, int n_a, float *out, size_t o_stride) {
-    if (n_a >= 4) {
-        q4k_8xN_vnni(n, w, w_stride, a, a_stride, 4, out, o_stride);
-    } else {
-        q4k_gemv_rows(n, w, w_stride, a, a_stride, n_a, out, o_stride);
+    switch (n_a) {
+    case 1: q4k_gemv_rows(n, w, w_stride, a, out); break;
+    case 2: q4k_8xN_vnni(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+    case 3: q4k_8xN_vnni(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+    default: q4k_8xN_vnni(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
     }
 }
 #endif
@@ -232,12 +230,26 @@ KQ8_TARGET_AVX512 static void q4k_8x4_avx512(int64_t n, const char *w, size_t w_
     }
 }
 
+/* The 256-bit bodies once more with the EVEX vpdpwssd of AVX-512 VL + VNNI
+ * (a CPU with AVX-512 VNNI need not have AVX-VNNI), for 1..3 activation rows. */
+#define KQ8_ATTR KQ8_TARGET_AVX512
+#define KQ8_NAME(f) f##_avx512vl
+#define KQ8_MADD_ACC(acc, s, p) _mm256_dpwssd_epi32((acc), (s), (p))
+#include "cpu/kernels_avx2_kq8_body.h"
+#undef KQ8_ATTR
+#undef KQ8_NAME
+#undef KQ8_MADD_ACC
+
 KQ8_TARGET_AVX512 static void dot8_q4_k_avx512(int64_t n, const void *w, size_t w_stride, const void *a,
                                                size_t a_stride, int n_a, float *out, size_t o_stride) {
     if (n_a >= 4) {
         q4k_8x4_avx512(n, w, w_stride, a, a_stride, out, o_stride);
     } else {
-        q4k_gemv_rows(n, w, w_stride, a, a_stride, n_a, out, o_stride);
+        switch (n_a) {
+        case 1: q4k_gemv_rows(n, w, w_stride, a, out); break;
+        case 2: q4k_8xN_avx512vl(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+        default: q4k_8xN_avx512vl(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+        }
     }
 }
 

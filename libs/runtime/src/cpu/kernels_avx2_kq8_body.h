@@ -60,6 +60,42 @@ KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_8xN)(int
             B[j] = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
             S1[j] = S2[j] = _mm256_setzero_si256();
         }
+        if (!gemm) {
+            /* gemv: only each super-block's totals matter, so a row's four
+             * pairs are summed in its lanes first and one tree per
+             * activation row folds the 8 rows. */
+            __m256i v[4][8];
+            for (int r = 0; r < 8; r++) {
+                const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
+                __m256i t[4];
+                for (int j = 0; j < NA; j++) t[j] = _mm256_setzero_si256();
+                for (int p = 0; p < 4; p++) {
+                    const __m256i i0 = _mm256_set1_epi16((short)(((4 * p + 1) << 8) | (4 * p)));
+                    const __m256i i1 = _mm256_set1_epi16((short)(((4 * p + 3) << 8) | (4 * p + 2)));
+                    const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
+                    const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                    const __m256i s0 = _mm256_shuffle_epi8(s[r], i0), s1 = _mm256_shuffle_epi8(s[r], i1);
+                    for (int j = 0; j < NA; j++) {
+                        const __m256i p0 =
+                            _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p)));
+                        const __m256i p1 =
+                            _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p + 32)));
+                        t[j] = KQ8_MADD_ACC(KQ8_MADD_ACC(t[j], s0, p0), s1, p1);
+                    }
+                }
+                for (int j = 0; j < NA; j++) v[j][r] = t[j];
+            }
+            for (int j = 0; j < NA; j++) {
+                __m256i mq = _mm256_setzero_si256();
+                for (int p = 0; p < 4; p++) {
+                    const __m256i bp = _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(B[j]), _mm256_set1_epi32(p));
+                    mq = _mm256_add_epi32(mq, _mm256_madd_epi16(mn[p], bp));
+                }
+                acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(kq8_sum_rows8(v[j])), dd[j], acc[j]);
+                accm[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mq), dm[j], accm[j]);
+            }
+            continue;
+        }
         for (int p = 0; p < 4; p++) {
             /* Rows outer: a row's pair is decoded into 4 registers and used
              * for the NA activation rows at once; the 8 x NA lane vectors
