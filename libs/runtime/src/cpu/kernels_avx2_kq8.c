@@ -26,8 +26,10 @@
  * 8-row form of the gemv order (each row's pairs summed in its lanes, one
  * tree per super-block).
  *
- * Files: the AVX2 and AVX-VNNI bodies are kernels_avx2_kq8_body.h, included
- * twice below with the two multiply-accumulate forms.
+ * Files: the 256-bit bodies are kernels_avx2_kq8_body.h, included three
+ * times below with three multiply-accumulate forms: AVX2 (vpmaddwd +
+ * vpaddd), AVX-VNNI and AVX-512 VL + VNNI (vpdpwssd, VEX or EVEX; the last
+ * serves 2..3 activation rows where the 512-bit form applies).
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
  * llm__cpu_kernels_avx2() once the CPU has been checked.
