@@ -323,6 +323,41 @@ static const struct {
     {4096, 1, 0xF309BB4F1FB98289ULL, 0xC655597Bu}, /* gemm, first -13654.3701 */
 };
 
+/* dot8 (kernels.h): 8 weight rows (w, stride wb) by n_a = 1..4 activation
+ * rows starting at row a0 (stride ab) must give, bit for bit, want4 (the
+ * pair's dot4, [act row][weight row]) when n_a == 4 and want1 (its dot)
+ * otherwise, and write no other output. Tried: the registry's dot8 and each
+ * built variant (AVX2; AVX-VNNI and AVX-512 when the CPU has them). */
+static void kq_check_dot8(llm_dtype t, llm__vec_dot8_fn reg, int n, const uint8_t *w, size_t wb, const uint8_t *a,
+                          size_t ab, int a0, const float (*want1)[8], const float (*want4)[8]) {
+    for (int v = 0; v < 4; v++) {
+        llm__vec_dot8_fn dot8 = v == 0 ? reg : llm__kq_dot8_variant(t, v - 1);
+        if (!dot8) {
+            cr_assert(v >= 2, "%s: dot8 variant %d missing", llm_dtype_name(t), v);
+            continue; /* no AVX-VNNI / AVX-512 on this CPU (or no such form for t) */
+        }
+        for (int na = 1; na <= 4; na++) {
+            float o8[5][8];
+            memset(o8, 0xFF, sizeof o8);
+            dot8(n, w, wb, a + (size_t)a0 * ab, ab, na, &o8[0][0], 8);
+            for (int r = 0; r < 5; r++) {
+                for (int col = 0; col < 8; col++) {
+                    uint32_t bits;
+                    memcpy(&bits, &o8[r][col], 4);
+                    if (r >= na) {
+                        cr_assert_eq(bits, 0xFFFFFFFFu, "%s n=%d dot8 n_a=%d wrote row %d", llm_dtype_name(t), n, na, r);
+                        continue;
+                    }
+                    const float *want = na == 4 ? &want4[a0 + r][col] : &want1[a0 + r][col];
+                    cr_assert(memcmp(&o8[r][col], want, sizeof(float)) == 0,
+                              "%s n=%d dot8 variant %d n_a=%d [%d][%d]: %.9g, dot/dot4 %.9g", llm_dtype_name(t), n, v,
+                              na, a0 + r, col, o8[r][col], *want);
+                }
+            }
+        }
+    }
+}
+
 Test(kernels, q4k_repacked_orders_match_llamacpp) {
     llm__cpu_kernels s;
     llm__cpu_kernels_scalar(&s); /* its Q8_K quantizer is llama.cpp's bit for bit */
@@ -357,6 +392,16 @@ Test(kernels, q4k_repacked_orders_match_llamacpp) {
             llm__q4_k_dot4_repack_gemm(n, wr, a, ab, o);
             for (int r = 0; r < 4; r++) gm[r][col] = o[r];
         }
+#if defined(__x86_64__)
+        {
+            llm__cpu_kernels v;
+            llm__cpu_kernels_scalar(&v);
+            llm__cpu_kernels_avx2(&v);
+            cr_assert_not_null(v.rows8[LLM_DTYPE_Q4_K].dot8, "no Q4_K rows8 dot8 registered");
+            kq_check_dot8(LLM_DTYPE_Q4_K, v.rows8[LLM_DTYPE_Q4_K].dot8, n, w, wb, a, ab, 0, (const float (*)[8])gv,
+                          (const float (*)[8])gm);
+        }
+#endif
         for (int k = 0; k < 2; k++) {
             const float *o = k ? &gm[0][0] : &gv[0][0];
             uint32_t first;
@@ -461,6 +506,11 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
             for (int r = 0; r < 4; r++) vec[r][col] = (simd ? v : s).dot[t](n, wr, a + (size_t)r * ab);
         }
         cr_assert_eq(memcmp(tiled, tiled4, sizeof tiled), 0, "%s n=%d: tiled dot4 != tiled dot", llm_dtype_name(t), n);
+        if (q6 && simd) { /* the Q6_K tiled pair's dot8: the same bits for 1..4 rows */
+            cr_assert_not_null(v.tiled[t].dot8, "no Q6_K tiled dot8 registered");
+            kq_check_dot8(t, v.tiled[t].dot8, n, w, wb, a, ab, 0, (const float (*)[8])tiled, (const float (*)[8])tiled4);
+            kq_check_dot8(t, v.tiled[t].dot8, n, w, wb, a, ab, 4, (const float (*)[8])tiled, (const float (*)[8])tiled4);
+        }
         for (int k = 0; k < 2; k++) {
             const float *o = k ? &vec[0][0] : &tiled[0][0];
             const size_t cnt = k ? 32 : 64;

@@ -280,6 +280,12 @@ Test(llama_order, micro_kernels_equal_dot) {
             for (int r = 0; r < 2; r++) {
                 for (int64_t i = 0; i < K; i++) x[i] = frand() * (rep % 2 ? 3.0f : 0.01f);
                 cr_assert_eq(llm_dtype_quantize_row(wt, x, w + r * wr, (size_t)K), LLM_OK);
+                if (wt == LLM_DTYPE_Q8_0 && rep % 4 == 3) {
+                    /* Any byte, -128 included (a file may hold it): the sums stay exact. */
+                    for (int64_t b = 0; b < nb; b++) {
+                        for (int i = 0; i < 32; i++) w[r * wr + (size_t)b * 34 + 2 + (size_t)i] = (char)(rnd() >> 24);
+                    }
+                }
             }
             for (int j = 0; j < 4; j++) {
                 for (int64_t i = 0; i < K; i++) x[i] = frand() * 2.0f;
@@ -308,13 +314,35 @@ Test(llama_order, micro_kernels_equal_dot) {
                 }
                 free(w4);
             }
-            float out[2][4];
-            v.dot2x4[wt](K, w, wr, a, ar, sc, out);
-            for (int r = 0; r < 2; r++) {
-                for (int j = 0; j < 4; j++) {
-                    float want = v.dot[wt](K, w + r * wr, a + j * ar);
-                    cr_assert(memcmp(&out[r][j], &want, sizeof want) == 0, "%s K=%lld row %d col %d: %a vs %a",
-                              llm_dtype_name(wt), (long long)K, r, j, (double)out[r][j], (double)want);
+            /* The registry's dot2x4, then (Q8_0) each built variant: AVX2, AVX-VNNI, AVX-512. */
+            for (int var = 0; var < 4; var++) {
+                llm__vec_dot2x4_fn d2x4 = v.dot2x4[wt];
+                llm__vec_dot4x1_fn d4x1 = NULL;
+                if (var > 0) {
+                    if (wt != LLM_DTYPE_Q8_0 || !llm__cpu_has_avx2() || !llm__q8_0_micro_variant(var - 1, &d2x4, &d4x1)) {
+                        continue;
+                    }
+                    char *w4 = malloc(4 * wr);
+                    float sc1[2 * 64], o4[4];
+                    for (int r = 0; r < 4; r++) memcpy(w4 + r * wr, w + ((r + 1) % 2) * wr, wr);
+                    for (int64_t b = 0; b < nb; b++) sc1[2 * b] = sc[8 * b + 1], sc1[2 * b + 1] = 0.0f;
+                    d4x1(K, w4, wr, a + ar, sc1, o4);
+                    for (int r = 0; r < 4; r++) {
+                        float want = v.dot[wt](K, w4 + r * wr, a + ar);
+                        cr_assert(memcmp(&o4[r], &want, sizeof want) == 0, "dot4x1 variant %d K=%lld row %d: %a vs %a",
+                                  var - 1, (long long)K, r, (double)o4[r], (double)want);
+                    }
+                    free(w4);
+                }
+                float out[2][4];
+                d2x4(K, w, wr, a, ar, sc, out);
+                for (int r = 0; r < 2; r++) {
+                    for (int j = 0; j < 4; j++) {
+                        float want = v.dot[wt](K, w + r * wr, a + j * ar);
+                        cr_assert(memcmp(&out[r][j], &want, sizeof want) == 0,
+                                  "%s variant %d K=%lld row %d col %d: %a vs %a", llm_dtype_name(wt), var, (long long)K,
+                                  r, j, (double)out[r][j], (double)want);
+                    }
                 }
             }
             free(w); free(a); free(x); free(sc);

@@ -195,6 +195,22 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repack
  * one (what the registry takes when the CPU has it); NULL when not built or
  * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
+/* The dot8 of the Q4_K rows8 pair and of the Q6_K tiled pair
+ * (kernels_avx2_kq8.c), installed by llm__cpu_kernels_avx2(). */
+void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k);
+/* Those dot8 kernels, for tests: t Q4_K (rows8 order) or Q6_K (tiled order),
+ * vnni 0 the AVX2 one, 1 the AVX-VNNI one, 2 the AVX-512 one (Q4_K only);
+ * NULL when not built, not supported, or t is another type. Call only when
+ * llm__cpu_has_avx2(). */
+llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni);
+/* The Q8_0 dot2x4 / dot4x1 (kernels_avx2_q8_0.c), installed by
+ * llm__cpu_kernels_avx2() over the first ones in kernels_avx2.c. */
+void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k);
+/* Those kernels, for tests: vnni 0 the AVX2 pair, 1 the AVX-VNNI pair, 2 the
+ * AVX-512 dot2x4 (with the AVX-VNNI dot4x1). Sets
+ * both and returns 1, or returns 0 when that variant is not built or (VNNI)
+ * not supported. Call only when llm__cpu_has_avx2(). */
+int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1);
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels

@@ -1,0 +1,342 @@
+/*
+ * cpu/kernels_avx2_kq8.c -- eight K-quant weight rows at once (kernels.h
+ * dot8) for the two types of a Q4_K_M file: Q4_K in llama.cpp's repacked
+ * order (its gemv for 1..3 activation rows, its gemm for 4) and Q6_K in its
+ * tiled order. Same bits as the pairs' dot / dot4 in kernels_avx2_kq.c, which
+ * describes the orders; here only how the work is shared changes.
+ *
+ * The pattern of kernels_avx2_q4_0.c: per super-block, each row's exact
+ * integer sums are formed as 8 int32 lanes, one reduction tree turns the 8
+ * rows' lanes into one vector whose lane r is row r's sum (exact, so the
+ * tree's shape does not matter), and lane r then runs row r's float chain,
+ * operation for operation. What is shared: the activation loads and block
+ * scales (one per activation row for 8 weight rows), the float work (one
+ * multiply and FMA per 8 rows), and, for Q4_K, the mins term: the 8 rows'
+ * 6-bit mins are transposed once per super-block so that one multiply-add
+ * per pair of sub-blocks gives all 8 rows' mins products against one
+ * activation row's block sums.
+ *
+ * Each kernel has an AVX2 form and an AVX-VNNI form (vpdpwssd folds the
+ * scale multiply and the accumulation of the 16-bit products into one
+ * instruction; the integer sums are exact either way, so the bits are the
+ * same). Q4_K with four activation rows also has an AVX-512 form (two
+ * activation rows per register, q4k_8x4_avx512), again the same bits. The
+ * registry takes the widest form the CPU has. One activation row goes to
+ * the single-row gemv kernel (faster there, measured); two or three use the
+ * 8-row form of the gemv order (each row's pairs summed in its lanes, one
+ * tree per super-block).
+ *
+ * Files: the 256-bit bodies are kernels_avx2_kq8_body.h, included three
+ * times below with three multiply-accumulate forms: AVX2 (vpmaddwd +
+ * vpaddd), AVX-VNNI and AVX-512 VL + VNNI (vpdpwssd, VEX or EVEX; the last
+ * serves 2..3 activation rows where the 512-bit form applies).
+ *
+ * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
+ * llm__cpu_kernels_avx2() once the CPU has been checked.
+ */
+#include "cpu/kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu/avx2_common.h"
+#include "dtype/blocks.h"
+
+#if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
+#define LLM_KQ8_VNNI 1
+#include <cpuid.h>
+#define KQ8_TARGET_VNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
+#endif
+
+/* Lane r of the result: the sum of the 8 int32 lanes of p[r] (exact). */
+static inline __attribute__((always_inline)) __m256i kq8_sum_rows8(const __m256i p[8]) {
+    const __m256i h01 = _mm256_hadd_epi32(p[0], p[1]), h23 = _mm256_hadd_epi32(p[2], p[3]);
+    const __m256i h45 = _mm256_hadd_epi32(p[4], p[5]), h67 = _mm256_hadd_epi32(p[6], p[7]);
+    const __m256i lo = _mm256_hadd_epi32(h01, h23), hi = _mm256_hadd_epi32(h45, h67);
+    return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+/* ---------------------------------------------------------------- Q4_K -- */
+
+/* The 12-byte scale field as 16 int16: sc[0..7] then mn[0..7] (as
+ * q4_k_scales_mins in kernels_avx2_kq.c). */
+static inline __attribute__((always_inline)) __m256i kq8_q4k_scales_mins(const uint8_t scales[12]) {
+    uint32_t w[3];
+    memcpy(w, scales, 12);
+    const uint32_t m6 = 0x3F3F3F3Fu, m4 = 0x0F0F0F0Fu, m2 = 0x03030303u;
+    const uint32_t sc_lo = w[0] & m6, mn_lo = w[1] & m6;
+    const uint32_t sc_hi = (w[2] & m4) | ((w[0] >> 6) & m2) << 4;
+    const uint32_t mn_hi = ((w[2] >> 4) & m4) | ((w[1] >> 6) & m2) << 4;
+    return _mm256_cvtepu8_epi16(_mm_set_epi32((int)mn_hi, (int)mn_lo, (int)sc_hi, (int)sc_lo));
+}
+
+#define KQ8_ATTR
+#define KQ8_NAME(f) f
+#define KQ8_MADD_ACC(acc, s, p) _mm256_add_epi32((acc), _mm256_madd_epi16((s), (p)))
+#include "cpu/kernels_avx2_kq8_body.h"
+#undef KQ8_ATTR
+#undef KQ8_NAME
+#undef KQ8_MADD_ACC
+
+#ifdef LLM_KQ8_VNNI
+#define KQ8_ATTR KQ8_TARGET_VNNI
+#define KQ8_NAME(f) f##_vnni
+#define KQ8_MADD_ACC(acc, s, p) _mm256_dpwssd_avx_epi32((acc), (s), (p))
+#include "cpu/kernels_avx2_kq8_body.h"
+#undef KQ8_ATTR
+#undef KQ8_NAME
+#undef KQ8_MADD_ACC
+#endif
+
+/* One activation row (decode): the single-row gemv kernel, row after row,
+ * streams the weights in order and measured faster on rows that come from
+ * memory than the 8-row form (same bits either way). */
+static void q4k_gemv_rows(int64_t n, const char *w, size_t w_stride, const char *a, float *out) {
+    for (int r = 0; r < 8; r++) out[r] = llm__q4_k_dot_repack_gemv(n, w + (size_t)r * w_stride, a);
+}
+
+static void dot8_q4_k(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, int n_a,
+                      float *out, size_t o_stride) {
+    switch (n_a) {
+    case 1: q4k_gemv_rows(n, w, w_stride, a, out); break;
+    case 2: q4k_8xN(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+    case 3: q4k_8xN(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+    default: q4k_8xN(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
+    }
+}
+
+#ifdef LLM_KQ8_VNNI
+KQ8_TARGET_VNNI static void dot8_q4_k_vnni(int64_t n, const void *w, size_t w_stride, const void *a,
+                                           size_t a_stride, int n_a, float *out, size_t o_stride) {
+    switch (n_a) {
+    case 1: q4k_gemv_rows(n, w, w_stride, a, out); break;
+    case 2: q4k_8xN_vnni(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+    case 3: q4k_8xN_vnni(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+    default: q4k_8xN_vnni(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
+    }
+}
+#endif
+
+#if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
+#define LLM_KQ8_AVX512 1
+#define KQ8_TARGET_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+/* Eight Q4_K rows by four Q8_K rows (llama.cpp's gemm order) on 512-bit
+ * registers: activation rows A and B (0 and 1, then 2 and 3) share each
+ * register, so every integer instruction does two rows' work, and the tree
+ * that sums lanes uses unpacks and adds instead of the (slow) hadd. The
+ * tree leaves its totals in the layout "row group, act": 128-bit lane 0
+ * holds weight rows 0..3 for A, lane 1 rows 0..3 for B, lane 2 rows 4..7
+ * for A, lane 3 rows 4..7 for B; the scales, mins and accumulators use the
+ * same layout, so each lane runs exactly the float chain of the 256-bit
+ * form (same products, same FMAs, same order). */
+KQ8_TARGET_AVX512 static void q4k_8x4_avx512(int64_t n, const char *w, size_t w_stride, const char *a,
+                                             size_t a_stride, float *out, size_t o_stride) {
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}, accm[2] = {acc[0], acc[1]};
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    /* From a 256-bit vector of 8 rows to the layout: lanes (lo, lo, hi, hi). */
+    const __m512i lay = _mm512_set_epi32(7, 6, 5, 4, 7, 6, 5, 4, 3, 2, 1, 0, 3, 2, 1, 0);
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        __m512i s[8];
+        __m128i mins[8];
+        uint16_t dh[8], mh[8];
+        for (int r = 0; r < 8; r++) {
+            const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
+            const __m256i sm = kq8_q4k_scales_mins(x->scales);
+            s[r] = _mm512_broadcast_i32x4(_mm256_castsi256_si128(sm));
+            mins[r] = _mm256_extracti128_si256(sm, 1);
+            dh[r] = x->d;
+            mh[r] = x->dmin;
+        }
+        const __m512 dw = _mm512_permutexvar_ps(lay, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh))));
+        const __m512 mw = _mm512_permutexvar_ps(lay, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)mh))));
+        __m512i mn[4];
+        {
+            const __m256i v0 = _mm256_set_m128i(mins[4], mins[0]), v1 = _mm256_set_m128i(mins[5], mins[1]);
+            const __m256i v2 = _mm256_set_m128i(mins[6], mins[2]), v3 = _mm256_set_m128i(mins[7], mins[3]);
+            const __m256i t01l = _mm256_unpacklo_epi32(v0, v1), t23l = _mm256_unpacklo_epi32(v2, v3);
+            const __m256i t01h = _mm256_unpackhi_epi32(v0, v1), t23h = _mm256_unpackhi_epi32(v2, v3);
+            mn[0] = _mm512_permutexvar_epi32(lay, _mm512_castsi256_si512(_mm256_unpacklo_epi64(t01l, t23l)));
+            mn[1] = _mm512_permutexvar_epi32(lay, _mm512_castsi256_si512(_mm256_unpackhi_epi64(t01l, t23l)));
+            mn[2] = _mm512_permutexvar_epi32(lay, _mm512_castsi256_si512(_mm256_unpacklo_epi64(t01h, t23h)));
+            mn[3] = _mm512_permutexvar_epi32(lay, _mm512_castsi256_si512(_mm256_unpackhi_epi64(t01h, t23h)));
+        }
+        const llm_block_q8_k *y[4];
+        for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
+        __m512 dd[2], dm[2];
+        __m512i B[2]; /* 8 int16 block sums of A in lanes 0..3, of B in lanes 4..7 (as int32 pairs) */
+        for (int h = 0; h < 2; h++) {
+            const __m128 ya = _mm_set1_ps(y[2 * h]->d), yb = _mm_set1_ps(y[2 * h + 1]->d);
+            const __m512 dy = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_set_m128(yb, ya))));
+            dd[h] = _mm512_mul_ps(dw, dy);
+            dm[h] = _mm512_mul_ps(mw, dy);
+            __m128i bs[2];
+            for (int e = 0; e < 2; e++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)y[2 * h + e]->bsums);
+                bs[e] = _mm_hadd_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            }
+            B[h] = _mm512_castsi256_si512(_mm256_set_m128i(bs[1], bs[0]));
+        }
+        for (int p = 0; p < 4; p++) {
+            const __m512i i0 = _mm512_set1_epi16((short)(((4 * p + 1) << 8) | (4 * p)));
+            const __m512i i1 = _mm512_set1_epi16((short)(((4 * p + 3) << 8) | (4 * p + 2)));
+            __m512i Y0[2], Y1[2];
+            for (int h = 0; h < 2; h++) {
+                Y0[h] = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(y[2 * h]->qs + 64 * p))),
+                    _mm256_loadu_si256((const __m256i *)(y[2 * h + 1]->qs + 64 * p)), 1);
+                Y1[h] = _mm512_inserti64x4(
+                    _mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(y[2 * h]->qs + 64 * p + 32))),
+                    _mm256_loadu_si256((const __m256i *)(y[2 * h + 1]->qs + 64 * p + 32)), 1);
+            }
+            __m512i v[2][8];
+            for (int r = 0; r < 8; r++) {
+                const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
+                const __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x->qs + 32 * p)));
+                const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+                const __m512i s0 = _mm512_shuffle_epi8(s[r], i0), s1 = _mm512_shuffle_epi8(s[r], i1);
+                for (int h = 0; h < 2; h++) {
+                    const __m512i z = _mm512_dpwssd_epi32(_mm512_setzero_si512(), s0, _mm512_maddubs_epi16(lo, Y0[h]));
+                    v[h][r] = _mm512_dpwssd_epi32(z, s1, _mm512_maddubs_epi16(hi, Y1[h]));
+                }
+            }
+            const __m512i bidx = _mm512_set_epi32(4 + p, 4 + p, 4 + p, 4 + p, p, p, p, p, 4 + p, 4 + p, 4 + p, 4 + p,
+                                                  p, p, p, p);
+            for (int h = 0; h < 2; h++) {
+                __m512i t[4];
+                for (int k = 0; k < 4; k++) {
+                    t[k] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[h][2 * k], v[h][2 * k + 1]),
+                                            _mm512_unpackhi_epi32(v[h][2 * k], v[h][2 * k + 1]));
+                }
+                const __m512i b0 = _mm512_add_epi32(_mm512_unpacklo_epi64(t[0], t[1]), _mm512_unpackhi_epi64(t[0], t[1]));
+                const __m512i b1 = _mm512_add_epi32(_mm512_unpacklo_epi64(t[2], t[3]), _mm512_unpackhi_epi64(t[2], t[3]));
+                /* b0: lane k = rows 0..3 over 128-bit lane k of the inputs (A: k 0, 1; B: k 2, 3). */
+                const __m512i sq = _mm512_add_epi32(_mm512_shuffle_i32x4(b0, b1, 0x88), _mm512_shuffle_i32x4(b0, b1, 0xDD));
+                const __m512i mq = _mm512_madd_epi16(mn[p], _mm512_permutexvar_epi32(bidx, B[h]));
+                acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sq), dd[h], acc[h]);
+                accm[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mq), dm[h], accm[h]);
+            }
+        }
+    }
+    for (int h = 0; h < 2; h++) {
+        float t[16];
+        _mm512_storeu_ps(t, _mm512_sub_ps(acc[h], accm[h]));
+        for (int r = 0; r < 4; r++) {
+            out[(size_t)(2 * h) * o_stride + (size_t)r] = t[r];
+            out[(size_t)(2 * h + 1) * o_stride + (size_t)r] = t[4 + r];
+            out[(size_t)(2 * h) * o_stride + 4 + (size_t)r] = t[8 + r];
+            out[(size_t)(2 * h + 1) * o_stride + 4 + (size_t)r] = t[12 + r];
+        }
+    }
+}
+
+/* The 256-bit bodies once more with the EVEX vpdpwssd of AVX-512 VL + VNNI
+ * (a CPU with AVX-512 VNNI need not have AVX-VNNI), for 1..3 activation rows. */
+#define KQ8_ATTR KQ8_TARGET_AVX512
+#define KQ8_NAME(f) f##_avx512vl
+#define KQ8_MADD_ACC(acc, s, p) _mm256_dpwssd_epi32((acc), (s), (p))
+#include "cpu/kernels_avx2_kq8_body.h"
+#undef KQ8_ATTR
+#undef KQ8_NAME
+#undef KQ8_MADD_ACC
+
+KQ8_TARGET_AVX512 static void dot8_q4_k_avx512(int64_t n, const void *w, size_t w_stride, const void *a,
+                                               size_t a_stride, int n_a, float *out, size_t o_stride) {
+    if (n_a >= 4) {
+        q4k_8x4_avx512(n, w, w_stride, a, a_stride, out, o_stride);
+    } else {
+        switch (n_a) {
+        case 1: q4k_gemv_rows(n, w, w_stride, a, out); break;
+        case 2: q4k_8xN_avx512vl(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+        default: q4k_8xN_avx512vl(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+        }
+    }
+}
+
+static int kq8_has_avx512_vnni(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+#endif
+
+/* ---------------------------------------------------------------- Q6_K -- */
+
+static void dot8_q6_k(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, int n_a,
+                      float *out, size_t o_stride) {
+    switch (n_a) {
+    case 1: q6k_8xN(n, w, w_stride, a, a_stride, 1, out, o_stride); break;
+    case 2: q6k_8xN(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+    case 3: q6k_8xN(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+    default: q6k_8xN(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
+    }
+}
+
+#ifdef LLM_KQ8_VNNI
+KQ8_TARGET_VNNI static void dot8_q6_k_vnni(int64_t n, const void *w, size_t w_stride, const void *a,
+                                           size_t a_stride, int n_a, float *out, size_t o_stride) {
+    switch (n_a) {
+    case 1: q6k_8xN_vnni(n, w, w_stride, a, a_stride, 1, out, o_stride); break;
+    case 2: q6k_8xN_vnni(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
+    case 3: q6k_8xN_vnni(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
+    default: q6k_8xN_vnni(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
+    }
+}
+
+/* AVX-VNNI: CPUID leaf 7 sub-leaf 1, EAX bit 4. */
+static int kq8_has_avx_vnni(void) {
+    unsigned ea = 0, eb = 0, ec = 0, ed = 0;
+    return __get_cpuid_count(7, 1, &ea, &eb, &ec, &ed) && (ea & (1u << 4));
+}
+#endif
+
+llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni) {
+    if (t != LLM_DTYPE_Q4_K && t != LLM_DTYPE_Q6_K) {
+        return NULL;
+    }
+    if (vnni == 2) {
+#ifdef LLM_KQ8_AVX512
+        if (t == LLM_DTYPE_Q4_K && kq8_has_avx512_vnni()) {
+            return dot8_q4_k_avx512;
+        }
+#endif
+        return NULL;
+    }
+    if (!vnni) {
+        return t == LLM_DTYPE_Q4_K ? dot8_q4_k : dot8_q6_k;
+    }
+#ifdef LLM_KQ8_VNNI
+    if (kq8_has_avx_vnni()) {
+        return t == LLM_DTYPE_Q4_K ? dot8_q4_k_vnni : dot8_q6_k_vnni;
+    }
+#endif
+    return NULL;
+}
+
+void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
+    for (int v = 0; v < 2; v++) {
+        const llm_dtype t = v ? LLM_DTYPE_Q6_K : LLM_DTYPE_Q4_K;
+        llm__vec_dot8_fn f = llm__kq_dot8_variant(t, 2);
+        f = f ? f : llm__kq_dot8_variant(t, 1);
+        f = f ? f : llm__kq_dot8_variant(t, 0);
+        if (t == LLM_DTYPE_Q4_K && k->rows8[t].dot == llm__q4_k_dot_repack_gemv) {
+            k->rows8[t].dot8 = f;
+        }
+        if (t == LLM_DTYPE_Q6_K && k->tiled[t].dot == llm__q6_k_dot_tiled) {
+            k->tiled[t].dot8 = f;
+        }
+    }
+}
+
+#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
+
+void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) { (void)k; }
+llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni) {
+    (void)t;
+    (void)vnni;
+    return NULL;
+}
+
+#endif

@@ -1,0 +1,226 @@
+/*
+ * cpu/kernels_avx2_q8_0.c -- the Q8_0 x Q8_0 matmul micro-kernels (kernels.h
+ * dot2x4: 2 weight rows by 4 activation rows, dot4x1: 4 by 1), each output
+ * bit for bit the registry's dot_q8_0_q8_0 (llama.cpp's vec_dot order, which
+ * its tinyBLAS Q8_0 matmul shares): per block, 8 int32 lanes (lane k: the
+ * exact sum of the products of bytes 4k..4k+3, signs moved onto the
+ * activation as ggml does), converted to float, acc = fma(d_x d_y, lanes,
+ * acc) on 8 lanes from +0, and hsum8 at the end.
+ *
+ * Against the first versions in kernels_avx2.c: the block scales d_x d_y of
+ * the tile are formed by one multiply per weight row, stored, and read back
+ * by broadcast loads (a load port, where the lane permute they replace took a
+ * shuffle port per output); and with AVX-VNNI, vpdpbusd forms the 8 lanes in
+ * one instruction instead of vpmaddubsw + vpmaddwd. Same bytes, exact sums,
+ * same bits: the sign trick's 16-bit pair sums never saturate (|pair| <=
+ * 2 * 128 * 127 on one side, 2 * 128 * 128 on the other fits), so both give
+ * the same int32 for every input.
+ *
+ * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
+ * llm__cpu_kernels_avx2() once the CPU has been checked.
+ */
+#include "cpu/kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+
+#include <immintrin.h>
+
+#include "cpu/avx2_common.h"
+#include "dtype/blocks.h"
+
+#if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
+#define LLM_Q8_0_VNNI 1
+#include <cpuid.h>
+#endif
+
+/* One activation row (y, index j) against a dot2x4 tile's two weight rows. */
+#define Q8_0_STEP(Q8_LANES, y, j, c0, c1)                                                                   \
+    {                                                                                                       \
+        const __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);                                    \
+        c0 = _mm256_fmadd_ps(_mm256_broadcast_ss(dd + (j)),                                                 \
+                             _mm256_cvtepi32_ps(Q8_LANES(a0, _mm256_sign_epi8(qy, q0))), c0);               \
+        c1 = _mm256_fmadd_ps(_mm256_broadcast_ss(dd + 4 + (j)),                                             \
+                             _mm256_cvtepi32_ps(Q8_LANES(a1, _mm256_sign_epi8(qy, q1))), c1);               \
+    }
+
+/* Weight row r of a dot4x1 tile against its activation row. */
+#define Q8_0_ROW(Q8_LANES, r, c)                                                                            \
+    {                                                                                                       \
+        const __m256i qx = _mm256_loadu_si256(                                                              \
+            (const __m256i *)((const llm_block_q8_0 *)(wb + (size_t)(r) * w_stride + off))->qs);             \
+        const __m256i l = Q8_LANES(_mm256_sign_epi8(qx, qx), _mm256_sign_epi8(qy, qx));                     \
+        c = _mm256_fmadd_ps(_mm256_broadcast_ss(dd + (r)), _mm256_cvtepi32_ps(l), c);                       \
+    }
+
+/* dot2x4 / dot4x1 bodies; Q8_LANES(u, s) is the 8 int32 lanes of the 32
+ * products u[i] * s[i] (u unsigned, s signed). Named accumulators, not
+ * arrays: an array of them was kept in memory and stored every block. */
+#define Q8_0_BODIES(SUFFIX, ATTR, Q8_LANES)                                                                 \
+    ATTR static void dot2x4_q8_0##SUFFIX(int64_t n, const void *w, size_t w_stride, const void *a,         \
+                                         size_t a_stride, const float *sc, float out[2][4]) {              \
+        const llm_block_q8_0 *x0 = w, *x1 = (const llm_block_q8_0 *)((const char *)w + w_stride);         \
+        const llm_block_q8_0 *y0 = a, *y1 = (const llm_block_q8_0 *)((const char *)a + a_stride);         \
+        const llm_block_q8_0 *y2 = (const llm_block_q8_0 *)((const char *)a + 2 * a_stride);              \
+        const llm_block_q8_0 *y3 = (const llm_block_q8_0 *)((const char *)a + 3 * a_stride);              \
+        __m256 c00 = _mm256_setzero_ps(), c01 = c00, c02 = c00, c03 = c00;                                 \
+        __m256 c10 = c00, c11 = c00, c12 = c00, c13 = c00;                                                 \
+        float dd[8]; /* [row][act]: d_x * d_y */                                                           \
+        for (int64_t b = 0; b < n / LLM_QK32; b++) {                                                       \
+            const __m256i q0 = _mm256_loadu_si256((const __m256i *)x0[b].qs);                              \
+            const __m256i q1 = _mm256_loadu_si256((const __m256i *)x1[b].qs);                              \
+            const __m256i a0 = _mm256_sign_epi8(q0, q0), a1 = _mm256_sign_epi8(q1, q1);                    \
+            const __m128 dy = _mm_loadu_ps(sc + 8 * b);                                                    \
+            _mm_storeu_ps(dd, _mm_mul_ps(_mm_set1_ps(h2f(x0[b].d)), dy));                                  \
+            _mm_storeu_ps(dd + 4, _mm_mul_ps(_mm_set1_ps(h2f(x1[b].d)), dy));                              \
+            Q8_0_STEP(Q8_LANES, y0, 0, c00, c10)                                                           \
+            Q8_0_STEP(Q8_LANES, y1, 1, c01, c11)                                                           \
+            Q8_0_STEP(Q8_LANES, y2, 2, c02, c12)                                                           \
+            Q8_0_STEP(Q8_LANES, y3, 3, c03, c13)                                                           \
+        }                                                                                                  \
+        out[0][0] = hsum8(c00), out[0][1] = hsum8(c01), out[0][2] = hsum8(c02), out[0][3] = hsum8(c03);    \
+        out[1][0] = hsum8(c10), out[1][1] = hsum8(c11), out[1][2] = hsum8(c12), out[1][3] = hsum8(c13);    \
+    }                                                                                                      \
+    ATTR static void dot4x1_q8_0##SUFFIX(int64_t n, const void *w, size_t w_stride, const void *a,         \
+                                         const float *sc, float out[4]) {                                  \
+        const char *wb = w;                                                                                \
+        const llm_block_q8_0 *y = a;                                                                       \
+        __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;                                        \
+        float dd[4];                                                                                       \
+        for (int64_t b = 0; b < n / LLM_QK32; b++) {                                                       \
+            const size_t off = (size_t)b * sizeof(llm_block_q8_0);                                         \
+            const __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);                               \
+            uint16_t h[4];                                                                                 \
+            for (int r = 0; r < 4; r++) h[r] = ((const llm_block_q8_0 *)(wb + (size_t)r * w_stride + off))->d; \
+            _mm_storeu_ps(dd, _mm_mul_ps(_mm_cvtph_ps(_mm_loadl_epi64((const __m128i *)h)),                \
+                                         _mm_set1_ps(sc[2 * b])));                                         \
+            Q8_0_ROW(Q8_LANES, 0, c0)                                                                      \
+            Q8_0_ROW(Q8_LANES, 1, c1)                                                                      \
+            Q8_0_ROW(Q8_LANES, 2, c2)                                                                      \
+            Q8_0_ROW(Q8_LANES, 3, c3)                                                                      \
+        }                                                                                                  \
+        out[0] = hsum8(c0), out[1] = hsum8(c1), out[2] = hsum8(c2), out[3] = hsum8(c3);                    \
+    }
+
+#define Q8_LANES_AVX2(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1))
+Q8_0_BODIES(, , Q8_LANES_AVX2)
+
+#ifdef LLM_Q8_0_VNNI
+#define Q8_LANES_VNNI(u, s) _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), (u), (s))
+Q8_0_BODIES(_vnni, __attribute__((target("avx2,fma,f16c,avxvnni"))), Q8_LANES_VNNI)
+
+#if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
+#define LLM_Q8_0_AVX512 1
+#define Q8_0_AVX512_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
+
+/* dot2x4 on 512-bit registers: each accumulator holds two of the eight
+ * 8-lane chains, (row 0, act j) in its low half and (row 1, act j) in its
+ * high half, so every instruction advances two chains with exactly the
+ * operations of the 256-bit form. vpsignb has no 512-bit form: |x| by
+ * vpabsb, and y negated (wrapping, as vpsignb: -(-128) stays -128) under the
+ * mask of x < 0; where x == 0, |x| == 0 makes the product 0 as vpsignb's
+ * zeroing does. The scales d_x d_y go to their halves by one permute. */
+Q8_0_AVX512_TARGET static void dot2x4_q8_0_avx512(int64_t n, const void *w, size_t w_stride, const void *a,
+                                                  size_t a_stride, const float *sc, float out[2][4]) {
+    const llm_block_q8_0 *x0 = w, *x1 = (const llm_block_q8_0 *)((const char *)w + w_stride);
+    const llm_block_q8_0 *y0 = a, *y1 = (const llm_block_q8_0 *)((const char *)a + a_stride);
+    const llm_block_q8_0 *y2 = (const llm_block_q8_0 *)((const char *)a + 2 * a_stride);
+    const llm_block_q8_0 *y3 = (const llm_block_q8_0 *)((const char *)a + 3 * a_stride);
+    __m512 c0 = _mm512_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;
+    const __m512i zero = _mm512_setzero_si512();
+    /* Lane i of permute index j: dd[j] (low half) or dd[4 + j] (high half). */
+    const __m512i i0 = _mm512_set_epi32(4, 4, 4, 4, 4, 4, 4, 4, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m512i one = _mm512_set1_epi32(1);
+    const __m512i i1 = _mm512_add_epi32(i0, one), i2 = _mm512_add_epi32(i1, one), i3 = _mm512_add_epi32(i2, one);
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)x0[b].qs)),
+                                             _mm256_loadu_si256((const __m256i *)x1[b].qs), 1);
+        const __m512i aq = _mm512_abs_epi8(q);
+        const __mmask64 neg = _mm512_movepi8_mask(q);
+        const __m128 dy = _mm_loadu_ps(sc + 8 * b);
+        /* [d0 dy0..3, d1 dy0..3] in lanes 0..7 */
+        const __m256 dd = _mm256_set_m128(_mm_mul_ps(_mm_set1_ps(h2f(x1[b].d)), dy), _mm_mul_ps(_mm_set1_ps(h2f(x0[b].d)), dy));
+        const __m512 ddz = _mm512_castps256_ps512(dd);
+#define Q8_0_Z(y, idx, c)                                                                                         \
+    {                                                                                                           \
+        const __m512i qy = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)y[b].qs));                \
+        const __m512i sy = _mm512_mask_sub_epi8(qy, neg, zero, qy);                                              \
+        const __m512 f = _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(zero, aq, sy));                                 \
+        c = _mm512_fmadd_ps(_mm512_permutexvar_ps(idx, ddz), f, c);                                              \
+    }
+        Q8_0_Z(y0, i0, c0)
+        Q8_0_Z(y1, i1, c1)
+        Q8_0_Z(y2, i2, c2)
+        Q8_0_Z(y3, i3, c3)
+#undef Q8_0_Z
+    }
+    const __m512 c[4] = {c0, c1, c2, c3};
+    for (int j = 0; j < 4; j++) {
+        out[0][j] = hsum8(_mm512_castps512_ps256(c[j]));
+        out[1][j] = hsum8(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(c[j]), 1)));
+    }
+}
+#endif
+
+/* AVX-VNNI: CPUID leaf 7 sub-leaf 1, EAX bit 4. */
+static int q8_0_has_avx_vnni(void) {
+    unsigned ea = 0, eb = 0, ec = 0, ed = 0;
+    return __get_cpuid_count(7, 1, &ea, &eb, &ec, &ed) && (ea & (1u << 4));
+}
+#endif
+
+#ifdef LLM_Q8_0_AVX512
+/* AVX-512 F, BW, VL and VNNI, with the OS saving the 512-bit state (libgcc's
+ * check includes XGETBV). */
+static int q8_0_has_avx512_vnni(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+#endif
+
+int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1) {
+    if (vnni == 2) {
+#ifdef LLM_Q8_0_AVX512
+        if (q8_0_has_avx512_vnni() && llm__q8_0_micro_variant(1, d2x4, d4x1)) {
+            *d2x4 = dot2x4_q8_0_avx512;
+            return 1;
+        }
+#endif
+        return 0;
+    }
+    if (!vnni) {
+        *d2x4 = dot2x4_q8_0;
+        *d4x1 = dot4x1_q8_0;
+        return 1;
+    }
+#ifdef LLM_Q8_0_VNNI
+    if (q8_0_has_avx_vnni()) {
+        *d2x4 = dot2x4_q8_0_vnni;
+        *d4x1 = dot4x1_q8_0_vnni;
+        return 1;
+    }
+#endif
+    return 0;
+}
+
+void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k) {
+    llm__vec_dot2x4_fn d2x4;
+    llm__vec_dot4x1_fn d4x1;
+    if (llm__q8_0_micro_variant(2, &d2x4, &d4x1) || llm__q8_0_micro_variant(1, &d2x4, &d4x1) ||
+        llm__q8_0_micro_variant(0, &d2x4, &d4x1)) {
+        k->dot2x4[LLM_DTYPE_Q8_0] = d2x4;
+        k->dot4x1[LLM_DTYPE_Q8_0] = d4x1;
+    }
+}
+
+#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
+
+void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k) { (void)k; }
+int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1) {
+    (void)vnni;
+    (void)d2x4;
+    (void)d4x1;
+    return 0;
+}
+
+#endif
