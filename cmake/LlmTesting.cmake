@@ -14,7 +14,9 @@ if(NOT LLM_MODELS_DIR)
   endif()
 endif()
 set(LLM_DEFAULT_MODEL "${LLM_MODELS_DIR}/SmolLM2-135M-Instruct.Q4_1.gguf")
-get_filename_component(LLM_TESTDATA_DIR "${PROJECT_SOURCE_DIR}/../shared/testdata" ABSOLUTE)
+if(NOT LLM_TESTDATA_DIR) # -DLLM_TESTDATA_DIR=... for a checkout (e.g. a git worktree) without shared/ beside it
+  get_filename_component(LLM_TESTDATA_DIR "${PROJECT_SOURCE_DIR}/../shared/testdata" ABSOLUTE)
+endif()
 
 function(llm_add_test name)
   cmake_parse_arguments(A "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})

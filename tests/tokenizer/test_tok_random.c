@@ -21,7 +21,8 @@ static size_t unhex(const char *h, size_t n, char *out) {
     return k;
 }
 
-/* Every VOCAB<TAB>hex(text)<TAB>ids line of FILE must encode to its ids. */
+/* Every VOCAB<TAB>hex(text)<TAB>ids line of FILE must encode to its ids
+ * (VOCAB@special: with LLM_TOKENIZE_PARSE_SPECIAL). */
 static void run_file(const char *file, int min_cases) {
     char path[1024];
     snprintf(path, sizeof path, "%s/tests/tokenizer/data/%s", tt_env("LLM_SOURCE_DIR", "."), file);
@@ -37,6 +38,12 @@ static void run_file(const char *file, int min_cases) {
         char *t1 = strchr(line, '\t'), *t2 = t1 ? strchr(t1 + 1, '\t') : NULL;
         cr_assert(t2, "bad line");
         *t1 = '\0';
+        unsigned flags = 0;
+        char *at = strchr(line, '@');
+        if (at && strcmp(at, "@special") == 0) {
+            flags = LLM_TOKENIZE_PARSE_SPECIAL;
+            *at = '\0';
+        }
         if (strcmp(cur, line) != 0) {
             llm_tokenizer_free(tok);
             char gpath[1200];
@@ -56,10 +63,10 @@ static void run_file(const char *file, int min_cases) {
         }
         llm_token *got;
         int32_t ng;
-        cr_assert_eq(tt_encode(tok, text, tl, 0, &got, &ng), LLM_OK, "%s", llm_tokenizer_last_error());
+        cr_assert_eq(tt_encode(tok, text, tl, flags, &got, &ng), LLM_OK, "%s", llm_tokenizer_last_error());
         if (ng != nw || (nw && memcmp(got, want, (size_t)nw * sizeof *got) != 0)) {
             if (bad < 5) {
-                printf("%s: %s \"%.*s\": want", file, cur, (int)tl, text);
+                printf("%s: %s%s \"%.*s\": want", file, cur, flags ? "@special" : "", (int)tl, text);
                 for (int k = 0; k < nw; k++) printf(" %d", (int)want[k]);
                 printf("\n   got");
                 for (int k = 0; k < ng; k++) printf(" %d", (int)got[k]);
@@ -88,3 +95,10 @@ Test(tokenizer_random, issue15_classes_match_references) { run_file("classes_exp
  * in the file's comments: control-token text and HF's per-grapheme
  * Precompiled rule). */
 Test(tokenizer_random, unigram_matches_llama_cpp) { run_file("unigram_expected.txt", 70); }
+
+/* llama.cpp's special-token partition on eight vocab GGUFs, special parsing on
+ * and off (make_special_golden.py): overlapping special-token texts (longest
+ * token first over the whole text, not HF's leftmost match) and the
+ * LSTRIP/RSTRIP attributes next to ASCII and non-ASCII whitespace (ASCII
+ * only, as llama.cpp's isspace). */
+Test(tokenizer_random, special_partition_matches_llama_cpp) { run_file("special_expected.txt", 400); }

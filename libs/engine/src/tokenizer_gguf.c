@@ -29,28 +29,49 @@ static llm_status get_id(const llm_gguf *g, const char *key, llm_token *id) {
     return LLM_OK;
 }
 
-/* llama.cpp's per-model token attributes: a model whose general.name
- * contains "phi-3" or "phi3" (any case) has RSTRIP on every special token
- * (control, user-defined, unknown) and on "</s>", but not on "<unk>", "<s>",
- * "<|endoftext|>": "<|user|>\nHi" tokenizes as "<|user|>", "▁Hi". Returns a
- * new [n] array for llm_vocab_spec.strip, or NULL (none, or out of memory:
- * *oom set). */
-static unsigned char *phi3_strip(const llm_gguf *g, char *const *tokens, const int32_t *types, int32_t n, int *oom) {
+/* Copy of a string key into buf, lowercased if asked (empty when absent). */
+static void key_copy(const llm_gguf *g, const char *key, int lower, char *buf, size_t cap) {
     const char *s;
     size_t len;
+    buf[0] = '\0';
+    if (llm_gguf_get_str(g, key, &s, &len) != LLM_OK) return;
+    if (len >= cap) len = cap - 1;
+    for (size_t i = 0; i < len; i++) buf[i] = (char)(lower && s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
+    buf[len] = '\0';
+}
+
+/* llama.cpp's per-model token attributes (llama_vocab::load, chosen by name):
+ *   - tokenizer.ggml.pre containing jina-v2-de/-es/-code, or
+ *     general.architecture containing nomic-bert-moe or jina-bert-v3: LSTRIP
+ *     on "<mask>";
+ *   - else general.name containing "phi-3" or "phi3" (any case): RSTRIP on
+ *     every special token (control, user-defined, unknown) and on "</s>",
+ *     but not on "<unk>", "<s>", "<|endoftext|>": "<|user|>\nHi" tokenizes
+ *     as "<|user|>", "▁Hi";
+ *   - else general.name containing "modern-bert": LSTRIP on "[MASK]".
+ * Returns a new [n] array for llm_vocab_spec.strip, or NULL (none, or out of
+ * memory: *oom set). */
+static unsigned char *llamacpp_strip(const llm_gguf *g, char *const *tokens, const int32_t *types, int32_t n,
+                                     int *oom) {
+    char name[256], pre[256], arch[256];
     *oom = 0;
-    if (llm_gguf_get_str(g, "general.name", &s, &len) != LLM_OK) return NULL;
-    char name[256];
-    if (len >= sizeof name) len = sizeof name - 1;
-    for (size_t i = 0; i < len; i++) name[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] - 'A' + 'a' : s[i]);
-    name[len] = '\0';
-    if (!strstr(name, "phi-3") && !strstr(name, "phi3")) return NULL;
+    key_copy(g, "general.name", 1, name, sizeof name); /* llama.cpp lowercases only the name */
+    key_copy(g, "tokenizer.ggml.pre", 0, pre, sizeof pre);
+    key_copy(g, "general.architecture", 0, arch, sizeof arch);
+    int mask = strstr(pre, "jina-v2-de") || strstr(pre, "jina-v2-es") || strstr(pre, "jina-v2-code") ||
+               strstr(arch, "nomic-bert-moe") || strstr(arch, "jina-bert-v3");
+    int phi3 = !mask && (strstr(name, "phi-3") || strstr(name, "phi3"));
+    int mbert = !mask && !phi3 && strstr(name, "modern-bert");
+    if (!mask && !phi3 && !mbert) return NULL;
     unsigned char *strip = calloc((size_t)n, 1);
     if (!strip) {
         *oom = 1;
         return NULL;
     }
     for (int32_t i = 0; i < n; i++) {
+        if (mask && strcmp(tokens[i], "<mask>") == 0) strip[i] = LLM_TOKEN_LSTRIP;
+        if (mbert && strcmp(tokens[i], "[MASK]") == 0) strip[i] = LLM_TOKEN_LSTRIP;
+        if (!phi3) continue;
         const int32_t ty = types ? types[i] : LLM_TOKEN_TYPE_NORMAL;
         if (ty == LLM_TOKEN_TYPE_CONTROL || ty == LLM_TOKEN_TYPE_USER_DEFINED || ty == LLM_TOKEN_TYPE_UNKNOWN ||
             strcmp(tokens[i], "</s>") == 0)
@@ -259,7 +280,7 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
     }
 
     int oom;
-    strip = phi3_strip(g, tokens, types, n, &oom);
+    strip = llamacpp_strip(g, tokens, types, n, &oom);
     if (oom) {
         st = fail(LLM_ERR_NO_MEMORY, "out of memory");
         goto done;

@@ -1,6 +1,20 @@
 /* tok_encode.c -- llm_tokenizer_encode: UTF-8 check, special/added-token
- * partitioning (leftmost match, longest first, before any pre-tokenization),
- * then the family's algorithm on each raw fragment, BOS/EOS around it. */
+ * partitioning (before any pre-tokenization), then the family's algorithm on
+ * each raw fragment, BOS/EOS around it.
+ *
+ * Two partition rules, which differ only where special-token texts overlap
+ * in the text or where lstrip/rstrip meet non-ASCII whitespace:
+ *   - HF (tokenizer.json vocabularies): the leftmost match wins, the longest
+ *     at that position (AddedVocabulary's leftmost-longest automaton);
+ *     lstrip/rstrip take Unicode whitespace.
+ *   - llama.cpp (GGUF and spec vocabularies; tokenizer_st_partition): special
+ *     tokens are taken longest first, each at every place it occurs in what
+ *     is still raw text, so ">>ABSTRACT<<|endoftext|>" in falcon gives
+ *     <|endoftext|> (13 bytes) and not >>ABSTRACT<< (12) although the latter
+ *     starts first; LSTRIP/RSTRIP take ASCII whitespace only (isspace), so
+ *     phi-3's <|end|> keeps a following U+3000. Between special tokens of
+ *     equal length llama.cpp's order is unspecified (std::sort is not
+ *     stable); we take the leftmost. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +92,96 @@ static llm_status encode_raw(const llm_tokenizer *t, const char *s, size_t n, in
     }
 }
 
+static int is_ascii_space(unsigned char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+
+/* A special token placed by the llama.cpp partition: the token at
+ * [pos, pos + len), and [lo, hi) what it consumes with stripped spaces. */
+typedef struct tok_span {
+    size_t pos, len, lo, hi;
+    llm_token id;
+} tok_span;
+
+static int span_by_len_then_pos(const void *a, const void *b) {
+    const tok_span *x = a, *y = b;
+    if (x->len != y->len) return x->len > y->len ? -1 : 1;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+static int span_by_pos(const void *a, const void *b) {
+    const tok_span *x = a, *y = b;
+    return x->pos < y->pos ? -1 : x->pos > y->pos;
+}
+
+static int spans_push(tok_span **v, size_t *n, size_t *cap, tok_span s) {
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        tok_span *p = realloc(*v, nc * sizeof *p);
+        if (!p) return -1;
+        *v = p;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = s;
+    return 0;
+}
+
+/* llama.cpp's partition: every occurrence of every allowed special token,
+ * then placed longest first (leftmost first among equal lengths) where the
+ * text is still raw, each stripping ASCII spaces next to it as its
+ * attributes say. *spans gets the placed tokens in text order. */
+static llm_status partition_llamacpp(const llm_tokenizer *t, const char *text, size_t len, unsigned flags,
+                                     tok_span **spans, size_t *n_spans) {
+    const unsigned char *first = t->special_first[(flags & LLM_TOKENIZE_PARSE_SPECIAL) ? 1 : 0];
+    tok_span *m = NULL;
+    size_t n = 0, cap = 0;
+    *spans = NULL;
+    *n_spans = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!first[(unsigned char)text[i]]) continue;
+        if (!t->specials_shadowed) {
+            for (int32_t k = 0; k < t->n_special_lens; k++) {
+                size_t l = t->special_lens[k];
+                if (l > len - i) continue;
+                llm_token id = llm__tok_lookup(t, text + i, l);
+                if (id >= 0 && is_special_type(t->types[id]) && special_allowed(t, id, flags) &&
+                    spans_push(&m, &n, &cap, (tok_span){i, l, i, i + l, id}))
+                    goto oom;
+            }
+        } else {
+            for (int32_t k = 0; k < t->n_specials; k++) {
+                llm_token id = t->specials[k];
+                size_t l = t->len[id];
+                if (l <= len - i && special_allowed(t, id, flags) && memcmp(text + i, t->blob + t->off[id], l) == 0 &&
+                    spans_push(&m, &n, &cap, (tok_span){i, l, i, i + l, id}))
+                    goto oom;
+            }
+        }
+    }
+    if (n == 0) return LLM_OK;
+    qsort(m, n, sizeof *m, span_by_len_then_pos);
+    unsigned char *taken = calloc(len, 1); /* bytes no longer raw text */
+    if (!taken) goto oom;
+    size_t placed = 0;
+    for (size_t k = 0; k < n; k++) {
+        tok_span s = m[k];
+        size_t j = s.pos;
+        while (j < s.pos + s.len && !taken[j]) j++;
+        if (j < s.pos + s.len) continue; /* overlaps a longer token already placed */
+        memset(taken + s.pos, 1, s.len);
+        if (t->strip && (t->strip[s.id] & TOK_LSTRIP))
+            while (s.lo > 0 && !taken[s.lo - 1] && is_ascii_space((unsigned char)text[s.lo - 1])) taken[--s.lo] = 1;
+        if (t->strip && (t->strip[s.id] & TOK_RSTRIP))
+            while (s.hi < len && !taken[s.hi] && is_ascii_space((unsigned char)text[s.hi])) taken[s.hi++] = 1;
+        m[placed++] = s;
+    }
+    free(taken);
+    qsort(m, placed, sizeof *m, span_by_pos);
+    *spans = m;
+    *n_spans = placed;
+    return LLM_OK;
+oom:
+    free(m);
+    return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+}
+
 llm_status llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t len, unsigned flags,
                                 llm_token *out, int32_t cap, int32_t *n_out) {
     if (!t || !n_out || (!text && len) || (!out && cap > 0) || cap < 0)
@@ -93,6 +197,28 @@ llm_status llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t
     llm_token bos = t->type == LLM_TOKENIZER_WPM && t->cls >= 0 ? t->cls : t->bos;
     llm_token eos = t->type == LLM_TOKENIZER_WPM && t->sep >= 0 ? t->sep : t->eos;
     if (add && t->add_bos && bos >= 0 && llm__vec_push(&v, bos)) goto oom;
+
+    if (t->llamacpp_partition) {
+        tok_span *sp;
+        size_t n_sp, raw = 0;
+        int after_special = 1, n_frag = 0;
+        if ((st = partition_llamacpp(t, text, len, flags, &sp, &n_sp)) != LLM_OK) goto fail;
+        for (size_t k = 0; k <= n_sp && st == LLM_OK; k++) {
+            size_t lo = k < n_sp ? sp[k].lo : len;
+            if (lo > raw) st = encode_raw(t, text + raw, lo - raw, after_special, n_frag++ == 0, &v);
+            if (k < n_sp && st == LLM_OK) {
+                if (llm__vec_push(&v, sp[k].id)) {
+                    free(sp);
+                    goto oom;
+                }
+                after_special = 1;
+                raw = sp[k].hi;
+            }
+        }
+        free(sp);
+        if (st != LLM_OK) goto fail;
+        goto done;
+    }
 
     /* Which first bytes can start a special token under these flags. */
     const unsigned char *first = t->special_first[(flags & LLM_TOKENIZE_PARSE_SPECIAL) ? 1 : 0];
@@ -143,6 +269,7 @@ llm_status llm_tokenizer_encode(const llm_tokenizer *t, const char *text, size_t
         st = encode_raw(t, text + raw, len - raw, after_special, n_frag == 0, &v);
         if (st != LLM_OK) goto fail;
     }
+done:
     if (add && t->add_eos && eos >= 0 && llm__vec_push(&v, eos)) goto oom;
 
     if (v.n > (size_t)INT32_MAX) {

@@ -80,6 +80,11 @@ struct llm_tokenizer {
     int32_t n_special_lens;
     int specials_shadowed;  /* a special shares its text with another token: scan, not look up */
     unsigned char special_first[2][256]; /* [parse_special][byte]: a special may start here */
+    /* Special-token partition rule: 0 HF's (tokenizer.json: leftmost match,
+     * longest first; lstrip/rstrip take Unicode whitespace), 1 llama.cpp's
+     * (GGUF / spec vocabularies: longest token first over the whole text;
+     * lstrip/rstrip take ASCII whitespace), see tok_encode.c. */
+    int llamacpp_partition;
 
     char pre[64];
     pcre2_code *re[TOK_MAX_REGEX];

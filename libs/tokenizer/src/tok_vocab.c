@@ -304,6 +304,7 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
     int32_t n = spec->n_tokens;
     t->type = spec->type;
     t->n = n;
+    t->llamacpp_partition = hf == NULL;
     t->off = malloc((size_t)n * sizeof *t->off);
     t->len = malloc((size_t)n * sizeof *t->len);
     t->doff = malloc((size_t)n * sizeof *t->doff);

@@ -123,7 +123,115 @@ FEATURES = [
     ("mutate_list", "{% set l = [1] %}{{ l.append(2) }}{{ l }}"),
     ("raise", "a{{ raise_exception('boom: ' ~ messages | length) }}"),
     ("undefined_attr", "[{{ messages[0].nothing }}]{{ messages[0].nothing.deeper }}"),
+    # {% call %} and caller()
+    ("call_block", "{% macro box(title) %}<{{ title }}:{{ caller() }}>{% endmacro %}"
+                   "{% call box('t') %}body {{ messages | length }}{% endcall %}"),
+    ("call_block_args", "{% macro each(items) %}{% for i in items %}{{ caller(i, loop.index) }}{% endfor %}{% endmacro %}"
+                        "{% call(m, n=0, z='d') each(messages) %}[{{ n }}{{ m.role }}{{ z }}]{% endcall %}"),
+    ("call_block_scope", "{% macro twice() %}{{ caller() }}{{ caller() }}{% endmacro %}"
+                         "{% for m in messages %}{% call twice() %}{{ m.role[0] }}{{ loop.index }}{% endcall %}{% endfor %}"),
+    ("call_block_nested", "{% macro wrap(t) %}({{ t }}{{ caller() }}){% endmacro %}"
+                          "{% call wrap(1) %}{% call wrap(2) %}x{% endcall %}{% endcall %}"),
+    ("call_block_caller_kwargs", "{% macro m() %}{{ caller(1, 2, k=3) }}{% endmacro %}"
+                                 "{% call m() %}{{ varargs }}{{ kwargs }}{% endcall %}"),
+    ("call_block_no_caller", "{% macro m() %}x{% endmacro %}{% call m() %}body{% endcall %}"),
+    ("call_without_block", "{% macro m() %}{{ caller() }}{% endmacro %}{{ m() }}"),
+    ("caller_printed_undefined", "{% macro m() %}[{{ caller }}]{% endmacro %}{{ m() }}"),
+    ("call_block_too_many", "{% macro m() %}{{ caller(1) }}{% endmacro %}{% call m() %}x{% endcall %}"),
+    ("call_block_not_call", "{% call messages %}x{% endcall %}"),
+    ("caller_param_no_default", "{% macro m(caller) %}{{ caller() }}{% endmacro %}{% call m() %}X{% endcall %}"),
+    ("caller_param_default", "{% macro m(caller=none) %}[{{ caller() if caller else 'none' }}]{% endmacro %}"
+                             "{{ m() }}{% call m() %}X{% endcall %}"),
+    # macro varargs / kwargs
+    ("macro_varargs_kwargs", "{% macro m(a) %}{{ a }}|{{ varargs }}|{{ kwargs }}{% endmacro %}"
+                             "{{ m(1, 2, 'x', k=4, j='y') }} {{ m(0) }} {{ m(a=5, z=none) }}"),
+    ("macro_varargs_loop", "{% macro cat() %}{% for v in varargs %}{{ v }}{% if not loop.last %}+{% endif %}{% endfor %}"
+                           "{% endmacro %}{{ cat('a', 'b', 'c') }}"),
+    ("macro_kwargs_items", "{% macro attrs() %}{% for k, v in kwargs.items() %} {{ k }}=\"{{ v }}\"{% endfor %}{% endmacro %}"
+                           "<x{{ attrs(id=1, cls='c') }}>"),
+    ("macro_kwargs_dup_positional", "{% macro m(a) %}{{ a }}{{ kwargs }}{% endmacro %}{{ m(1, a=2) }}"),
+    ("macro_too_many_args", "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, 2) }}"),
+    ("macro_unknown_kwarg", "{% macro m(a) %}{{ a }}{% endmacro %}{{ m(1, b=2) }}"),
+    ("macro_varargs_assigned_first", "{% macro m() %}{% set varargs = 1 %}{{ varargs }}{% endmacro %}{{ m(1) }}"),
+    ("macro_varargs_read_first", "{% macro m() %}{{ varargs }}{% set varargs = 1 %}{% endmacro %}{{ m(1) }}"),
+    ("macro_kwargs_in_nested_macro", "{% macro outer() %}{% macro inner() %}{{ kwargs }}{% endmacro %}{{ inner(q=1) }}"
+                                     "{% endmacro %}{{ outer(p=2) }}"),
+    ("macro_varargs_param", "{% macro m(varargs) %}{{ varargs }}{% endmacro %}{{ m(3) }}"),
+    # recursive loops
+    ("loop_recursive", "{% for x in [1, [2, [3, []]], 4] recursive %}{% if x is iterable %}({{ loop(x) }})"
+                       "{% else %}{{ x }}@{{ loop.depth }}{{ loop.depth0 }}{{ loop.index }}{% endif %}{% endfor %}"),
+    ("loop_recursive_tree", "{% set tree = [{'n': 'a', 'c': [{'n': 'b', 'c': []}, {'n': 'c', 'c': [{'n': 'd', 'c': []}]}]},"
+                            " {'n': 'e', 'c': []}] %}"
+                            "{% for node in tree recursive %}{{ '  ' * loop.depth0 }}{{ node.n }}{{ loop.length }}\n"
+                            "{% if node.c %}{{ loop(node.c) }}{% endif %}{% endfor %}"),
+    ("loop_recursive_else_filter", "{% for x in [[1, 0], [], 2, 0] if x != 0 recursive %}"
+                                   "{% if x is iterable %}[{{ loop(x) }}]{% else %}{{ x }}{% endif %}{% else %}E{% endfor %}"),
+    ("loop_recursive_outer_vars", "{% set p = 'P' %}{% for x in [[1, [2]]] recursive %}{% set q = 'Q' %}"
+                                  "{% if x is iterable %}{{ p }}<{{ loop(x) }}>{% else %}{{ x }}{{ q }}{% endif %}{% endfor %}"),
+    ("loop_recursive_break", "{% for x in [[1, 2, 3], 4, 5] recursive %}{% if x is iterable %}{{ loop(x) }}"
+                             "{% elif x == 2 %}{% break %}{% else %}{{ x }}{% endif %}{% endfor %}"),
+    ("loop_recursive_saved", "{% for x in [[1]] recursive %}{% set l = loop %}{% for y in [5] %}"
+                             "{{ l(x) if x is iterable else x ~ loop.depth ~ l.depth }}{% endfor %}{% endfor %}"),
+    ("loop_depth_plain", "{% for m in messages %}{{ loop.depth }}{{ loop.depth0 }}{% for c in 'ab' %}{{ loop.depth }}"
+                         "{% endfor %}{% endfor %}"),
+    ("loop_not_recursive", "{% for x in [1] %}{{ loop([2]) }}{% endfor %}"),
+    ("loop_recursive_two_args", "{% for x in [1] recursive %}{{ loop([2], 3) }}{% endfor %}"),
+    ("loop_recursive_deep", "{% for x in " + "[" * 40 + "1" + "]" * 40 + " recursive %}"
+                            "{% if x is iterable %}{{ loop(x) }}{% else %}{{ x }}@{{ loop.depth }}{% endif %}{% endfor %}"),
+    # include / import / extends (no loader: jinja2 raises) and blocks (rendered in place)
+    ("include", "a{% include 'other.jinja' %}b"),
+    ("include_ignore_missing", "a{% include 'other.jinja' ignore missing %}b"),
+    ("include_ignore_missing_empty", "a{% include [] ignore missing %}{% include none ignore missing without context %}b"),
+    ("include_empty_list", "a{% include [] %}b"),
+    ("include_list", "a{% include ['x', 'y'] ignore missing with context %}b"),
+    ("include_var", "a{% include messages[0].content %}b"),
+    ("include_not_run", "a{% if false %}{% include 'x' %}{% endif %}b"),
+    ("import", "{% import 'macros.jinja' as m %}{{ m.f() }}"),
+    ("import_with_context", "{% import 'macros.jinja' as m with context %}x"),
+    ("from_import", "{% from 'macros.jinja' import f, g as h %}{{ f() }}"),
+    ("from_import_underscore", "{% from 'macros.jinja' import _f %}x"),
+    ("extends", "{% extends 'base.jinja' %}{% block body %}x{% endblock %}"),
+    ("extends_not_run", "a{% if false %}{% extends 'base.jinja' %}{% endif %}b{% block c %}B{% endblock %}"),
+    ("block_in_place", "<{% block head %}H{{ messages | length }}{% endblock %}|{% block body %}B{% endblock body %}>"),
+    ("block_scope", "{% set t = 'T' %}{% for m in messages %}{% block b %}[{{ m }}{{ t }}]{% endblock %}{% endfor %}"
+                    "{% for i in [1] %}{% block s scoped %}[{{ i }}{{ t }}]{% endblock %}{% endfor %}"),
+    ("block_set_local", "{% block b %}{% set z = 1 %}{{ z }}{% endblock %}[{{ z }}]"),
+    ("block_in_macro", "{% macro m(a) %}{% block q %}Q{{ a }}{% endblock %}{% endmacro %}{{ m(1) }}"),
+    ("block_self", "{% block b %}<{{ self.c() }}>{% endblock %}{% block c %}C{{ messages | length }}{% endblock %}"),
+    ("block_duplicate", "{% block b %}x{% endblock %}{% block b %}y{% endblock %}"),
+    ("block_required", "a{% block b required %}  {% endblock %}"),
+    ("block_required_content", "{% block b required %}x{% endblock %}"),
+    ("block_super", "{% block b %}{{ super() }}{% endblock %}"),
+    ("block_end_name_mismatch", "{% block b %}x{% endblock c %}"),
 ]
+
+
+def check_with_transformers(feats, fvars):
+    """Each feature case rendered by transformers' own compiled environment
+    (chat_template_utils, when transformers is installed; torch not needed)
+    must give the same text, or raise too. strftime_now is not pinned there,
+    so those cases are skipped."""
+    try:
+        from transformers.utils import chat_template_utils as ctu
+    except ImportError:
+        print("transformers not installed: cross-check skipped")
+        return
+    bad = 0
+    for c in feats:
+        if "strftime_now" in c["template"]:
+            continue
+        variables = {"tools": None, "documents": None, "bos_token": BOS, "eos_token": EOS}
+        variables.update(fvars["vars"])
+        try:
+            got = {"expected": ctu._cached_compile_jinja_template(c["template"]).render(**variables)}
+        except Exception as e:  # noqa: BLE001
+            got = {"error": "%s: %s" % (type(e).__name__, e)}
+        if ("expected" in got) != ("expected" in c) or got.get("expected") != c.get("expected"):
+            print("transformers differs on %s: %r vs %r" % (c["name"], got, c))
+            bad += 1
+    if bad:
+        sys.exit("%d feature cases differ between transformers and this environment" % bad)
+    print("transformers' environment agrees on every feature case")
 
 
 def main():
@@ -150,6 +258,7 @@ def main():
         c = {"name": name, "template": source}
         c.update(render(env, source, fvars))
         feats.append(c)
+    check_with_transformers(feats, fvars)
     doc = {"format": "llm-chat-templates-golden", "version": 1,
            "generator": "scripts/golden/chat/make_template_golden.py",
            "reference": "jinja2 %s in transformers' render_jinja_template environment" % jinja2.__version__,

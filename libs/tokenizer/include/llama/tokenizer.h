@@ -141,7 +141,13 @@ typedef struct llm_tokenizer llm_tokenizer;
  * LLM_ERR_INVALID_ARG (NULL pointers, no tokens, out-of-range special ids),
  * LLM_ERR_BAD_FORMAT (a merge that is not "left right"), LLM_ERR_UNSUPPORTED
  * (unknown pre-tokenizer name or type), LLM_ERR_NO_MEMORY. On failure *out is
- * NULL and llm_tokenizer_last_error() says why. */
+ * NULL and llm_tokenizer_last_error() says why.
+ * Special-token text is found as llama.cpp finds it (a spec is a GGUF
+ * vocabulary): special tokens longest first over the whole text, and the
+ * lstrip/rstrip attributes take ASCII whitespace only; a tokenizer.json
+ * tokenizer (below) follows HF instead: the leftmost match first, Unicode
+ * whitespace. The two differ only where special-token texts overlap or a
+ * stripping token meets non-ASCII whitespace. */
 llm_status llm_tokenizer_create(const llm_vocab_spec *spec, llm_tokenizer **out);
 
 /* Build a tokenizer from a Hugging Face tokenizer.json held in memory

@@ -14,13 +14,18 @@
  * tests and string/dict methods templates use. Variables come from the
  * conversation or from any JSON object (llm_chat_render_json).
  *
- * Left out, each reported as LLM_ERR_UNSUPPORTED, never guessed: {% call %}
- * and caller(), macro varargs/kwargs, {% include/import/extends/block %}
- * (no template loader in a sandbox), recursive loops, printing a generator
- * (jinja2 prints its memory address), str.format specs, and filters/methods
- * no chat template of the 70 in llama.cpp's test set uses. Generators (map,
- * select, reject, selectattr, rejectattr) are modelled: always true, one
- * iteration, no len/index/JSON.
+ * Also {% call %} blocks with caller() (and call-block parameters), macro
+ * varargs/kwargs/caller as jinja2 decides them (by the names a body reads),
+ * recursive loops with loop(...) and loop.depth, {% block %} (rendered in
+ * place, as jinja2 does without extends; `self.NAME()`), and
+ * {% include/import/from/extends %}, which parse and then raise as jinja2
+ * does when it has no template loader (transformers gives it none).
+ *
+ * Left out, each reported as LLM_ERR_UNSUPPORTED, never guessed: printing a
+ * generator (jinja2 prints its memory address), str.format specs, and
+ * filters/methods no chat template of the 70 in llama.cpp's test set uses.
+ * Generators (map, select, reject, selectattr, rejectattr) are modelled:
+ * always true, one iteration, no len/index/JSON.
  *
  * Sandboxing: templates cannot reach anything but the values passed in; no
  * mutation of lists or dicts (as in the immutable sandbox); parse depth,
@@ -81,6 +86,9 @@ typedef struct jj_state {
     llm__sb *out;
     struct jj_scope *scope; /* innermost */
     jj_capture *captures;   /* open block-set captures, innermost first */
+    struct jj_scope *root;  /* the template's top-level scope (what {% block %} bodies see) */
+    const struct jj_st **blocks; /* the template's {% block %} statements [n_blocks] */
+    size_t n_blocks;
 } jj_state;
 
 _Noreturn void llm__jj_fail(jj_state *S, llm_status st, const char *fmt, ...)
@@ -115,10 +123,14 @@ typedef enum {
 
 struct jj_st;
 struct jj_scope;
-/* A macro value: its definition and the scope it was defined in. */
+/* A macro value: its definition and the scope it was defined in. Also the
+ * caller of a {% call %} block (def = the ST_CALL_BLOCK), a recursive loop's
+ * loop(...) (def = the ST_FOR, depth = the calling loop's) and self.NAME
+ * (def = the ST_BLOCK). */
 typedef struct jj_macro {
     const struct jj_st *def;
     struct jj_scope *scope;
+    int depth;
 } jj_macro;
 
 typedef struct jv jv;
@@ -245,11 +257,28 @@ typedef enum {
     ST_TEXT, ST_OUTPUT, ST_IF, ST_FOR, ST_SET, ST_SET_BLOCK, ST_BREAK, ST_CONTINUE, ST_BLOCK,
     ST_MACRO,        /* target[0] = name, params, body */
     ST_FILTER_BLOCK, /* body rendered, bound to JJ_FILTER_VAR, then expr (filters on it) */
+    ST_CALL_BLOCK,   /* expr = the call, params/defaults/body = the caller macro */
+    ST_LOAD,         /* include/import/from/extends (load_kind) of template expr */
 } jj_st_kind;
+
+/* jj_st.flags */
+enum {
+    JJ_CATCH_CALLER = 1,  /* MACRO, CALL_BLOCK: the body reads `caller` */
+    JJ_CATCH_KWARGS = 2,  /* ... `kwargs` */
+    JJ_CATCH_VARARGS = 4, /* ... `varargs` */
+    JJ_RECURSIVE = 8,     /* FOR: `recursive` */
+    JJ_SCOPED = 16,       /* BLOCK: `scoped` */
+    JJ_REQUIRED = 32,     /* BLOCK: `required` */
+    JJ_IGNORE_MISSING = 64, /* LOAD include: `ignore missing` */
+};
+enum { JJ_LOAD_INCLUDE, JJ_LOAD_IMPORT, JJ_LOAD_FROM, JJ_LOAD_EXTENDS };
 
 /* The variable a {% filter %} block's filter chain starts from (no template
  * can name it). */
 #define JJ_FILTER_VAR " filter body"
+/* The key of a recursive loop's `loop` that holds loop(...) (no template can
+ * name it). */
+#define JJ_LOOP_RECURSE " recurse"
 
 typedef struct jj_st jj_st;
 typedef struct jj_body {
@@ -264,7 +293,7 @@ struct jj_st {
     size_t text_n;
     jj_ex *expr;      /* OUTPUT value, IF cond, FOR iterable, SET value */
     jj_ex *filter;    /* FOR inline if */
-    const char *target[4]; /* FOR loop variables / SET name */
+    const char *target[4]; /* FOR loop variables / SET name / MACRO, BLOCK name (NULL: generation) */
     size_t n_target;
     const char *attr; /* SET ns.attr */
     jj_body body;     /* IF then, FOR body, SET_BLOCK body, BLOCK body */
@@ -272,6 +301,8 @@ struct jj_st {
     const char **params; /* MACRO parameter names [n_params] */
     jj_ex **defaults;    /* MACRO default values [n_params], NULL where none */
     size_t n_params;
+    unsigned flags;      /* JJ_CATCH_*, JJ_RECURSIVE, ... */
+    int load_kind;       /* LOAD: JJ_LOAD_* */
 };
 
 jj_body llm__jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok);

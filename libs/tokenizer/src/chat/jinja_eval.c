@@ -391,37 +391,98 @@ static jv capture(jj_state *S, const jj_body *body) {
     return llm__jv_str(s, n);
 }
 
-/* Call a macro as jinja2 does: positional, then keyword arguments, then the
- * defaults (evaluated in the macro's scope, after the arguments before them);
- * a parameter left without a value is undefined. The body renders in a new
- * scope whose parent is the defining scope; the result is its text. */
-static jv call_macro(jj_state *S, const jj_macro *m, const jj_ex *e, const jv *args, const jv *kwv) {
+static int run_loop(jj_state *S, const jj_st *st, jv iterable, int depth);
+
+/* Find the first keyword argument not yet taken that is named name. */
+static int take_kw(const char **kw, size_t n_kw, bool *taken, const char *name) {
+    for (size_t k = 0; k < n_kw; k++)
+        if (!taken[k] && strcmp(kw[k], name) == 0) {
+            taken[k] = true;
+            return (int)k;
+        }
+    return -1;
+}
+
+/* Call a macro as jinja2's Macro.__call__ does: positional arguments, then
+ * keyword arguments for the parameters left, then the defaults (evaluated in
+ * the macro's scope, after the arguments before them); a parameter left
+ * without a value is undefined. The special parameters come next: caller
+ * (the {% call %} body, undefined when none), kwargs (a dict of the keyword
+ * arguments left), varargs (a tuple of the positional arguments beyond the
+ * parameters), each only when the body reads it (flags); otherwise those
+ * arguments are errors. The body renders in a new scope whose parent is the
+ * defining scope; the result is its text.
+ *
+ * The same value type also carries loop(...) of a recursive for (renders the
+ * loop over the argument one level deeper) and self.NAME() (renders a block). */
+static jv call_macro(jj_state *S, const jj_macro *m, const jv *args, size_t n_args, const char **kw, const jv *kwv,
+                     size_t n_kw, int line) {
     const jj_st *d = m->def;
-    if (e->n_args > d->n_params)
-        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' takes not more than %zu argument(s)", e->line,
-                d->target[0], d->n_params);
     jj_scope *saved = S->scope;
+    if (d->kind == ST_FOR || d->kind == ST_BLOCK) {
+        if (d->kind == ST_FOR ? (n_args != 1 || n_kw) : (n_args || n_kw))
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %s takes %s", line,
+                         d->kind == ST_FOR ? "loop()" : "a block", d->kind == ST_FOR ? "one argument" : "no arguments");
+        if (d->kind == ST_BLOCK && (d->flags & JJ_REQUIRED))
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: required block '%s' not found", line, d->target[0]);
+        llm__sb *out = S->out;
+        llm__jj_scratch_begin(S);
+        S->out = &S->captures->sb;
+        S->scope = m->scope;
+        push_scope(S);
+        if (d->kind == ST_FOR)
+            run_loop(S, d, args[0], m->depth + 1);
+        else
+            exec_body(S, &d->body);
+        S->scope = saved;
+        S->out = out;
+        size_t n;
+        char *s = llm__jj_scratch_end(S, &n);
+        return llm__jv_str(s, n);
+    }
+    const char *name = d->target[0];
+    size_t np = d->n_params, n_pos = n_args < np ? n_args : np;
+    bool *taken = llm__jj_alloc(S, (n_kw ? n_kw : 1) * sizeof *taken);
+    bool *set = llm__jj_alloc(S, (np ? np : 1) * sizeof *set);
     S->scope = m->scope;
     push_scope(S);
-    bool *set = llm__jj_alloc(S, (d->n_params ? d->n_params : 1) * sizeof *set);
-    for (size_t i = 0; i < e->n_args; i++) {
+    for (size_t i = 0; i < n_pos; i++) {
         assign(S, d->params[i], args[i]);
         set[i] = true;
     }
-    for (size_t k = 0; k < e->n_kw; k++) {
-        size_t i = 0;
-        while (i < d->n_params && strcmp(d->params[i], e->kw_names[k]) != 0)
-            i++;
-        if (i == d->n_params)
-            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' takes no keyword argument '%s'", e->line,
-                    d->target[0], e->kw_names[k]);
-        if (set[i])
-            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' got multiple values for argument '%s'",
-                    e->line, d->target[0], e->kw_names[k]);
-        assign(S, d->params[i], kwv[k]);
-        set[i] = true;
+    for (size_t i = n_pos; i < np; i++) {
+        int k = take_kw(kw, n_kw, taken, d->params[i]);
+        if (k >= 0) {
+            assign(S, d->params[i], kwv[k]);
+            set[i] = true;
+        }
     }
-    for (size_t i = 0; i < d->n_params; i++)
+    if (d->flags & JJ_CATCH_CALLER) {
+        int k = take_kw(kw, n_kw, taken, "caller");
+        assign(S, "caller", k >= 0 ? kwv[k] : llm__jv_undefined());
+    }
+    if (d->flags & JJ_CATCH_KWARGS) {
+        jv rest = llm__jv_dict_new(S);
+        for (size_t k = 0; k < n_kw; k++)
+            if (!taken[k])
+                llm__jj_dict_set(S, rest.u.dict, llm__jv_cstr(kw[k]), kwv[k]);
+        assign(S, "kwargs", rest);
+    } else {
+        for (size_t k = 0; k < n_kw; k++)
+            if (!taken[k])
+                llm__jj_fail(S, LLM_ERR_INVALID_ARG, strcmp(kw[k], "caller") == 0
+                             ? "line %d: macro '%s' was invoked with two values for the special caller argument%s"
+                             : "line %d: macro '%s' takes no keyword argument '%s'", line, name,
+                             strcmp(kw[k], "caller") == 0 ? "" : kw[k]);
+    }
+    if (d->flags & JJ_CATCH_VARARGS) {
+        jv rest = llm__jj_list_from(S, n_args > np ? args + np : NULL, n_args > np ? n_args - np : 0);
+        rest.u.list->is_tuple = true;
+        assign(S, "varargs", rest);
+    } else if (n_args > np) {
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: macro '%s' takes not more than %zu argument(s)", line, name, np);
+    }
+    for (size_t i = 0; i < np; i++)
         if (!set[i])
             assign(S, d->params[i], d->defaults[i] ? eval(S, d->defaults[i]) : llm__jv_undefined());
     jv r = capture(S, &d->body);
@@ -429,32 +490,78 @@ static jv call_macro(jj_state *S, const jj_macro *m, const jj_ex *e, const jv *a
     return r;
 }
 
-static jv call(jj_state *S, const jj_ex *e) {
+/* A call, with one extra keyword argument when extra_kw is set (the caller
+ * of a {% call %} block). */
+static jv call_with(jj_state *S, const jj_ex *e, const char *extra_kw, jv extra_val) {
     jv *args, *kwv;
+    const char **kw = e->kw_names;
+    size_t n_kw = e->n_kw;
+    jv f;
+    jv obj = llm__jv_undefined();
+    bool method = false;
     if (e->a->kind == EX_ATTR) { /* obj.method(...) */
-        jv obj = eval(S, e->a->a);
-        jv attr = obj.type == JV_DICT ? get_attr(S, obj, e->a->name, e->line) : llm__jv_undefined();
-        if (attr.type != JV_FUNC) {
-            eval_args(S, e, &args, &kwv);
-            if (e->n_kw)
-                llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: keyword arguments to methods", e->line);
-            return llm__jj_call_method(S, obj, e->a->name, args, e->n_args, e->line);
+        obj = eval(S, e->a->a);
+        f = obj.type == JV_DICT ? get_attr(S, obj, e->a->name, e->line) : llm__jv_undefined();
+        method = f.type != JV_FUNC && f.type != JV_MACRO;
+    } else {
+        f = eval(S, e->a);
+    }
+    eval_args(S, e, &args, &kwv);
+    if (extra_kw) { /* append the extra keyword */
+        const char **k2 = llm__jj_alloc(S, (n_kw + 1) * sizeof *k2);
+        jv *v2 = llm__jj_alloc(S, (n_kw + 1) * sizeof *v2);
+        for (size_t i = 0; i < n_kw; i++) {
+            k2[i] = kw[i];
+            v2[i] = kwv[i];
         }
-        eval_args(S, e, &args, &kwv);
-        return llm__jj_call_func(S, attr.u.func, args, e->n_args, e->kw_names, kwv, e->n_kw, e->line);
+        k2[n_kw] = extra_kw;
+        v2[n_kw] = extra_val;
+        kw = k2;
+        kwv = v2;
+        n_kw++;
     }
-    jv f = eval(S, e->a);
-    if (f.type == JV_UNDEFINED)
-        llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: call of an undefined function%s%s", e->line,
-                e->a->kind == EX_NAME ? " " : "", e->a->kind == EX_NAME ? e->a->name : "");
-    if (f.type == JV_MACRO) {
-        eval_args(S, e, &args, &kwv);
-        return call_macro(S, f.u.macro, e, args, kwv);
+    if (method) {
+        if (n_kw)
+            llm__jj_fail(S, LLM_ERR_UNSUPPORTED, "line %d: keyword arguments to methods", e->line);
+        return llm__jj_call_method(S, obj, e->a->name, args, e->n_args, e->line);
     }
+    if (f.type == JV_UNDEFINED) {
+        const char *fname = e->a->kind == EX_NAME ? e->a->name : "";
+        /* caller (no {% call %} block) and super (no parent block) are undefined
+         * in jinja2 too; any other name may be a jinja2 global we lack. */
+        bool known = !strcmp(fname, "caller") || !strcmp(fname, "super");
+        llm__jj_fail(S, known ? LLM_ERR_INVALID_ARG : LLM_ERR_UNSUPPORTED, "line %d: call of an undefined function%s%s",
+                     e->line, *fname ? " " : "", fname);
+    }
+    if (f.type == JV_DICT && f.u.dict->is_loop) { /* loop(...) */
+        jv rec;
+        if (!llm__jj_dict_get(f.u.dict, JJ_LOOP_RECURSE, strlen(JJ_LOOP_RECURSE), &rec))
+            llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: the loop must have the 'recursive' marker to be called "
+                         "recursively", e->line);
+        f = rec;
+    }
+    if (f.type == JV_MACRO)
+        return call_macro(S, f.u.macro, args, e->n_args, kw, kwv, n_kw, e->line);
     if (f.type != JV_FUNC)
         llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: '%s' object is not callable", e->line, llm__jv_type_name(f));
-    eval_args(S, e, &args, &kwv);
-    return llm__jj_call_func(S, f.u.func, args, e->n_args, e->kw_names, kwv, e->n_kw, e->line);
+    return llm__jj_call_func(S, f.u.func, args, e->n_args, kw, kwv, n_kw, e->line);
+}
+
+static jv call(jj_state *S, const jj_ex *e) { return call_with(S, e, NULL, llm__jv_undefined()); }
+
+/* `self` of jinja2 (TemplateReference): self.NAME() renders block NAME. */
+static jv self_ref(jj_state *S) {
+    jv d = llm__jv_dict_new(S);
+    for (size_t i = 0; i < S->n_blocks; i++) {
+        jj_macro *m = llm__jj_alloc(S, sizeof *m);
+        m->def = S->blocks[i];
+        m->scope = S->root;
+        jv v;
+        v.type = JV_MACRO;
+        v.u.macro = m;
+        llm__jj_dict_set(S, d.u.dict, llm__jv_cstr(S->blocks[i]->target[0]), v);
+    }
+    return d;
 }
 
 static jv eval(jj_state *S, const jj_ex *e) {
@@ -466,7 +573,7 @@ static jv eval(jj_state *S, const jj_ex *e) {
     case EX_LIT: r = e->lit; break;
     case EX_NAME:
         if (!lookup(S, e->name, &r) && !llm__jj_global_func(e->name, &r))
-            r = llm__jv_undefined();
+            r = strcmp(e->name, "self") == 0 ? self_ref(S) : llm__jv_undefined();
         break;
     case EX_ATTR: r = get_attr(S, eval(S, e->a), e->name, e->line); break;
     case EX_INDEX: {
@@ -566,8 +673,11 @@ static void bind_targets(jj_state *S, const jj_st *st, jv item) {
         assign(S, st->target[k], item.u.list->items[k]);
 }
 
-static int exec_for(jj_state *S, const jj_st *st) {
-    jj_list items = llm__jj_iterate(S, eval(S, st->expr), st->line);
+/* The loop over iterable at depth (1 for a loop as written, deeper for
+ * loop(...) of a recursive one), in the current scope. */
+static int run_loop(jj_state *S, const jj_st *st, jv iterable, int depth) {
+    jj_list items = llm__jj_iterate(S, iterable, st->line);
+    jj_scope *outer = S->scope;
     if (st->filter) { /* the inline if filters before loop.* is computed */
         jv kept = llm__jv_list_new(S, items.n);
         size_t k = 0;
@@ -585,6 +695,15 @@ static int exec_for(jj_state *S, const jj_st *st) {
     }
     if (items.n == 0)
         return exec_body(S, &st->orelse);
+    jv recurse = llm__jv_undefined();
+    if (st->flags & JJ_RECURSIVE) {
+        jj_macro *m = llm__jj_alloc(S, sizeof *m);
+        m->def = st;
+        m->scope = outer;
+        m->depth = depth;
+        recurse.type = JV_MACRO;
+        recurse.u.macro = m;
+    }
     for (size_t i = 0; i < items.n; i++) {
         step(S);
         jj_scope *saved = S->scope;
@@ -600,10 +719,14 @@ static int exec_for(jj_state *S, const jj_st *st) {
         llm__jj_dict_set(S, d, llm__jv_cstr("first"), llm__jv_bool(i == 0));
         llm__jj_dict_set(S, d, llm__jv_cstr("last"), llm__jv_bool(i + 1 == n));
         llm__jj_dict_set(S, d, llm__jv_cstr("length"), llm__jv_int((int64_t)n));
+        llm__jj_dict_set(S, d, llm__jv_cstr("depth"), llm__jv_int(depth));
+        llm__jj_dict_set(S, d, llm__jv_cstr("depth0"), llm__jv_int(depth - 1));
         if (i > 0)
             llm__jj_dict_set(S, d, llm__jv_cstr("previtem"), items.items[i - 1]);
         if (i + 1 < n)
             llm__jj_dict_set(S, d, llm__jv_cstr("nextitem"), items.items[i + 1]);
+        if (st->flags & JJ_RECURSIVE)
+            llm__jj_dict_set(S, d, llm__jv_cstr(JJ_LOOP_RECURSE), recurse);
         assign(S, "loop", loop);
         bind_targets(S, st, items.items[i]);
         int flow = exec_body(S, &st->body);
@@ -611,6 +734,41 @@ static int exec_for(jj_state *S, const jj_st *st) {
         if (flow == FLOW_BREAK)
             break;
     }
+    return FLOW_NORMAL;
+}
+
+static int exec_for(jj_state *S, const jj_st *st) { return run_loop(S, st, eval(S, st->expr), 1); }
+
+/* {% include/import/from/extends %}: jinja2 without a loader raises
+ * TypeError, except an include "ignore missing" of a falsy non-string
+ * (select_template's TemplatesNotFound, which that clause swallows). */
+static void exec_load(jj_state *S, const jj_st *st) {
+    static const char *const what[] = {"include", "import", "from ... import", "extends"};
+    jv v = eval(S, st->expr);
+    bool is_name = v.type == JV_STR || v.type == JV_UNDEFINED;
+    if (st->load_kind == JJ_LOAD_INCLUDE && !is_name && !llm__jv_truthy(v)) {
+        if (st->flags & JJ_IGNORE_MISSING)
+            return;
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: include: tried to select from an empty list of templates",
+                     st->line);
+    }
+    llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %s: no loader for this environment specified (templates cannot "
+                 "load other templates)", st->line, what[st->load_kind]);
+}
+
+/* {% block %} rendered in place: it sees the template's top-level variables
+ * (not the loop or macro around it) unless scoped; its sets stay inside. */
+static int exec_block(jj_state *S, const jj_st *st) {
+    if (!st->target[0]) /* {% generation %} */
+        return exec_body(S, &st->body);
+    if (st->flags & JJ_REQUIRED)
+        llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: required block '%s' not found", st->line, st->target[0]);
+    jj_scope *saved = S->scope;
+    if (!(st->flags & JJ_SCOPED))
+        S->scope = S->root;
+    push_scope(S);
+    exec_body(S, &st->body);
+    S->scope = saved;
     return FLOW_NORMAL;
 }
 
@@ -659,7 +817,21 @@ static int exec_st(jj_state *S, const jj_st *st) {
     }
     case ST_BREAK: return FLOW_BREAK;
     case ST_CONTINUE: return FLOW_CONTINUE;
-    case ST_BLOCK: return exec_body(S, &st->body);
+    case ST_BLOCK: return exec_block(S, st);
+    case ST_LOAD: exec_load(S, st); return FLOW_NORMAL;
+    case ST_CALL_BLOCK: {
+        jj_macro *m = llm__jj_alloc(S, sizeof *m);
+        m->def = st;
+        m->scope = S->scope;
+        jv caller;
+        caller.type = JV_MACRO;
+        caller.u.macro = m;
+        jv v = call_with(S, st->expr, "caller", caller);
+        if (v.type != JV_STR)
+            v = llm__jv_stringify(S, v);
+        emit(S, v.u.str.s, v.u.str.n);
+        return FLOW_NORMAL;
+    }
     case ST_MACRO: {
         jj_macro *m = llm__jj_alloc(S, sizeof *m);
         m->def = st;
@@ -772,6 +944,7 @@ llm_status llm__jinja_render(const char *template_str, const llm__chat_ctx *ctx,
         }
     }
     push_scope(S); /* the template's own top-level variables */
+    S->root = S->scope;
     exec_body(S, &body);
     llm__jj_arena_free(&S->arena);
     free(S);

@@ -5,10 +5,17 @@
 
 #include "chat/jinja.h"
 
+/* A growable array of pointers in the arena. */
+typedef struct ptrvec {
+    void **p;
+    size_t n, cap;
+} ptrvec;
+
 typedef struct parser {
     jj_state *S;
     const jj_tok *t;
     size_t n, i;
+    ptrvec blocks; /* {% block %} statements, for duplicate names and self.NAME */
 } parser;
 
 static const jj_tok *cur(parser *P) { return &P->t[P->i]; }
@@ -61,11 +68,6 @@ static void enter(parser *P) {
 }
 static void leave(parser *P) { P->S->depth--; }
 
-/* A growable array of pointers in the arena. */
-typedef struct ptrvec {
-    void **p;
-    size_t n, cap;
-} ptrvec;
 static void pv_push(jj_state *S, ptrvec *v, void *x) {
     if (v->n == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 4;
@@ -562,8 +564,10 @@ static jj_st *parse_for(parser *P) {
         advance(P);
         s->filter = parse_expr(P);
     }
-    if (is_name(P, "recursive"))
-        llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: recursive loops are not supported", s->line);
+    if (is_name(P, "recursive")) {
+        advance(P);
+        s->flags |= JJ_RECURSIVE;
+    }
     expect_block_end(P);
     static const char *const ends[] = {"else", "endfor", NULL};
     s->body = parse_body(P, ends);
@@ -612,11 +616,81 @@ static jj_st *parse_set(parser *P) {
     return s;
 }
 
-/* {% macro name(a, b=default, ...) %} body {% endmacro %}, after "macro". */
-static jj_st *parse_macro(parser *P) {
-    jj_st *s = new_st(P, ST_MACRO);
-    s->target[0] = take_name(P);
-    s->n_target = 1;
+/* The names a macro or call-block body reads before anything there assigns
+ * them, among caller, kwargs and varargs: jinja2 (find_undeclared) gives the
+ * macro those special parameters only then. Walked in jinja2's node field
+ * order; {% block %} bodies are not entered. */
+typedef struct undeclared {
+    unsigned want, found;
+} undeclared;
+static const char *const k_special[3] = {"caller", "kwargs", "varargs"};
+static unsigned special_bit(const char *name) {
+    for (unsigned k = 0; k < 3; k++)
+        if (strcmp(name, k_special[k]) == 0)
+            return 1u << k; /* JJ_CATCH_CALLER, _KWARGS, _VARARGS */
+    return 0;
+}
+static void ud_store(undeclared *u, const char *name) { u->want &= ~special_bit(name); }
+static void ud_ex(undeclared *u, const jj_ex *e) {
+    if (!e)
+        return;
+    if (e->kind == EX_NAME) {
+        unsigned b = special_bit(e->name);
+        u->found |= b & u->want;
+        return;
+    }
+    ud_ex(u, e->a);
+    ud_ex(u, e->b);
+    ud_ex(u, e->c);
+    for (size_t i = 0; i < e->n_args; i++)
+        ud_ex(u, e->args[i]);
+    for (size_t i = 0; i < e->n_kw; i++)
+        ud_ex(u, e->kw_vals[i]);
+}
+static void ud_body(undeclared *u, const jj_body *b);
+static void ud_st(undeclared *u, const jj_st *st) {
+    switch (st->kind) {
+    case ST_TEXT: case ST_BREAK: case ST_CONTINUE: break;
+    case ST_OUTPUT: case ST_LOAD: ud_ex(u, st->expr); break;
+    case ST_IF: ud_ex(u, st->expr); ud_body(u, &st->body); ud_body(u, &st->orelse); break;
+    case ST_FOR:
+        for (size_t k = 0; k < st->n_target; k++)
+            ud_store(u, st->target[k]);
+        ud_ex(u, st->expr);
+        ud_body(u, &st->body);
+        ud_body(u, &st->orelse);
+        ud_ex(u, st->filter);
+        break;
+    case ST_SET:
+        if (!st->attr)
+            ud_store(u, st->target[0]);
+        ud_ex(u, st->expr);
+        break;
+    case ST_SET_BLOCK: ud_store(u, st->target[0]); ud_body(u, &st->body); break;
+    case ST_MACRO:
+    case ST_CALL_BLOCK:
+        if (st->kind == ST_CALL_BLOCK)
+            ud_ex(u, st->expr);
+        for (size_t k = 0; k < st->n_params; k++)
+            ud_store(u, st->params[k]);
+        for (size_t k = 0; k < st->n_params; k++)
+            ud_ex(u, st->defaults[k]);
+        ud_body(u, &st->body);
+        break;
+    case ST_FILTER_BLOCK: ud_body(u, &st->body); ud_ex(u, st->expr); break;
+    case ST_BLOCK:
+        if (!st->target[0]) /* {% generation %} is a call block in transformers */
+            ud_body(u, &st->body);
+        break;
+    }
+}
+static void ud_body(undeclared *u, const jj_body *b) {
+    for (size_t i = 0; i < b->n && u->found != u->want; i++)
+        ud_st(u, b->st[i]);
+}
+
+/* "(a, b=default, ...)" of a macro or call block, into s->params/defaults. */
+static void parse_signature(parser *P, jj_st *s) {
     expect_op(P, "(");
     ptrvec names = {0}, defs = {0};
     while (!is_op(P, ")")) {
@@ -635,16 +709,156 @@ static jj_st *parse_macro(parser *P) {
         pv_push(P->S, &defs, d);
     }
     advance(P);
-    expect_block_end(P);
     s->params = (const char **)names.p;
     s->defaults = (jj_ex **)defs.p;
     s->n_params = names.n;
+}
+
+/* Which special parameters (caller, kwargs, varargs) a macro or call block
+ * gets: those its body reads, unless a parameter has that name (jinja2's
+ * macro_body). A `caller` parameter read by the body needs a default. */
+static void set_specials(parser *P, jj_st *s) {
+    undeclared u = {JJ_CATCH_CALLER | JJ_CATCH_KWARGS | JJ_CATCH_VARARGS, 0};
+    ud_body(&u, &s->body);
+    for (size_t k = 0; k < s->n_params; k++) {
+        unsigned b = special_bit(s->params[k]);
+        if (b == JJ_CATCH_CALLER && (u.found & b) && !s->defaults[k])
+            llm__jj_fail(P->S, LLM_ERR_BAD_FORMAT, "template syntax error, line %d: the special 'caller' argument "
+                         "of a macro or call block must be omitted or given a default", s->line);
+        u.found &= ~b;
+    }
+    s->flags |= u.found;
+}
+
+/* {% macro name(a, b=default, ...) %} body {% endmacro %}, after "macro". */
+static jj_st *parse_macro(parser *P) {
+    jj_st *s = new_st(P, ST_MACRO);
+    s->target[0] = take_name(P);
+    s->n_target = 1;
+    parse_signature(P, s);
+    expect_block_end(P);
     static const char *const end[] = {"endmacro", NULL};
     s->body = parse_body(P, end);
     advance(P);
     advance(P);
     if (cur(P)->type == TK_NAME) /* {% endmacro name %} */
         advance(P);
+    expect_block_end(P);
+    set_specials(P, s);
+    return s;
+}
+
+/* {% call(params) macro(args) %} body {% endcall %}, after "call". */
+static jj_st *parse_call_block(parser *P) {
+    jj_st *s = new_st(P, ST_CALL_BLOCK);
+    s->target[0] = "caller";
+    s->n_target = 1;
+    if (is_op(P, "("))
+        parse_signature(P, s);
+    s->expr = parse_expr(P);
+    if (s->expr->kind != EX_CALL)
+        syntax(P, "expected call");
+    expect_block_end(P);
+    static const char *const end[] = {"endcall", NULL};
+    s->body = parse_body(P, end);
+    advance(P);
+    advance(P);
+    expect_block_end(P);
+    set_specials(P, s);
+    return s;
+}
+
+/* {% block name [scoped] [required] %} body {% endblock [name] %}, after
+ * "block". Without {% extends %} (we have no loader) jinja2 renders a block
+ * where it stands. */
+static jj_st *parse_block(parser *P) {
+    jj_st *s = new_st(P, ST_BLOCK);
+    s->target[0] = take_name(P);
+    s->n_target = 1;
+    for (size_t i = 0; i < P->blocks.n; i++)
+        if (strcmp(((const jj_st *)P->blocks.p[i])->target[0], s->target[0]) == 0)
+            llm__jj_fail(P->S, LLM_ERR_BAD_FORMAT, "template syntax error, line %d: block '%s' defined twice",
+                         s->line, s->target[0]);
+    pv_push(P->S, &P->blocks, s);
+    if (is_name(P, "scoped")) {
+        advance(P);
+        s->flags |= JJ_SCOPED;
+    }
+    if (is_name(P, "required")) {
+        advance(P);
+        s->flags |= JJ_REQUIRED;
+    }
+    expect_block_end(P);
+    static const char *const end[] = {"endblock", NULL};
+    s->body = parse_body(P, end);
+    advance(P);
+    advance(P);
+    if (cur(P)->type == TK_NAME && cur(P)->n == strlen(s->target[0]) && memcmp(cur(P)->s, s->target[0], cur(P)->n) == 0)
+        advance(P);
+    expect_block_end(P);
+    if (s->flags & JJ_REQUIRED)
+        for (size_t i = 0; i < s->body.n; i++) {
+            const jj_st *b = s->body.st[i];
+            bool blank = b->kind == ST_TEXT;
+            for (size_t k = 0; blank && k < b->text_n; k++)
+                blank = strchr(" \t\n\r\v\f", b->text[k]) != NULL;
+            if (!blank)
+                llm__jj_fail(P->S, LLM_ERR_BAD_FORMAT, "template syntax error, line %d: required blocks can "
+                             "only contain comments or whitespace", s->line);
+        }
+    return s;
+}
+
+/* [with context | without context] after an include/import/from. */
+static void skip_context(parser *P) {
+    if ((is_name(P, "with") || is_name(P, "without")) && tok_is(peek(P, 1), TK_NAME, "context")) {
+        advance(P);
+        advance(P);
+    }
+}
+
+/* {% include/import/from/extends ... %}, after the keyword: parsed as
+ * jinja2 does; they fail when run (there is no template loader). */
+static jj_st *parse_load(parser *P, int kind) {
+    jj_st *s = new_st(P, ST_LOAD);
+    s->load_kind = kind;
+    s->expr = parse_expr(P);
+    if (kind == JJ_LOAD_INCLUDE) {
+        if (is_name(P, "ignore") && tok_is(peek(P, 1), TK_NAME, "missing")) {
+            advance(P);
+            advance(P);
+            s->flags |= JJ_IGNORE_MISSING;
+        }
+        skip_context(P);
+    } else if (kind == JJ_LOAD_IMPORT) {
+        if (!is_name(P, "as"))
+            syntax(P, "expected 'as'");
+        advance(P);
+        take_name(P);
+        skip_context(P);
+    } else if (kind == JJ_LOAD_FROM) {
+        if (!is_name(P, "import"))
+            syntax(P, "expected 'import'");
+        advance(P);
+        for (;;) {
+            if ((is_name(P, "with") || is_name(P, "without")) && tok_is(peek(P, 1), TK_NAME, "context")) {
+                skip_context(P);
+                break;
+            }
+            if (cur(P)->type == TK_NAME && cur(P)->n && cur(P)->s[0] == '_')
+                syntax(P, "names starting with an underline can not be imported");
+            take_name(P);
+            if (is_name(P, "as")) {
+                advance(P);
+                take_name(P);
+            }
+            if (!is_op(P, ","))
+                break;
+            advance(P);
+            if (cur(P)->type != TK_NAME)
+                break;
+        }
+    }
     expect_block_end(P);
     return s;
 }
@@ -696,6 +910,20 @@ static jj_st *parse_statement(parser *P) {
     } else if (tok_is(t, TK_NAME, "filter")) {
         advance(P);
         s = parse_filter_block(P);
+    } else if (tok_is(t, TK_NAME, "call")) {
+        advance(P);
+        s = parse_call_block(P);
+    } else if (tok_is(t, TK_NAME, "block")) {
+        advance(P);
+        s = parse_block(P);
+    } else if (tok_is(t, TK_NAME, "include") || tok_is(t, TK_NAME, "import") || tok_is(t, TK_NAME, "from") ||
+               tok_is(t, TK_NAME, "extends")) {
+        int kind = tok_is(t, TK_NAME, "include") ? JJ_LOAD_INCLUDE
+                   : tok_is(t, TK_NAME, "import") ? JJ_LOAD_IMPORT
+                   : tok_is(t, TK_NAME, "from")   ? JJ_LOAD_FROM
+                                                  : JJ_LOAD_EXTENDS;
+        advance(P);
+        s = parse_load(P, kind);
     } else if (tok_is(t, TK_NAME, "generation")) { /* transformers' tracker: plain body */
         s = new_st(P, ST_BLOCK);
         advance(P);
@@ -708,7 +936,8 @@ static jj_st *parse_statement(parser *P) {
     } else if (tok_is(t, TK_NAME, "endif") || tok_is(t, TK_NAME, "endfor") || tok_is(t, TK_NAME, "else") ||
                tok_is(t, TK_NAME, "elif") || tok_is(t, TK_NAME, "endset") ||
                tok_is(t, TK_NAME, "endgeneration") || tok_is(t, TK_NAME, "endmacro") ||
-               tok_is(t, TK_NAME, "endfilter")) {
+               tok_is(t, TK_NAME, "endfilter") || tok_is(t, TK_NAME, "endcall") ||
+               tok_is(t, TK_NAME, "endblock")) {
         syntax(P, "unexpected end tag");
     } else {
         llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: the '%.*s' statement is not supported", t->line,
@@ -754,6 +983,9 @@ static jj_body parse_body(parser *P, const char *const *ends) {
 }
 
 jj_body llm__jj_parse(jj_state *S, const jj_tok *toks, size_t n_tok) {
-    parser P = {S, toks, n_tok, 0};
-    return parse_body(&P, NULL);
+    parser P = {S, toks, n_tok, 0, {0}};
+    jj_body b = parse_body(&P, NULL);
+    S->blocks = (const jj_st **)P.blocks.p;
+    S->n_blocks = P.blocks.n;
+    return b;
 }
