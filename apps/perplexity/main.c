@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "app_cache_type.h"
 #include "app_common.h"
 #include "llama/engine.h"
 
@@ -135,6 +136,7 @@ static void usage(FILE *to) {
             "  --tokens IDS_FILE whitespace-separated token ids instead of -f\n"
             "  -c CTX            window size in tokens, 4 to 1048576 (default 512)\n"
             "  -t THREADS        CPU threads, at most the number of cores (default: all)\n"
+            APP_CACHE_TYPE_HELP
             "  --force           run even when the memory plan exceeds the available memory\n"
             "  -h, --help        this help\n"
             "\n"
@@ -145,8 +147,10 @@ int main(int argc, char **argv) {
     const char *model_path = NULL, *file = NULL, *tokfile = NULL;
     int32_t ctx = 512, threads = 0;
     bool force = false;
+    llm_kv_type type_k = LLM_KV_F16, type_v = LLM_KV_F16;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int is_v = 0;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return app_finish_stdout("llm-perplexity");
@@ -156,7 +160,7 @@ int main(int argc, char **argv) {
             continue;
         }
         bool known = !strcmp(a, "-m") || !strcmp(a, "-f") || !strcmp(a, "--tokens") ||
-                     !strcmp(a, "-c") || !strcmp(a, "-t");
+                     !strcmp(a, "-c") || !strcmp(a, "-t") || app_is_cache_type_opt(a, &is_v);
         if (!known) {
             fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
             usage(stderr);
@@ -171,6 +175,8 @@ int main(int argc, char **argv) {
             if (app_parse_i32("llm-perplexity", a, v, 4, 1 << 20, &ctx)) return 2;
         } else if (!strcmp(a, "-t")) {
             if (app_parse_threads("llm-perplexity", a, v, &threads)) return 2;
+        } else if (app_is_cache_type_opt(a, &is_v)) {
+            if (app_parse_cache_type("llm-perplexity", a, v, is_v ? &type_v : &type_k)) return 2;
         } else {
             fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
             usage(stderr);
@@ -187,6 +193,8 @@ int main(int argc, char **argv) {
     llm_model_params mp = llm_model_default_params();
     mp.n_threads = threads;
     mp.n_ctx = ctx;
+    mp.type_k = type_k;
+    mp.type_v = type_v;
     /* One window per forward pass where memory allows, as llama.cpp does. */
     mp.n_batch = ctx < 512 ? ctx : 512;
     /* The engine's plan plus this program's logits buffer, [ctx][n_vocab]
