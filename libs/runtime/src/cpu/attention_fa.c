@@ -12,6 +12,20 @@
  * calls quantize_row_q4_0_ref). llm__cpu_kv_quantize_row does the same, in
  * plain C, whatever kernels the backend runs.
  *
+ * Rotation. A quantized cache holds rotated rows: llama.cpp (this version,
+ * llama_kv_cache attn_rot_k / attn_rot_v) multiplies K and Q by a normalised
+ * Hadamard matrix H when K is quantized, and V when V is quantized, if
+ * head_dim is a multiple of 64 (quantization error spreads evenly over a
+ * rotated row), and multiplies the attention output by H again (H H = I).
+ * Its CPU backend computes these products as fast Walsh-Hadamard transforms
+ * (ggml_compute_forward_fwht): per row of n values x * (1 / sqrtf(n)), then
+ * butterflies (u + v, u - v) for strides 1, 2, 4, ..., n / 2; every output
+ * is one rounding of the previous stage's values, so the result does not
+ * depend on vector width. n is 64 for V and the largest power of two that
+ * divides head_dim for K (head_dim is cut into rows of n). The rotation is
+ * internal to the cache: the op's result is still attention over the
+ * unrotated K and V, up to the quantization error.
+ *
  * Attention. llama.cpp needs flash attention for a quantized V cache; with a
  * quantized (or BF16) K, or K and V of different types, its CPU op
  * (ggml_compute_forward_flash_attn_ext_f16_one_chunk; the tiled and split-KV
@@ -77,6 +91,43 @@ void llm__cpu_kv_quantize_row(llm_dtype t, const float *x, void *y, int64_t n) {
     }
 }
 
+static int is_quantized(llm_dtype t) {
+    return t != LLM_DTYPE_F32 && t != LLM_DTYPE_F16 && t != LLM_DTYPE_BF16;
+}
+
+int64_t llm__cpu_kv_rot(llm_dtype t, int64_t hd, int is_v) {
+    if (!is_quantized(t) || hd % 64 != 0) {
+        return 0;
+    }
+    if (is_v) {
+        return 64;
+    }
+    int64_t n = 64;
+    while (hd % (2 * n) == 0) {
+        n *= 2;
+    }
+    return n;
+}
+
+void llm__cpu_fwht(float *x, int64_t len, int64_t n) {
+    const float scale = 1.0f / sqrtf((float)n);
+    for (int64_t r = 0; r < len; r += n) {
+        float *y = x + r;
+        for (int64_t j = 0; j < n; j++) {
+            y[j] *= scale;
+        }
+        for (int64_t h = 1; h < n; h <<= 1) {
+            for (int64_t i = 0; i < n; i += 2 * h) {
+                for (int64_t j = i; j < i + h; j++) {
+                    const float u = y[j], v = y[j + h];
+                    y[j] = u + v;
+                    y[j + h] = u - v;
+                }
+            }
+        }
+    }
+}
+
 /* Bytes of one row of hd elements of a cache type (hd a multiple of its block). */
 static size_t row_bytes(llm_dtype t, int64_t hd) {
     return (size_t)hd / llm_dtype_block_size(t) * llm_dtype_block_bytes(t);
@@ -85,20 +136,41 @@ static size_t row_bytes(llm_dtype t, int64_t hd) {
 llm_status llm__cpu_kv_write_any(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                                  const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                                  const int32_t *block_table) {
-    (void)be;
+    llm__cpu *cpu = llm__cpu_of(be);
     const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
     const int64_t n = k->ne[2] * k->ne[3];
     const float *ks = llm__host_ptr(k), *vs = llm__host_ptr(v);
     char *kc = llm__host_ptr(k_cache), *vc = llm__host_ptr(v_cache);
     const size_t kslot = (size_t)n_kv * row_bytes(k_cache->dtype, hd);
     const size_t vslot = (size_t)n_kv * row_bytes(v_cache->dtype, hd);
+    const int64_t rot_k = llm__cpu_kv_rot(k_cache->dtype, hd, 0), rot_v = llm__cpu_kv_rot(v_cache->dtype, hd, 1);
+    float *tmp = NULL; /* [n_kv * hd] a rotated row */
+    if (rot_k || rot_v) {
+        llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(n_kv * hd));
+        if (st != LLM_OK) {
+            return st;
+        }
+        tmp = cpu->tscratch[0];
+    }
     for (int64_t i = 0; i < n; i++) {
         const int64_t p = positions[i];
         const size_t slot = (size_t)((int64_t)block_table[p / bs] * bs + p % bs);
         /* A row of n_kv * hd values is whole blocks per head (hd is a
-         * multiple of the block), so one call quantizes every head. */
-        llm__cpu_kv_quantize_row(k_cache->dtype, ks + i * n_kv * hd, kc + slot * kslot, n_kv * hd);
-        llm__cpu_kv_quantize_row(v_cache->dtype, vs + i * n_kv * hd, vc + slot * vslot, n_kv * hd);
+         * multiple of the block), so one call quantizes every head; the
+         * rotation's rows of rot values never cross a head either. */
+        const float *kr = ks + i * n_kv * hd, *vr = vs + i * n_kv * hd;
+        if (rot_k) {
+            memcpy(tmp, kr, (size_t)(n_kv * hd) * sizeof(float));
+            llm__cpu_fwht(tmp, n_kv * hd, rot_k);
+            kr = tmp;
+        }
+        llm__cpu_kv_quantize_row(k_cache->dtype, kr, kc + slot * kslot, n_kv * hd);
+        if (rot_v) {
+            memcpy(tmp, vr, (size_t)(n_kv * hd) * sizeof(float));
+            llm__cpu_fwht(tmp, n_kv * hd, rot_v);
+            vr = tmp;
+        }
+        llm__cpu_kv_quantize_row(v_cache->dtype, vr, vc + slot * vslot, n_kv * hd);
     }
     return LLM_OK;
 }
@@ -115,13 +187,14 @@ typedef struct {
     size_t krow, vrow;     /* bytes of one head's row */
     size_t kslot, vslot;   /* bytes of one slot (n_kv rows) */
     int64_t n, n_head, n_kv, hd;
+    int64_t rot_k, rot_v;  /* Hadamard rotation row lengths (0: none) */
     float scale;
     int64_t n_swa;
 } fa_ctx;
 
 /* Per-thread scratch: q converted (at most 4 bytes per element), VKQ as
- * floats, V as floats, VKQ as halves; all in floats' room. */
-static size_t scratch_floats(int64_t hd) { return (size_t)(4 * hd + 64); }
+ * floats, V as floats, VKQ as halves, q rotated; all in floats' room. */
+static size_t scratch_floats(int64_t hd) { return (size_t)(5 * hd + 64); }
 
 static int64_t first_key(const fa_ctx *c, int64_t i) {
     const int64_t lo = (int64_t)c->pos[i] + 1 - c->n_swa;
@@ -136,7 +209,13 @@ static void fa_unit(const fa_ctx *c, int64_t i, int64_t h, float *scratch) {
     float *vkq = scratch + hd + 16;              /* [hd] F32 accumulator */
     float *v32 = vkq + hd;                       /* [hd] V row as floats */
     uint16_t *vkq16 = (uint16_t *)(v32 + hd);    /* [hd] F16 accumulator (V F16) */
+    float *qrot = v32 + 2 * hd;                  /* [hd] q rotated */
     const float *qr = c->q + (i * c->n_head + h) * hd;
+    if (c->rot_k) {
+        memcpy(qrot, qr, (size_t)hd * sizeof(float));
+        llm__cpu_fwht(qrot, hd, c->rot_k);
+        qr = qrot;
+    }
     k->quantize[c->tq](qr, qq, hd);
     const int v16 = c->tv == LLM_DTYPE_F16;
     if (v16) {
@@ -182,6 +261,9 @@ static void fa_unit(const fa_ctx *c, int64_t i, int64_t h, float *scratch) {
     }
     const float inv = S == 0.0f ? 0.0f : 1.0f / S;
     k->fa_scale_f32(hd, vkq, inv);
+    if (c->rot_v) {
+        llm__cpu_fwht(vkq, hd, c->rot_v); /* back from V's rotated basis */
+    }
     memcpy(c->out + (i * c->n_head + h) * hd, vkq, (size_t)hd * sizeof(float));
 }
 
@@ -242,6 +324,8 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
     c.krow = row_bytes(c.tk, c.hd);
     c.vrow = row_bytes(c.tv, c.hd);
     c.kslot = c.krow * (size_t)c.n_kv;
+    c.rot_k = llm__cpu_kv_rot(c.tk, c.hd, 0);
+    c.rot_v = llm__cpu_kv_rot(c.tv, c.hd, 1);
     c.vslot = c.vrow * (size_t)c.n_kv;
     const int64_t bs = k_cache->ne[2];
     int64_t maxpos = 0;

@@ -46,6 +46,11 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
  * send a cache that is not F16/F32 (or K and V of different types) here. */
 int llm__cpu_kv_type_ok(llm_dtype t);
 void llm__cpu_kv_quantize_row(llm_dtype t, const float *x, void *y, int64_t n);
+/* The Hadamard rotation of a quantized cache (see attention_fa.c): its row
+ * length for a K (is_v 0) or V cache of type t and head_dim hd, 0 for none;
+ * and the transform itself, in place on len values in rows of n. */
+int64_t llm__cpu_kv_rot(llm_dtype t, int64_t hd, int is_v);
+void llm__cpu_fwht(float *x, int64_t len, int64_t n);
 llm_status llm__cpu_kv_write_any(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                                  const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                                  const int32_t *block_table);
