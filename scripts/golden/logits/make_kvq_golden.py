@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """llama.cpp's logits with a quantized KV cache, for tests/runtime/test_kv_quant.c.
 
-Usage: make_kvq_golden.py MODEL.gguf TYPE OUTDIR
+Usage: make_kvq_golden.py MODEL.gguf TYPE_K[,TYPE_V] OUTDIR [--small]
        (run with the AVX2 reference environment, scripts/golden/reference-venv.sh;
-       TYPE: q8_0, q4_0, ... for both the K and the V cache)
+       TYPE: f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1; TYPE_V defaults to TYPE_K)
 
-Writes OUTDIR/kvq_<TYPE>_golden.bin in make_logits_golden.py's format: llama.cpp
-(llama-cpp-python 0.3.36) run with type_k = type_v = TYPE and flash attention on
-(llama.cpp refuses a quantized V cache without it), on four of prompts.json's
-prompts (the long one cut to 300 tokens), top-10 logits at every position and a
-16-token greedy continuation, no full-vocabulary rows (kept small).
+Writes OUTDIR/kvq_<TYPE_K>[_<TYPE_V>]_golden.bin in make_logits_golden.py's
+format: llama.cpp (llama-cpp-python 0.3.36) run with those type_k, type_v and
+flash attention on (llama.cpp refuses a quantized V cache without it), on four
+of prompts.json's prompts (the long one cut to 300 tokens), top-10 logits at
+every position and a 16-token greedy continuation, no full-vocabulary rows
+(kept small). --small: two prompts (code, and long cut to 128 tokens), 8 steps.
 
-Goldens made with it (default model, SmolLM2-135M-Instruct.Q4_1.gguf):
-tests/runtime/data/kvq_q8_0_golden.bin, tests/runtime/data/kvq_q4_0_golden.bin.
+Goldens made with it (default model, SmolLM2-135M-Instruct.Q4_1.gguf), in
+tests/runtime/data: kvq_q8_0_golden.bin, kvq_q4_0_golden.bin; with --small
+kvq_q4_1, kvq_q5_0, kvq_q5_1, kvq_bf16, kvq_q8_0_f16, kvq_f16_q5_1.
 """
 import json
 import os
@@ -26,18 +28,26 @@ PROMPTS = {"short": None, "code": None, "chatml": None, "long": 300}
 
 
 def main():
-    if len(sys.argv) != 4 or sys.argv[2] not in GGML_TYPES:
+    args = [a for a in sys.argv[1:] if a != "--small"]
+    small = "--small" in sys.argv[1:]
+    if len(args) != 3:
         sys.exit(__doc__)
-    model, tname, outdir = sys.argv[1:]
+    model, tname, outdir = args
+    names = tname.split(",")
+    if len(names) > 2 or any(n not in GGML_TYPES for n in names):
+        sys.exit(__doc__)
+    tk, tv = GGML_TYPES[names[0]], GGML_TYPES[names[-1]]
+    want = {"code": None, "long": 128} if small else PROMPTS
     here = os.path.dirname(os.path.abspath(__file__))
     prompts = []
     for p in json.load(open(os.path.join(here, "prompts.json"), encoding="utf-8")):
-        if p["name"] in PROMPTS:
-            if PROMPTS[p["name"]]:
-                p["max_tokens"] = PROMPTS[p["name"]]
+        if p["name"] in want:
+            if want[p["name"]]:
+                p["max_tokens"] = want[p["name"]]
             prompts.append(p)
-    t = GGML_TYPES[tname]
-    blob = make_golden(model, prompts, n_cont=16, full_rows="none", type_k=t, type_v=t, flash_attn=True)
+    blob = make_golden(model, prompts, n_cont=8 if small else 16, full_rows="none", type_k=tk, type_v=tv,
+                       flash_attn=True)
+    tname = "_".join(names)
     out = os.path.join(outdir, f"kvq_{tname}_golden.bin")
     with open(out, "wb") as f:
         f.write(blob)
