@@ -93,11 +93,15 @@ typedef struct llm_session llm_session; /* opaque: one conversation */
  * head_dim values takes 4 (F32) or 2 (F16, BF16) bytes per value, or per 32
  * values one block of 34 (Q8_0), 18 (Q4_0), 20 (Q4_1), 22 (Q5_0) or 24
  * (Q5_1) bytes: the quantized types need head_dim to be a multiple of 32.
- * Rows are rounded as llama.cpp's CPU backend stores them, and attention
+ * Rows are rounded (and, quantized with head_dim a multiple of 64,
+ * Hadamard-rotated) as llama.cpp's CPU backend stores them, and attention
  * over a quantized, BF16 or mixed cache runs in the order of llama.cpp's
  * flash attention (which llama.cpp needs for a quantized V cache), so
- * logits equal llama.cpp's run with the same types and flash attention on.
- * The CUDA backend runs F16 and F32 caches only. */
+ * logits equal llama.cpp's run with the same types and flash attention on
+ * (tested bit for bit on the default model with Q8_0, Q4_0, Q4_1, Q5_0,
+ * Q5_1 and mixed caches). The CUDA backend runs F16 and F32 caches only:
+ * with another type, backend "cuda" fails with LLM_ERR_UNSUPPORTED and
+ * "auto" runs on the CPU. */
 typedef enum llm_kv_type {
     LLM_KV_F16 = 0, /* half the memory of F32; the default */
     LLM_KV_F32 = 1,

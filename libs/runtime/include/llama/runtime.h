@@ -289,7 +289,12 @@ llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tens
  * Values are rounded to the cache type as llama.cpp's CPU backend stores
  * them (F16/BF16: to nearest even; Q8_0: its x86 quantize_row_q8_0, scale
  * 127 / amax, quants rounded half to even; Q4_0, Q4_1, Q5_0, Q5_1: its
- * quantize_row_*_ref, as llm_dtype_quantize_row). */
+ * quantize_row_*_ref, as llm_dtype_quantize_row). A quantized cache with
+ * head_dim a multiple of 64 holds its rows rotated, as llama.cpp's does: K
+ * (and q, in attention) by a normalised Hadamard transform over rows of the
+ * largest power of two dividing head_dim, V over rows of 64 (attention
+ * rotates its output back), which spreads quantization error evenly; so a
+ * quantized cache's bytes are not the plain quantized rows. */
 llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                            const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                            const int32_t *block_table, int32_t n_table);

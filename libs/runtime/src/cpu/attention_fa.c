@@ -43,7 +43,7 @@
  * and at the end out = VKQ * (1 / S). Every step but the dot product is
  * elementwise, so its bits do not depend on vector width; the dot is the
  * kernel table's dot for the cache type, which for the AVX2 kernels is
- * llama.cpp's vec_dot order. Units (token, query head) are split between
+ * llama.cpp's vec_dot order. Units (token, GQA group) are split between
  * threads, each computed by one thread, so the split changes no bit.
  */
 #include <math.h>
@@ -192,107 +192,125 @@ typedef struct {
     int64_t n_swa;
 } fa_ctx;
 
-/* Per-thread scratch: q converted (at most 4 bytes per element), VKQ as
- * floats, V as floats, VKQ as halves, q rotated; all in floats' room. */
-static size_t scratch_floats(int64_t hd) { return (size_t)(5 * hd + 64); }
+/* Per-thread scratch for a group of G query heads: per head q converted (at
+ * most 4 bytes per element), VKQ as floats, VKQ as halves, q rotated; and
+ * one V row as floats. All in floats' room. */
+static size_t scratch_floats(int64_t hd, int64_t G) { return (size_t)(G * (4 * hd + 16) + hd + 64); }
 
 static int64_t first_key(const fa_ctx *c, int64_t i) {
     const int64_t lo = (int64_t)c->pos[i] + 1 - c->n_swa;
     return c->n_swa > 0 && lo > 0 ? lo : 0;
 }
 
-/* Query head h of token i. */
-static void fa_unit(const fa_ctx *c, int64_t i, int64_t h, float *scratch) {
-    const int64_t hd = c->hd, kvh = h / (c->n_head / c->n_kv);
+/* The G query heads of token i that read KV head g (a GQA group), together:
+ * each K/V row is loaded, and V dequantized, once for all of them. Every
+ * head goes through exactly the steps llama.cpp gives it alone, in the same
+ * order, so grouping changes no bit. */
+static void fa_group(const fa_ctx *c, int64_t i, int64_t g, float *scratch) {
+    const int64_t hd = c->hd, G = c->n_head / c->n_kv, h0 = g * G;
     const llm__cpu_kernels *k = c->k;
-    void *qq = scratch;                          /* [row of tq] */
-    float *vkq = scratch + hd + 16;              /* [hd] F32 accumulator */
-    float *v32 = vkq + hd;                       /* [hd] V row as floats */
-    uint16_t *vkq16 = (uint16_t *)(v32 + hd);    /* [hd] F16 accumulator (V F16) */
-    float *qrot = v32 + 2 * hd;                  /* [hd] q rotated */
-    const float *qr = c->q + (i * c->n_head + h) * hd;
-    if (c->rot_k) {
-        memcpy(qrot, qr, (size_t)hd * sizeof(float));
-        llm__cpu_fwht(qrot, hd, c->rot_k);
-        qr = qrot;
-    }
-    k->quantize[c->tq](qr, qq, hd);
+    const int64_t qstride = hd + 4;                    /* floats per converted q */
+    char *qq = (char *)scratch;                        /* [G][qstride floats] q converted */
+    float *vkq = scratch + G * qstride;                /* [G][hd] F32 accumulators */
+    uint16_t *vkq16 = (uint16_t *)(vkq + G * hd);      /* [G][hd] F16 accumulators (V F16) */
+    float *qrot = vkq + G * hd + (G * hd + 1) / 2 + 8; /* [hd] one q rotated */
+    float *v32 = qrot + hd;                            /* [hd] the V row as floats */
+    float S[64], M[64];
     const int v16 = c->tv == LLM_DTYPE_F16;
+    for (int64_t j = 0; j < G; j++) {
+        const float *qr = c->q + (i * c->n_head + h0 + j) * hd;
+        if (c->rot_k) {
+            memcpy(qrot, qr, (size_t)hd * sizeof(float));
+            llm__cpu_fwht(qrot, hd, c->rot_k);
+            qr = qrot;
+        }
+        k->quantize[c->tq](qr, qq + (size_t)j * (size_t)qstride * sizeof(float), hd);
+        S[j] = 0.0f;
+        M[j] = -INFINITY;
+    }
     if (v16) {
-        memset(vkq16, 0, (size_t)hd * sizeof(uint16_t));
+        memset(vkq16, 0, (size_t)(G * hd) * sizeof(uint16_t));
     } else {
-        memset(vkq, 0, (size_t)hd * sizeof(float));
+        memset(vkq, 0, (size_t)(G * hd) * sizeof(float));
     }
     const llm__vec_dot_fn dot = k->dot[c->tk];
-    const size_t koff = (size_t)kvh * c->krow, voff = (size_t)kvh * c->vrow;
-    float S = 0.0f, M = -INFINITY;
+    const size_t koff = (size_t)g * c->krow, voff = (size_t)g * c->vrow;
     const int64_t len = (int64_t)c->pos[i] + 1;
     for (int64_t t = first_key(c, i); t < len; t++) {
         const char *kr = c->kc + c->slot[t] * c->kslot + koff;
         const char *vr = c->vc + c->slot[t] * c->vslot + voff;
-        const float s = dot(hd, kr, qq) * c->scale;
-        float ms = 1.0f, vs = 1.0f;
-        if (s > M) {
-            const float mold = M;
-            M = s;
-            ms = expf(mold - M);
-            if (v16) {
-                k->fa_scale_f16(hd, vkq16, ms);
-            } else {
-                k->fa_scale_f32(hd, vkq, ms);
-            }
-        } else {
-            vs = expf(s - M);
-        }
-        if (v16) {
-            k->fa_mad_f16(hd, vkq16, (const uint16_t *)vr, vs);
-        } else if (c->tv == LLM_DTYPE_F32) {
-            k->fa_mad_f32(hd, vkq, (const float *)vr, vs);
-        } else {
+        const float *vf = (const float *)vr;
+        if (!v16 && c->tv != LLM_DTYPE_F32) {
             (void)llm_dtype_dequantize_row(c->tv, vr, v32, (size_t)hd);
-            k->fa_mad_f32(hd, vkq, v32, vs);
+            vf = v32;
         }
-        S = fmaf(S, ms, vs);
-    }
-    if (v16) {
-        for (int64_t d = 0; d < hd; d++) {
-            vkq[d] = llm_fp16_to_fp32(vkq16[d]);
+        for (int64_t j = 0; j < G; j++) {
+            const float s = dot(hd, kr, qq + (size_t)j * (size_t)qstride * sizeof(float)) * c->scale;
+            float ms = 1.0f, vs = 1.0f;
+            if (s > M[j]) {
+                const float mold = M[j];
+                M[j] = s;
+                ms = expf(mold - s);
+                if (v16) {
+                    k->fa_scale_f16(hd, vkq16 + j * hd, ms);
+                } else {
+                    k->fa_scale_f32(hd, vkq + j * hd, ms);
+                }
+            } else {
+                vs = expf(s - M[j]);
+            }
+            if (v16) {
+                k->fa_mad_f16(hd, vkq16 + j * hd, (const uint16_t *)vr, vs);
+            } else {
+                k->fa_mad_f32(hd, vkq + j * hd, vf, vs);
+            }
+            S[j] = fmaf(S[j], ms, vs);
         }
     }
-    const float inv = S == 0.0f ? 0.0f : 1.0f / S;
-    k->fa_scale_f32(hd, vkq, inv);
-    if (c->rot_v) {
-        llm__cpu_fwht(vkq, hd, c->rot_v); /* back from V's rotated basis */
+    for (int64_t j = 0; j < G; j++) {
+        float *o = vkq + j * hd;
+        if (v16) {
+            for (int64_t d = 0; d < hd; d++) {
+                v32[d] = llm_fp16_to_fp32(vkq16[j * hd + d]);
+            }
+            o = v32;
+        }
+        const float inv = S[j] == 0.0f ? 0.0f : 1.0f / S[j];
+        k->fa_scale_f32(hd, o, inv);
+        if (c->rot_v) {
+            llm__cpu_fwht(o, hd, c->rot_v); /* back from V's rotated basis */
+        }
+        memcpy(c->out + (i * c->n_head + h0 + j) * hd, o, (size_t)hd * sizeof(float));
     }
-    memcpy(c->out + (i * c->n_head + h) * hd, vkq, (size_t)hd * sizeof(float));
 }
 
-/* Work of a unit: its keys plus a constant for the per-unit overhead. */
+/* Work of a unit (token, GQA group): its keys plus a constant for the
+ * per-unit overhead. */
 static int64_t unit_cost(const fa_ctx *c, int64_t i) { return (int64_t)c->pos[i] + 1 - first_key(c, i) + 32; }
 
 /* First unit whose cumulative cost reaches target (ranges of equal work). */
 static int64_t split_at(const fa_ctx *c, int64_t target) {
     int64_t cum = 0;
     for (int64_t i = 0; i < c->n; i++) {
-        const int64_t uc = unit_cost(c, i), tc = uc * c->n_head;
+        const int64_t uc = unit_cost(c, i), tc = uc * c->n_kv;
         if (cum + tc > target) {
-            return i * c->n_head + (target - cum + uc - 1) / uc;
+            return i * c->n_kv + (target - cum + uc - 1) / uc;
         }
         cum += tc;
     }
-    return c->n * c->n_head;
+    return c->n * c->n_kv;
 }
 
 static void fa_task(void *p, int ith, int nth) {
     const fa_ctx *c = p;
     int64_t total = 0;
     for (int64_t i = 0; i < c->n; i++) {
-        total += unit_cost(c, i) * c->n_head;
+        total += unit_cost(c, i) * c->n_kv;
     }
     const int64_t b = split_at(c, total * ith / nth);
-    const int64_t e = ith == nth - 1 ? c->n * c->n_head : split_at(c, total * (ith + 1) / nth);
+    const int64_t e = ith == nth - 1 ? c->n * c->n_kv : split_at(c, total * (ith + 1) / nth);
     for (int64_t u = b; u < e; u++) {
-        fa_unit(c, u / c->n_head, u % c->n_head, c->scratch[ith]);
+        fa_group(c, u / c->n_kv, u % c->n_kv, c->scratch[ith]);
     }
 }
 
@@ -332,7 +350,10 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
     for (int64_t i = 0; i < c.n; i++) {
         maxpos = positions[i] > maxpos ? positions[i] : maxpos;
     }
-    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, scratch_floats(c.hd));
+    if (c.n_head / c.n_kv > 64) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "attention: GQA groups of more than 64 query heads");
+    }
+    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, scratch_floats(c.hd, c.n_head / c.n_kv));
     if (st != LLM_OK) {
         return st;
     }
@@ -358,7 +379,7 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
         cpu->kv_offs[t] = (size_t)((int64_t)block_table[t / bs] * bs + t % bs);
     }
     c.slot = cpu->kv_offs;
-    const int64_t units = c.n * c.n_head;
+    const int64_t units = c.n * c.n_kv;
     const int nth = units < be->n_threads ? (int)units : be->n_threads;
     llm__threadpool_run(cpu->tp, fa_task, &c, nth);
     return LLM_OK;
