@@ -1,8 +1,9 @@
 /*
  * test_kv_quant.c -- quantized KV caches (llm_net_params type_k / type_v):
- * the default model's logits with Q8_0 and Q4_0 caches against llama.cpp
- * run with the same cache types and flash attention
- * (data/kvq_<type>_golden.bin, scripts/golden/logits/make_kvq_golden.py).
+ * the default model's logits with Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, BF16 caches
+ * and Q8_0 K + F16 V, F16 K + Q5_1 V against llama.cpp run with the same
+ * cache types and flash attention (data/kvq_<types>_golden.bin,
+ * scripts/golden/logits/make_kvq_golden.py).
  *
  * With the AVX2 kernels the logits must equal llama.cpp's bit for bit (top-10
  * of every position) and the greedy continuation must be llama.cpp's. With
@@ -23,9 +24,9 @@ static void load(golden_set *g, const char *tname) {
     cr_assert_eq(golden_load(path, g), 0, "cannot read %s", path);
 }
 
-static void check_type(const char *tname, llm_dtype t) {
+static void check_types(const char *tname, llm_dtype tk, llm_dtype tv) {
     gc_fx f;
-    gc_open_kv(&f, getenv("LLM_DEFAULT_MODEL"), 2, LLM_KERNELS_AUTO, t, t);
+    gc_open_kv(&f, getenv("LLM_DEFAULT_MODEL"), 2, LLM_KERNELS_AUTO, tk, tv);
     golden_set g;
     load(&g, tname);
     gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
@@ -34,8 +35,17 @@ static void check_type(const char *tname, llm_dtype t) {
     gc_close(&f);
 }
 
-Test(kv_quant, q8_0_logits_match_llamacpp) { check_type("q8_0", LLM_DTYPE_Q8_0); }
-Test(kv_quant, q4_0_logits_match_llamacpp) { check_type("q4_0", LLM_DTYPE_Q4_0); }
+Test(kv_quant, q8_0_logits_match_llamacpp) { check_types("q8_0", LLM_DTYPE_Q8_0, LLM_DTYPE_Q8_0); }
+Test(kv_quant, q4_0_logits_match_llamacpp) { check_types("q4_0", LLM_DTYPE_Q4_0, LLM_DTYPE_Q4_0); }
+/* Smaller goldens (two prompts, 8 greedy steps): the other types, and K and
+ * V of different types (an F16 V: llama.cpp's F16 accumulator; an F16 K:
+ * rotated V only). */
+Test(kv_quant, q4_1_logits_match_llamacpp) { check_types("q4_1", LLM_DTYPE_Q4_1, LLM_DTYPE_Q4_1); }
+Test(kv_quant, q5_0_logits_match_llamacpp) { check_types("q5_0", LLM_DTYPE_Q5_0, LLM_DTYPE_Q5_0); }
+Test(kv_quant, q5_1_logits_match_llamacpp) { check_types("q5_1", LLM_DTYPE_Q5_1, LLM_DTYPE_Q5_1); }
+Test(kv_quant, bf16_logits_match_llamacpp) { check_types("bf16", LLM_DTYPE_BF16, LLM_DTYPE_BF16); }
+Test(kv_quant, q8_0_k_f16_v_logits_match_llamacpp) { check_types("q8_0_f16", LLM_DTYPE_Q8_0, LLM_DTYPE_F16); }
+Test(kv_quant, f16_k_q5_1_v_logits_match_llamacpp) { check_types("f16_q5_1", LLM_DTYPE_F16, LLM_DTYPE_Q5_1); }
 
 /* The scalar kernels (the reference; their dot products and activation
  * quantizers differ from llama.cpp's x86 ones in rounding) on a prefix of
