@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """llama.cpp's logits with a quantized KV cache, for tests/runtime/test_kv_quant.c.
 
-Usage: make_kvq_golden.py MODEL.gguf TYPE_K[,TYPE_V] OUTDIR [--small]
+Usage: make_kvq_golden.py MODEL.gguf TYPE_K[,TYPE_V] OUTDIR [--small] [--tag NAME]
        (run with the AVX2 reference environment, scripts/golden/reference-venv.sh;
        TYPE: f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1; TYPE_V defaults to TYPE_K)
 
@@ -14,7 +14,11 @@ every position and a 16-token greedy continuation, no full-vocabulary rows
 
 Goldens made with it (default model, SmolLM2-135M-Instruct.Q4_1.gguf), in
 tests/runtime/data: kvq_q8_0_golden.bin, kvq_q4_0_golden.bin; with --small
-kvq_q4_1, kvq_q5_0, kvq_q5_1, kvq_bf16, kvq_q8_0_f16, kvq_f16_q5_1.
+kvq_q4_1, kvq_q5_0, kvq_q5_1, kvq_bf16, kvq_q8_0_f16, kvq_f16_q5_1. --tag NAME
+names the file kvq_NAME_<types>_golden.bin: with --tag llama3 --small on the
+synthetic llama3 family model (scripts/golden/families/make_synthetic.py
+llama3: Llama 3.2 1B's heads, 32 query and 8 KV heads of 64),
+kvq_llama3_q8_0_golden.bin and kvq_llama3_q4_0_golden.bin.
 """
 import json
 import os
@@ -28,8 +32,16 @@ PROMPTS = {"short": None, "code": None, "chatml": None, "long": 300}
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--small"]
-    small = "--small" in sys.argv[1:]
+    argv = sys.argv[1:]
+    tag = ""
+    if "--tag" in argv:
+        i = argv.index("--tag")
+        if i + 1 >= len(argv):
+            sys.exit(__doc__)
+        tag = argv[i + 1] + "_"
+        del argv[i:i + 2]
+    args = [a for a in argv if a != "--small"]
+    small = "--small" in argv
     if len(args) != 3:
         sys.exit(__doc__)
     model, tname, outdir = args
@@ -48,7 +60,7 @@ def main():
     blob = make_golden(model, prompts, n_cont=8 if small else 16, full_rows="none", type_k=tk, type_v=tv,
                        flash_attn=True)
     tname = "_".join(names)
-    out = os.path.join(outdir, f"kvq_{tname}_golden.bin")
+    out = os.path.join(outdir, f"kvq_{tag}{tname}_golden.bin")
     with open(out, "wb") as f:
         f.write(blob)
     print(f"wrote {out}: {len(blob)} bytes", file=sys.stderr)
