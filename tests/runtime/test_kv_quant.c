@@ -29,8 +29,9 @@ static void check_types(const char *tname, llm_dtype tk, llm_dtype tv) {
     gc_open_kv(&f, getenv("LLM_DEFAULT_MODEL"), 2, LLM_KERNELS_AUTO, tk, tv);
     golden_set g;
     load(&g, tname);
-    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
-    gc_check_greedy(&f, &g, LIGHT ? 1 : 0, 0, LIGHT ? 6 : 0);
+    /* Under AddressSanitizer: a prefix of each prompt and a few greedy steps. */
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 24 : 0);
+    gc_check_greedy(&f, &g, LIGHT ? 1 : 0, 0, LIGHT ? 2 : 0);
     golden_free(&g);
     gc_close(&f);
 }
