@@ -43,6 +43,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "app_cache_type.h"
 #include "app_common.h"
 #include "bench.h"
 #include "llama/engine.h"
@@ -64,6 +65,7 @@ typedef struct {
     int32_t reps, sessions, peak_mib;
     int warmup, peak;
     const char *out; /* md | json | jsonl */
+    llm_kv_type type_k, type_v; /* -ctk, -ctv */
 } opts;
 
 typedef struct {
@@ -114,6 +116,7 @@ static void usage(FILE *f) {
             "  -d N,..       context depth filled before each test, not timed (default 0)\n"
             "  -b N,..       most prompt tokens per forward pass (default 512)\n"
             "  -t N,..       threads (default: all CPUs)\n"
+            "  -ctk T, -ctv T  K and V cache types (f16, f32, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)\n"
             "  -r N          timed runs per test (default 5)\n"
             "  --sessions N  N sessions at once from N threads (serialized by the engine)\n"
             "  -o FMT        md (default), json or jsonl (llama-bench's field names)\n"
@@ -133,6 +136,7 @@ static int parse_opts(int argc, char **argv, opts *o) {
     int model_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int is_v = 0;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             exit(app_finish_stdout(PROG));
@@ -187,6 +191,10 @@ static int parse_opts(int argc, char **argv, opts *o) {
                 return -1;
             }
             o->out = v;
+            i++;
+        } else if (app_is_cache_type_opt(a, &is_v)) {
+            if (app_need_value(PROG, a, v) || app_parse_cache_type(PROG, a, v, is_v ? &o->type_v : &o->type_k))
+                return -1;
             i++;
         } else if (strcmp(a, "--no-warmup") == 0) {
             o->warmup = 0;
@@ -297,6 +305,7 @@ typedef struct {
     const char *model;
     llm_model_info info;
     int32_t n_batch, n_threads, n_sessions;
+    llm_kv_type type_k, type_v;
     test_shape sh;
     double test_time;
     int n;
@@ -374,7 +383,8 @@ static void print_json(FILE *f, const result *r, int pretty) {
     fprintf(f, ",%s\"build_commit\": \"llm-%s\",", nl, llm_engine_version());
     fprintf(f, "%s\"n_batch\": %d,%s\"n_ubatch\": %d,%s\"n_threads\": %d,%s\"n_sessions\": %d,", nl, r->n_batch, nl,
             r->n_batch, nl, r->n_threads, nl, r->n_sessions);
-    fprintf(f, "%s\"type_k\": \"f16\",%s\"type_v\": \"f16\",%s\"use_mmap\": true,", nl, nl, nl);
+    fprintf(f, "%s\"type_k\": \"%s\",%s\"type_v\": \"%s\",%s\"use_mmap\": true,", nl, llm_kv_type_name(r->type_k), nl,
+            llm_kv_type_name(r->type_v), nl);
     fprintf(f, "%s\"n_prompt\": %d,%s\"n_gen\": %d,%s\"n_depth\": %d,", nl, r->sh.n_prompt, nl, r->sh.n_gen, nl,
             r->sh.n_depth);
     char when[32];
@@ -453,6 +463,8 @@ static int bench_model(const opts *o, const char *path, int32_t nt, int32_t nb, 
     mp.n_ctx = need + 16;
     mp.kv_tokens = (mp.n_ctx + 2 * mp.kv_block_size) * o->sessions;
     mp.prefix_cache = false;
+    mp.type_k = o->type_k;
+    mp.type_v = o->type_v;
     llm_memory_plan plan;
     if (llm_model_plan(path, &mp, &plan) != LLM_OK) {
         fprintf(stderr, "%s: %s: %s\n", PROG, path, llm_last_error());
@@ -494,6 +506,8 @@ static int bench_model(const opts *o, const char *path, int32_t nt, int32_t nb, 
         r->model = path;
         r->info = info;
         r->n_batch = nb;
+        r->type_k = o->type_k;
+        r->type_v = o->type_v;
         r->n_threads = info.n_threads;
         r->n_sessions = o->sessions;
         r->sh = shapes[k];

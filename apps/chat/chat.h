@@ -17,7 +17,8 @@ typedef struct chat_opts {
     int32_t n_ctx;          /* -c; 0 = model default */
     int32_t n_threads;      /* -t; 0 = all cores */
     int32_t n_batch;        /* -b; 0 = engine default */
-    bool kv_f32;            /* --kv-type f32 */
+    llm_kv_type type_k;     /* -ctk / --cache-type-k (--kv-type sets both) */
+    llm_kv_type type_v;     /* -ctv / --cache-type-v */
     llm_sampling_params sp;  /* --temp --top-k --top-p --min-p --repeat-penalty -s */
     bool raw;               /* --raw: no chat template */
     bool force;             /* --force: load even when the plan exceeds free memory */

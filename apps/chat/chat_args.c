@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app_cache_type.h"
 #include "app_common.h"
 #include "chat.h"
 
@@ -27,7 +28,8 @@ static void usage(FILE *f) {
         "  -t, --threads N         CPU threads, at most the number of cores (default: all cores)\n"
         "      --backend NAME      cpu, cuda or auto (default auto)\n"
         "  -b, --batch-size N      most prompt tokens per forward pass (default 256)\n"
-        "      --kv-type T         KV cache element type: f16 (default) or f32\n"
+        APP_CACHE_TYPE_HELP
+        "      --kv-type T         both cache types at once (the same choices)\n"
         "      --force             load even when the memory plan exceeds the available memory\n"
         "      --no-prefix-cache   do not reuse KV blocks of identical prompt prefixes\n"
         "\n"
@@ -74,6 +76,7 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
+        int is_v = 0;
 #define NEEDV()                              \
     do {                                     \
         if (app_need_value(P, a, v)) return -1; \
@@ -113,11 +116,11 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
             if (app_parse_i32(P, a, v, 1, 1 << 16, &o->n_batch)) return -1;
         } else if (IS("--kv-type", "--kv-type")) {
             NEEDV();
-            if (strcmp(v, "f16") && strcmp(v, "f32")) {
-                fprintf(stderr, "llm-chat: --kv-type expects f16 or f32, got '%s'\n", v);
-                return -1;
-            }
-            o->kv_f32 = strcmp(v, "f32") == 0;
+            if (app_parse_cache_type(P, a, v, &o->type_k)) return -1;
+            o->type_v = o->type_k;
+        } else if (app_is_cache_type_opt(a, &is_v)) {
+            NEEDV();
+            if (app_parse_cache_type(P, a, v, is_v ? &o->type_v : &o->type_k)) return -1;
         } else if (IS("-t", "--threads")) {
             NEEDV();
             if (app_parse_threads(P, a, v, &o->n_threads)) return -1;

@@ -397,7 +397,8 @@ int main(int argc, char **argv) {
     mp.n_threads = a.o.n_threads;
     mp.n_ctx = a.o.n_ctx;
     if (a.o.n_batch) mp.n_batch = a.o.n_batch;
-    mp.kv_type = a.o.kv_f32 ? LLM_KV_F32 : LLM_KV_F16;
+    mp.type_k = a.o.type_k;
+    mp.type_v = a.o.type_v;
     mp.prefix_cache = !a.o.no_prefix_cache;
 
     llm_memory_plan plan;

@@ -13,6 +13,12 @@
  * --tokens FILE reads whitespace-separated token ids instead of tokenizing
  * (e.g. llama.cpp's own tokenization, to compare the forward alone).
  *
+ * --kl-ref-cache-type T also runs every window on a second copy of the
+ * model whose K and V caches are of type T (e.g. f16) and prints the mean
+ * Kullback-Leibler divergence KL(P_ref || P) of the token distributions over
+ * the scored positions ("kl-divergence: <value>"), and the reference's
+ * perplexity: the quality cost of -ctk/-ctv against T.
+ *
  * Uses only the engine API (llama/engine.h): llm_prefill_all_logits gives
  * the logits of every position of a window.
  */
@@ -25,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "app_cache_type.h"
 #include "app_common.h"
 #include "llama/engine.h"
 
@@ -121,6 +128,27 @@ static double nll(const float *logits, int32_t n_vocab, llm_token tok) {
     return log(sum) - (double)(logits[tok] - mx);
 }
 
+/* KL(softmax(ref) || softmax(x)) in double. */
+static double kl_div(const float *ref, const float *x, int32_t n_vocab) {
+    float mr = ref[0], mx = x[0];
+    for (int32_t i = 1; i < n_vocab; i++) {
+        mr = ref[i] > mr ? ref[i] : mr;
+        mx = x[i] > mx ? x[i] : mx;
+    }
+    double zr = 0.0, zx = 0.0;
+    for (int32_t i = 0; i < n_vocab; i++) {
+        zr += exp((double)(ref[i] - mr));
+        zx += exp((double)(x[i] - mx));
+    }
+    const double lzr = log(zr), lzx = log(zx);
+    double kl = 0.0;
+    for (int32_t i = 0; i < n_vocab; i++) {
+        const double lr = (double)(ref[i] - mr) - lzr, lx = (double)(x[i] - mx) - lzx;
+        kl += exp(lr) * (lr - lx);
+    }
+    return kl;
+}
+
 static void usage(FILE *to) {
     fprintf(to,
             "usage: llm-perplexity -m MODEL -f TEXT_FILE [-c CTX] [-t THREADS]\n"
@@ -135,6 +163,9 @@ static void usage(FILE *to) {
             "  --tokens IDS_FILE whitespace-separated token ids instead of -f\n"
             "  -c CTX            window size in tokens, 4 to 1048576 (default 512)\n"
             "  -t THREADS        CPU threads, at most the number of cores (default: all)\n"
+            APP_CACHE_TYPE_HELP
+            "  --kl-ref-cache-type T  also run with K and V caches of type T and print the mean\n"
+            "                    KL divergence of the token distributions against it\n"
             "  --force           run even when the memory plan exceeds the available memory\n"
             "  -h, --help        this help\n"
             "\n"
@@ -145,8 +176,11 @@ int main(int argc, char **argv) {
     const char *model_path = NULL, *file = NULL, *tokfile = NULL;
     int32_t ctx = 512, threads = 0;
     bool force = false;
+    llm_kv_type type_k = LLM_KV_F16, type_v = LLM_KV_F16, kl_ref = LLM_KV_F16;
+    bool kl = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        int is_v = 0;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return app_finish_stdout("llm-perplexity");
@@ -156,7 +190,8 @@ int main(int argc, char **argv) {
             continue;
         }
         bool known = !strcmp(a, "-m") || !strcmp(a, "-f") || !strcmp(a, "--tokens") ||
-                     !strcmp(a, "-c") || !strcmp(a, "-t");
+                     !strcmp(a, "-c") || !strcmp(a, "-t") || app_is_cache_type_opt(a, &is_v) ||
+                     !strcmp(a, "--kl-ref-cache-type");
         if (!known) {
             fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
             usage(stderr);
@@ -171,6 +206,11 @@ int main(int argc, char **argv) {
             if (app_parse_i32("llm-perplexity", a, v, 4, 1 << 20, &ctx)) return 2;
         } else if (!strcmp(a, "-t")) {
             if (app_parse_threads("llm-perplexity", a, v, &threads)) return 2;
+        } else if (app_is_cache_type_opt(a, &is_v)) {
+            if (app_parse_cache_type("llm-perplexity", a, v, is_v ? &type_v : &type_k)) return 2;
+        } else if (!strcmp(a, "--kl-ref-cache-type")) {
+            if (app_parse_cache_type("llm-perplexity", a, v, &kl_ref)) return 2;
+            kl = true;
         } else {
             fprintf(stderr, "llm-perplexity: unknown option: %s\n", a);
             usage(stderr);
@@ -187,6 +227,8 @@ int main(int argc, char **argv) {
     llm_model_params mp = llm_model_default_params();
     mp.n_threads = threads;
     mp.n_ctx = ctx;
+    mp.type_k = type_k;
+    mp.type_v = type_v;
     /* One window per forward pass where memory allows, as llama.cpp does. */
     mp.n_batch = ctx < 512 ? ctx : 512;
     /* The engine's plan plus this program's logits buffer, [ctx][n_vocab]
@@ -208,8 +250,15 @@ int main(int argc, char **argv) {
     llm_model_get_info(m, &info);
     llm_model_free(m);
     m = NULL;
-    if (app_check_memory("llm-perplexity", plan.total_bytes + (uint64_t)ctx * (uint64_t)info.n_vocab * 4u,
-                         force, "-c"))
+    llm_model_params rp = mp;
+    rp.type_k = rp.type_v = kl_ref;
+    llm_memory_plan rplan = {0};
+    if (kl && llm_model_plan(model_path, &rp, &rplan) != LLM_OK) {
+        fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
+        return 1;
+    }
+    const uint64_t one = plan.total_bytes + (uint64_t)ctx * (uint64_t)info.n_vocab * 4u;
+    if (app_check_memory("llm-perplexity", one + (kl ? rplan.total_bytes + one - plan.total_bytes : 0), force, "-c"))
         return 1;
     if (llm_load_model(model_path, &mp, &m) != LLM_OK) {
         fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
@@ -217,8 +266,9 @@ int main(int argc, char **argv) {
     }
     llm_model_get_info(m, &info);
     int rc = 1;
-    llm_session *s = NULL;
-    float *logits = NULL;
+    llm_session *s = NULL, *rs = NULL;
+    llm_model *rm = NULL;
+    float *logits = NULL, *rlogits = NULL;
     llm_token *win = NULL;
     int32_t n_tok = 0;
     llm_token bos = -1;
@@ -234,14 +284,22 @@ int main(int argc, char **argv) {
         fprintf(stderr, "llm-perplexity: %s\n", llm_last_error());
         goto out;
     }
+    if (kl && (llm_load_model(model_path, &rp, &rm) != LLM_OK || llm_session_new(rm, NULL, &rs) != LLM_OK)) {
+        fprintf(stderr, "llm-perplexity: reference model: %s\n", llm_last_error());
+        goto out;
+    }
     const size_t cap = (size_t)ctx * (size_t)V;
+    if (kl && !(rlogits = malloc(sizeof *rlogits * cap))) {
+        fprintf(stderr, "llm-perplexity: out of memory (%zu MiB of logits)\n", sizeof *rlogits * cap >> 20);
+        goto out;
+    }
     logits = malloc(sizeof *logits * cap);
     win = malloc(sizeof *win * (size_t)ctx);
     if (!logits || !win) {
         fprintf(stderr, "llm-perplexity: out of memory (%zu MiB of logits)\n", sizeof *logits * cap >> 20);
         goto out;
     }
-    double sum_nll = 0.0, t0 = now_s();
+    double sum_nll = 0.0, sum_rnll = 0.0, sum_kl = 0.0, t0 = now_s();
     long count = 0;
     const int32_t first = ctx / 2;
     for (int32_t w = 0; w < n_win; w++) {
@@ -264,6 +322,18 @@ int main(int argc, char **argv) {
             sum_nll += x;
             count++;
         }
+        if (kl) {
+            llm_session_reset(rs);
+            if (llm_prefill_all_logits(rs, win, ctx, rlogits, cap) != LLM_OK) {
+                fprintf(stderr, "llm-perplexity: window %d (reference): %s\n", w + 1, llm_session_last_error(rs));
+                goto out;
+            }
+            for (int32_t j = first; j < ctx - 1; j++) {
+                const float *ref = rlogits + (size_t)j * (size_t)V;
+                sum_rnll += nll(ref, V, win[j + 1]);
+                sum_kl += kl_div(ref, logits + (size_t)j * (size_t)V, V);
+            }
+        }
         double el = now_s() - t0;
         fprintf(stderr, "[%d/%d] ppl %.4f  (%.1f tok/s)\n", w + 1, n_win, exp(sum_nll / (double)count),
                 (double)(w + 1) * ctx / el);
@@ -271,9 +341,16 @@ int main(int argc, char **argv) {
     double el = now_s() - t0;
     fprintf(stderr, "%d tokens evaluated in %.2f s: %.1f tokens/s\n", n_win * ctx, el, n_win * ctx / el);
     printf("perplexity: %.4f\n", exp(sum_nll / (double)count));
+    if (kl) {
+        printf("reference perplexity (%s cache): %.4f\n", llm_kv_type_name(kl_ref), exp(sum_rnll / (double)count));
+        printf("kl-divergence: %.6f\n", sum_kl / (double)count);
+    }
     rc = app_finish_stdout("llm-perplexity");
 out:
     free(logits);
+    free(rlogits);
+    llm_session_free(rs);
+    llm_model_free(rm);
     free(win);
     free(toks);
     llm_session_free(s);

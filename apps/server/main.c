@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "app_cache_type.h"
 #include "app_common.h"
 #include "server.h"
 
@@ -44,6 +45,7 @@ static void usage(FILE *f) {
         "  -b, --batch-size N      most tokens per forward pass (default 256)\n"
         "      --queue N           requests waiting beyond the running ones; more get 503 (default 64)\n"
         "  -t, --threads N         CPU threads (default: all cores)\n"
+        APP_CACHE_TYPE_HELP
         "      --backend NAME      cpu, cuda or auto (default auto)\n"
         "      --host ADDR         address to bind: IPv4, IPv6 (::1, or [::1]) or a host name such as\n"
         "                          localhost, resolved once at start (default 127.0.0.1)\n"
@@ -73,6 +75,7 @@ static int parse(int argc, char **argv, server_opts *o, char *model_buf, size_t 
     o->backend = "auto";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int is_v = 0;
 #define OPT(s, l) (strcmp(a, s) == 0 || strcmp(a, l) == 0)
 #define NEED() do { if (app_need_value(PROG, a, v)) return -1; i++; } while (0)
 #define I32(lo, hi, dst) do { NEED(); if (app_parse_i32(PROG, a, v, lo, hi, dst)) return -1; } while (0)
@@ -93,6 +96,10 @@ static int parse(int argc, char **argv, server_opts *o, char *model_buf, size_t 
         else if (OPT("--max-body", "--max-body")) I32(1024, 1 << 30, &o->max_body);
         else if (OPT("--max-connections", "--max-connections")) I32(1, 65536, &o->max_connections);
         else if (OPT("--shutdown-timeout", "--shutdown-timeout")) I32(0, 86400, &o->shutdown_s);
+        else if (app_is_cache_type_opt(a, &is_v)) {
+            NEED();
+            if (app_parse_cache_type(PROG, a, v, is_v ? &o->type_v : &o->type_k)) return -1;
+        }
         else if (OPT("-v", "--verbose")) o->verbose = true;
         else {
             fprintf(stderr, PROG ": unknown option '%s' (try --help)\n", a);
@@ -211,6 +218,8 @@ int main(int argc, char **argv) {
     mp.n_threads = sv.o.threads;
     mp.n_ctx = sv.o.n_ctx;
     mp.n_batch = sv.o.batch;
+    mp.type_k = sv.o.type_k;
+    mp.type_v = sv.o.type_v;
     llm_memory_plan plan;
     llm_status st = llm_model_plan(sv.o.model, &mp, &plan);
     if (st == LLM_OK) {
@@ -221,7 +230,9 @@ int main(int argc, char **argv) {
             MHD_stop_daemon(sv.d);
             return APP_EXIT_USAGE;
         }
-        st = llm_load_model(sv.o.model, &mp, &sv.model);
+        st = llm_model_plan(sv.o.model, &mp, &plan); /* the pool as sized now */
+        if (st == LLM_OK) st = llm_load_model(sv.o.model, &mp, &sv.model);
+        sv.kv_bytes = plan.kv_bytes;
     }
     if (st != LLM_OK) {
         fprintf(stderr, PROG ": cannot load %s: %s\n", sv.o.model, llm_last_error());
@@ -239,8 +250,9 @@ int main(int argc, char **argv) {
         return APP_EXIT_FAIL;
     }
     atomic_store(&sv.ready, true);
-    fprintf(stderr, PROG ": model %s ready (context %d, %d parallel, KV %d tokens, %d threads)\n", sv.model_id,
-            sv.info.n_ctx, sv.o.n_parallel, mp.kv_tokens, sv.info.n_threads);
+    fprintf(stderr, PROG ": model %s ready (context %d, %d parallel, KV %d tokens %s/%s %.1f MiB, %d threads)\n",
+            sv.model_id, sv.info.n_ctx, sv.o.n_parallel, mp.kv_tokens, llm_kv_type_name(mp.type_k),
+            llm_kv_type_name(mp.type_v), (double)sv.kv_bytes / 1048576.0, sv.info.n_threads);
 
     int sig = 0;
     sigwait(&sigs, &sig);

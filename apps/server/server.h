@@ -27,6 +27,7 @@ typedef struct server_opts {
     int32_t shutdown_s;       /* SIGTERM: deadline for in-flight requests */
     int32_t max_body;         /* bytes */
     int32_t max_connections;
+    llm_kv_type type_k, type_v; /* -ctk, -ctv */
     bool verbose;
 } server_opts;
 
@@ -62,6 +63,7 @@ typedef struct server {
     llm_model *model;         /* NULL while loading */
     llm_sched *sched;
     llm_model_info info;
+    uint64_t kv_bytes;        /* the KV pool's size (llm_memory_plan.kv_bytes) */
     char model_id[256];
     atomic_bool ready, draining;
     atomic_int inflight;      /* generation requests the scheduler holds */

@@ -149,6 +149,20 @@ def main():
             rc, out, err = run(args, timeout=30)
             check(5, "%s -t 1000 refused" % name, rc == 2 and "more threads than" in err, (rc, err))
 
+        # ---- KV cache types (-ctk / -ctv, issue 20) -----------------------------------
+        for name, args in [("llm-chat", C + ["-ctk", "q9_0", "-n", "1", "-p", "hi"]),
+                           ("llm-perplexity", [ppl, "-m", model, "-f", text, "-c", "128", "-ctv", "f8"])]:
+            rc, out, err = run(args, timeout=30)
+            check(20, "%s: an unknown cache type is refused" % name, rc == 2 and "expects f16" in err, (rc, err))
+        rc, out, err = run(C + ["-ctk", "q8_0", "-ctv", "q4_0", "-n", "4", "-p", "hi"], timeout=120)
+        check(20, "llm-chat -ctk q8_0 -ctv q4_0 answers", rc == 0 and out.strip() != "", (rc, err[-300:]))
+        rc, out, err = run([ppl, "-m", model, "-f", text, "-c", "128", "-t", "1", "-ctk", "q8_0", "-ctv", "q8_0",
+                            "--kl-ref-cache-type", "f16"], timeout=300)
+        kl = [ln for ln in out.splitlines() if ln.startswith("kl-divergence: ")]
+        check(20, "llm-perplexity --kl-ref-cache-type f16 prints a small KL divergence",
+              rc == 0 and len(kl) == 1 and 0.0 < float(kl[0].split()[1]) < 0.05 and "perplexity: " in out,
+              (rc, out, err[-300:]))
+
         # ---- 6: Ctrl-C on a one-shot answer -----------------------------------------
         p = subprocess.Popen([chat, "-m", model, "-t", "1", "--temp", "0", "--raw", "-c", "2048", "-n", "1500",
                               "-p", "Count from one to one thousand: one, two, three,"],

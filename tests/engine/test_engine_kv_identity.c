@@ -17,6 +17,9 @@
 
 static llm_model *M;
 static int32_t NV;
+/* Cache types of the next load (the quantized variants of the tests below
+ * run the same checks on Q8_0 and on Q4_0 K with Q5_1 V). */
+static llm_kv_type TK = LLM_KV_F16, TV = LLM_KV_F16;
 
 /* kv_tokens: the pool's budget; 64 (= n_ctx) makes a second 64-token
  * session evict the prefix cache. */
@@ -30,6 +33,8 @@ static void load(int32_t kv_tokens) {
     mp.n_ctx = 64;
     mp.kv_tokens = kv_tokens;
     mp.kv_block_size = 16;
+    mp.type_k = TK;
+    mp.type_v = TV;
     cr_assert_eq(llm_load_model(p, &mp, &M), LLM_OK, "load: %s", llm_last_error());
     llm_model_info info;
     cr_assert_eq(llm_model_get_info(M, &info), LLM_OK);
@@ -91,7 +96,7 @@ static llm_token argmax(const float *l) {
     return best;
 }
 
-Test(kv_identity, scratch_cache_and_fork, .fini = unload) {
+static void scratch_cache_and_fork(void) {
     load(256);
     llm_token p[N_PROMPT];
     prompt(p);
@@ -181,7 +186,7 @@ Test(kv_identity, scratch_cache_and_fork, .fini = unload) {
     free(lf);
 }
 
-Test(kv_identity, recompute_after_eviction, .fini = unload) {
+static void recompute_after_eviction(void) {
     /* Budget = one full context (4 blocks + the engine's spare one), so
      * two more sessions can take every block and evict p's cached prefix. */
     load(64);
@@ -226,6 +231,25 @@ Test(kv_identity, recompute_after_eviction, .fini = unload) {
     assert_same(la, c, "recomputed after eviction");
     llm_session_free(c);
     free(la);
+}
+
+Test(kv_identity, scratch_cache_and_fork, .fini = unload) { scratch_cache_and_fork(); }
+Test(kv_identity, recompute_after_eviction, .fini = unload) { recompute_after_eviction(); }
+
+/* Quantized caches: prefix reuse, forks (copy-on-write of a quantized
+ * partial block) and eviction give the from-scratch bits too. */
+Test(kv_identity, scratch_cache_and_fork_q8_0, .fini = unload) {
+    TK = TV = LLM_KV_Q8_0;
+    scratch_cache_and_fork();
+}
+Test(kv_identity, recompute_after_eviction_q8_0, .fini = unload) {
+    TK = TV = LLM_KV_Q8_0;
+    recompute_after_eviction();
+}
+Test(kv_identity, scratch_cache_and_fork_q4_0_q5_1, .fini = unload) {
+    TK = LLM_KV_Q4_0;
+    TV = LLM_KV_Q5_1;
+    scratch_cache_and_fork();
 }
 
 Test(kv_identity, fork_errors_and_empty, .fini = unload) {

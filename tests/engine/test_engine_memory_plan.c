@@ -98,3 +98,41 @@ Test(memory_plan, within_10_percent_of_resident_growth_at_ctx_4096) {
     llm_session_free(s);
     llm_model_free(m);
 }
+
+/* The plan's KV size follows the cache types (-ctk/-ctv): SmolLM2 has 30
+ * layers of 3 KV heads of 64, so a token takes 30 * 3 * (K row + V row)
+ * bytes: 128 + 128 in F16, 68 (Q8_0: 2 blocks of 34) + 36 (Q4_0: 2 of 18). */
+Test(memory_plan, kv_bytes_follow_cache_types) {
+    const char *p = getenv("LLM_DEFAULT_MODEL");
+    if (!p || !*p || access(p, R_OK) != 0)
+        cr_skip_test("default model not found (set LLM_DEFAULT_MODEL; scripts/setup.sh)");
+    llm_model_params mp = llm_model_default_params();
+    mp.n_ctx = 256;
+    llm_memory_plan f16, q;
+    cr_assert_eq(llm_model_plan(p, &mp, &f16), LLM_OK, "%s", llm_last_error());
+    const uint64_t tokens = (uint64_t)f16.kv_blocks * 16u;
+    cr_expect_eq(f16.kv_bytes, tokens * 30u * 3u * (128u + 128u));
+    mp.type_k = LLM_KV_Q8_0;
+    mp.type_v = LLM_KV_Q4_0;
+    cr_assert_eq(llm_model_plan(p, &mp, &q), LLM_OK, "%s", llm_last_error());
+    cr_expect_eq(q.kv_bytes, tokens * 30u * 3u * (68u + 36u));
+    cr_expect_eq(q.total_bytes, q.weights_bytes + q.kv_bytes + q.scratch_bytes);
+    mp.type_v = (llm_kv_type)99;
+    cr_expect_eq(llm_model_plan(p, &mp, &q), LLM_ERR_INVALID_ARG);
+}
+
+Test(memory_plan, cache_type_names) {
+    static const char *names[] = {"f16", "f32", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1"};
+    for (int i = 0; i < 8; i++) {
+        llm_kv_type t;
+        cr_expect_eq(llm_kv_type_from_name(names[i], &t), LLM_OK);
+        cr_expect_eq((int)t, i);
+        cr_expect_str_eq(llm_kv_type_name(t), names[i]);
+    }
+    llm_kv_type t = LLM_KV_F16;
+    cr_expect_eq(llm_kv_type_from_name("Q8_0", &t), LLM_OK);
+    cr_expect_eq(t, LLM_KV_Q8_0);
+    cr_expect_eq(llm_kv_type_from_name("q4_k", &t), LLM_ERR_INVALID_ARG);
+    cr_expect_eq(llm_kv_type_from_name(NULL, &t), LLM_ERR_INVALID_ARG);
+    cr_expect_null(llm_kv_type_name((llm_kv_type)8));
+}

@@ -117,6 +117,8 @@ DEQ(Q8_K)
 QNT(Q8_0)
 QNT(Q4_0)
 QNT(Q4_1)
+QNT(Q5_0)
+QNT(Q5_1)
 QNT(F16)
 QNT(BF16)
 QNT(Q8_1) /* golden from ggml's quantize_row_q8_1_ref (make_q8_golden_ggml.py) */

@@ -19,7 +19,22 @@ void gc_open(gc_fx *f, const char *path, int n_threads, llm_kernels kernels) {
     gc_open_ctx(f, path, n_threads, kernels, 0);
 }
 
+static void open_with(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, const llm_net_params *np);
+
 void gc_open_ctx(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, int32_t n_ctx_seq) {
+    llm_net_params np = llm_net_default_params();
+    np.n_ctx_seq = n_ctx_seq;
+    open_with(f, path, n_threads, kernels, &np);
+}
+
+void gc_open_kv(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, llm_dtype type_k, llm_dtype type_v) {
+    llm_net_params np = llm_net_default_params();
+    np.type_k = type_k;
+    np.type_v = type_v;
+    open_with(f, path, n_threads, kernels, &np);
+}
+
+static void open_with(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, const llm_net_params *np) {
     memset(f, 0, sizeof(*f));
     if (!path || !*path) cr_skip_test("model path not set");
     FILE *probe = fopen(path, "rb");
@@ -33,9 +48,7 @@ void gc_open_ctx(gc_fx *f, const char *path, int n_threads, llm_kernels kernels,
     bp.n_threads = n_threads;
     bp.kernels = kernels;
     cr_assert_eq(llm_backend_create("cpu", &bp, &f->be), LLM_OK);
-    llm_net_params np = llm_net_default_params();
-    np.n_ctx_seq = n_ctx_seq;
-    cr_assert_eq(llm_net_create(f->desc, f->be, &np, &f->net), LLM_OK, "%s", llm_net_last_error());
+    cr_assert_eq(llm_net_create(f->desc, f->be, np, &f->net), LLM_OK, "%s", llm_net_last_error());
     cr_assert_eq(llm_net_kv_create(f->net, GC_N_BLOCKS, GC_BLOCK, &f->kv), LLM_OK);
     for (int i = 0; i < GC_N_BLOCKS; i++) f->table[i] = (i * 7 + 3) % GC_N_BLOCKS;
     f->n_vocab = (int32_t)llm_net_hparams(f->net)->n_vocab;

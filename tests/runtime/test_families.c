@@ -188,3 +188,26 @@ static void check_folder_equals_gguf(const char *family, const char *golden_fami
 
 Test(families, qwen2_hf_folder_equals_gguf) { check_folder_equals_gguf("qwen2_hf", "qwen2"); }
 Test(families, gemma3_hf_folder_equals_gguf) { check_folder_equals_gguf("gemma3_hf", "mistral"); }
+
+/* The synthetic llama3 (Llama 3.2 1B's heads: 32 query and 8 KV heads of 64,
+ * GQA groups of 4) with quantized KV caches against llama.cpp run with the
+ * same cache types and flash attention (tests/runtime/data/
+ * kvq_llama3_<type>_golden.bin, scripts/golden/logits/make_kvq_golden.py
+ * --tag llama3 --small): bit-identical with the AVX2 kernels. */
+static void check_llama3_kv(const char *tname, llm_dtype t) {
+    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
+    char model[1024], gold[1024];
+    snprintf(model, sizeof model, "%s/synthetic/llama3.gguf", bin ? bin : ".");
+    snprintf(gold, sizeof gold, "%s/tests/runtime/data/kvq_llama3_%s_golden.bin", src ? src : ".", tname);
+    gc_fx f;
+    gc_open_kv(&f, model, 2, LLM_KERNELS_AUTO, t, t);
+    golden_set g;
+    cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
+    gc_check_greedy(&f, &g, LIGHT ? 1 : 0, 0, LIGHT ? 4 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
+
+Test(families, llama3_kv_q8_0) { check_llama3_kv("q8_0", LLM_DTYPE_Q8_0); }
+Test(families, llama3_kv_q4_0) { check_llama3_kv("q4_0", LLM_DTYPE_Q4_0); }

@@ -249,10 +249,17 @@ Test(forward, plan) {
     const size_t want = 4u * (512u * 576 * 5 + 512u * 192 * 2 + 512u * 1536 * 2 + 71u * 49152);
     cr_expect_eq(m.arena_bytes, want);
     llm_net_params p = llm_net_default_params();
-    p.kv_type = LLM_DTYPE_F32;
+    p.type_k = p.type_v = LLM_DTYPE_F32;
     p.max_batch = 1;
     cr_assert_eq(llm_net_plan(f.desc, &p, &m), LLM_OK);
     cr_expect_eq(m.kv_bytes_per_token, 30u * 2 * 3 * 64 * 4);
+    /* Quantized rows are head_dim / 32 blocks: Q8_0 K (34 bytes per block)
+     * and Q4_0 V (18), per layer 3 heads of 2 blocks each. */
+    p.type_k = LLM_DTYPE_Q8_0;
+    p.type_v = LLM_DTYPE_Q4_0;
+    cr_assert_eq(llm_net_plan(f.desc, &p, &m), LLM_OK);
+    cr_expect_eq(m.kv_bytes_per_token, 30u * 3 * 2 * (34 + 18));
+    p.type_k = p.type_v = LLM_DTYPE_F32;
     cr_expect_eq(m.arena_bytes, 4u * (576 * 5 + 192 * 2 + 1536 * 2 + 49152)); /* every slot 64-aligned already */
     p.max_batch = 0;
     cr_expect_eq(llm_net_plan(f.desc, &p, &m), LLM_ERR_INVALID_ARG);

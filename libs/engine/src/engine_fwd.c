@@ -22,7 +22,8 @@ llm_status llm__fwd_sizes(const llm_model_desc *d, const llm__fwd_params *p, uin
      * the arena and sizes the K/V storage. */
     llm_net_params np = llm_net_default_params();
     np.max_batch = p->n_batch;
-    np.kv_type = p->kv_dtype;
+    np.type_k = p->type_k;
+    np.type_v = p->type_v;
     llm_net_memory m;
     llm_status st = llm_net_plan(d, &np, &m);
     if (st != LLM_OK) return st;
@@ -48,7 +49,8 @@ llm_status llm__fwd_create(const llm_model_desc *d, llm_backend *be, const llm__
     f->p = *p;
     llm_net_params np = llm_net_default_params();
     np.max_batch = p->n_batch;
-    np.kv_type = p->kv_dtype;
+    np.type_k = p->type_k;
+    np.type_v = p->type_v;
     np.n_ctx_seq = p->n_ctx; /* phi3 longrope picks its RoPE factors by it */
     llm_status st = llm_net_create(d, be, &np, &f->net);
     /* An encoder has no KV cache (its batches go through llm__fwd_encode). */

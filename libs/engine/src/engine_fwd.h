@@ -22,7 +22,8 @@ typedef struct llm__fwd_params {
     int32_t n_batch;     /* most tokens per run */
     int32_t n_blocks;    /* KV blocks in storage */
     int32_t block_size;  /* tokens per block */
-    llm_dtype kv_dtype;  /* F16 or F32 */
+    llm_dtype type_k;    /* K cache type (F16, F32, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) */
+    llm_dtype type_v;    /* V cache type (the same choices) */
 } llm__fwd_params;
 
 /* Bytes the adapter will allocate for KV storage and for its arena, for a

@@ -47,8 +47,23 @@ static char *gguf_str(const llm_gguf *g, const char *key) {
 typedef struct resolved {
     int32_t n_ctx, kv_tokens, block_size, n_batch, n_blocks;
     int32_t n_pass; /* tokens per forward pass (llm__fwd_params.n_batch) */
-    llm_dtype kv_dtype;
+    llm_dtype type_k, type_v;
 } resolved;
+
+/* The runtime's element type of an engine cache type (-1: not one). */
+static int kv_dtype(llm_kv_type t) {
+    switch (t) {
+    case LLM_KV_F16: return LLM_DTYPE_F16;
+    case LLM_KV_F32: return LLM_DTYPE_F32;
+    case LLM_KV_BF16: return LLM_DTYPE_BF16;
+    case LLM_KV_Q8_0: return LLM_DTYPE_Q8_0;
+    case LLM_KV_Q4_0: return LLM_DTYPE_Q4_0;
+    case LLM_KV_Q4_1: return LLM_DTYPE_Q4_1;
+    case LLM_KV_Q5_0: return LLM_DTYPE_Q5_0;
+    case LLM_KV_Q5_1: return LLM_DTYPE_Q5_1;
+    }
+    return -1;
+}
 
 /* Every hyper-parameter the engine sizes buffers from is range-checked here,
  * before any arithmetic on it: a file may hold any 32-bit value, and a cast
@@ -108,9 +123,12 @@ static llm_status resolve(const llm_model_desc *d, const llm_model_params *p, re
      * more rows. Its results do not depend on the packing. */
     r->n_pass = r->n_batch;
     if (llm_net_arch_is_encoder(llm_model_desc_arch(d)) && r->n_pass < 1024) r->n_pass = 1024;
-    if (p->kv_type != LLM_KV_F16 && p->kv_type != LLM_KV_F32)
-        return llm__fail(err, LLM_ERR_INVALID_ARG, "unknown kv_type %d", (int)p->kv_type);
-    r->kv_dtype = p->kv_type == LLM_KV_F32 ? LLM_DTYPE_F32 : LLM_DTYPE_F16;
+    const int tk = kv_dtype(p->type_k), tv = kv_dtype(p->type_v);
+    if (tk < 0 || tv < 0)
+        return llm__fail(err, LLM_ERR_INVALID_ARG, "unknown KV cache type (type_k %d, type_v %d)", (int)p->type_k,
+                         (int)p->type_v);
+    r->type_k = (llm_dtype)tk;
+    r->type_v = (llm_dtype)tv;
     return LLM_OK;
 }
 
@@ -161,7 +179,7 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_
     char err[LLM__ERR_CAP];
     st = resolve(d, &p, &r, err);
     if (st == LLM_OK) {
-        llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.kv_dtype};
+        llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v};
         uint64_t kv = 0, scratch = 0, np;
         const char *dom;
         st = llm__fwd_sizes(d, &fp, &kv, &scratch);
@@ -252,7 +270,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
         goto fail;
     }
 
-    llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.kv_dtype};
+    llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v};
     uint64_t kvb = 0, scratch = 0;
     st = llm__fwd_sizes(m->desc, &fp, &kvb, &scratch);
     if (st != LLM_OK) {

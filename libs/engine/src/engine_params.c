@@ -1,5 +1,6 @@
 /* Default parameter structs and small parsers. */
 #include <string.h>
+#include <strings.h>
 
 #include "engine_internal.h"
 
@@ -13,12 +14,31 @@ llm_model_params llm_model_default_params(void) {
     p.n_ctx = 0;
     p.kv_tokens = 0;
     p.kv_block_size = 16;
-    p.kv_type = LLM_KV_F16;
+    p.type_k = LLM_KV_F16;
+    p.type_v = LLM_KV_F16;
     p.n_batch = 256;
     p.use_mmap = true;
     p.prefix_cache = true;
     p.vocab_only = false;
     return p;
+}
+
+static const char *const kv_type_names[] = {"f16", "f32", "bf16", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1"};
+
+const char *llm_kv_type_name(llm_kv_type t) {
+    return (int)t >= 0 && (size_t)t < sizeof kv_type_names / sizeof kv_type_names[0] ? kv_type_names[t] : NULL;
+}
+
+llm_status llm_kv_type_from_name(const char *name, llm_kv_type *out) {
+    if (!name || !out) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_kv_type_from_name: NULL argument");
+    for (size_t i = 0; i < sizeof kv_type_names / sizeof kv_type_names[0]; i++) {
+        if (strcasecmp(name, kv_type_names[i]) == 0) {
+            *out = (llm_kv_type)i;
+            return LLM_OK;
+        }
+    }
+    return llm__fail(NULL, LLM_ERR_INVALID_ARG,
+                     "unknown KV cache type '%s' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)", name);
 }
 
 llm_sampling_params llm_sampling_default_params(void) {

@@ -261,16 +261,28 @@ llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tens
     return st;
 }
 
-/* Checks a K or V cache tensor: F16/F32, contiguous, head_dim x n_head_kv. */
-static llm_status check_cache(llm_backend *be, const llm_tensor *c, const char *op, const char *what) {
-    CHECK(check_tensor(be, c, op, what));
-    if (c->dtype != LLM_DTYPE_F16 && c->dtype != LLM_DTYPE_F32) {
-        return llm__err(LLM_ERR_UNSUPPORTED, "%s: %s cache must be f16 or f32", op, what);
+/* Checks a K or V cache tensor: a cache type (F16, F32, BF16, Q8_0, Q4_0,
+ * Q4_1, Q5_0, Q5_1) the backend runs this op on, contiguous, head_dim x
+ * n_head_kv (head_dim whole blocks of the type). */
+static llm_status check_cache(llm_backend *be, const llm_tensor *c, llm_op op, const char *opname,
+                              const char *what) {
+    CHECK(check_tensor(be, c, opname, what));
+    switch (c->dtype) {
+    case LLM_DTYPE_F16: case LLM_DTYPE_F32: case LLM_DTYPE_BF16: case LLM_DTYPE_Q8_0:
+    case LLM_DTYPE_Q4_0: case LLM_DTYPE_Q4_1: case LLM_DTYPE_Q5_0: case LLM_DTYPE_Q5_1:
+        break;
+    default:
+        return llm__err(LLM_ERR_UNSUPPORTED, "%s: %s cache type %s is not a KV cache type", opname, what,
+                        llm_dtype_name(c->dtype) ? llm_dtype_name(c->dtype) : "?");
     }
-    size_t es = c->dtype == LLM_DTYPE_F16 ? 2 : 4;
-    if (c->nb[0] != es || c->nb[1] != es * (size_t)c->ne[0] || c->nb[2] != c->nb[1] * (size_t)c->ne[1] ||
-        c->nb[3] != c->nb[2] * (size_t)c->ne[2]) {
-        return llm__err(LLM_ERR_INVALID_ARG, "%s: %s cache must be contiguous", op, what);
+    if (!be->iface->supports || !be->iface->supports(be, op, c->dtype)) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "%s: a %s %s cache is not supported on %s", opname,
+                        llm_dtype_name(c->dtype), what, be->iface->name);
+    }
+    const size_t bs = llm_dtype_block_size(c->dtype), bb = llm_dtype_block_bytes(c->dtype);
+    if (c->ne[0] % (int64_t)bs != 0 || c->nb[0] != bb || c->nb[1] != bb * (size_t)(c->ne[0] / (int64_t)bs) ||
+        c->nb[2] != c->nb[1] * (size_t)c->ne[1] || c->nb[3] != c->nb[2] * (size_t)c->ne[2]) {
+        return llm__err(LLM_ERR_INVALID_ARG, "%s: %s cache must be contiguous", opname, what);
     }
     return LLM_OK;
 }
@@ -317,8 +329,9 @@ static llm_status check_table(const llm_tensor *kc, const int32_t *positions, in
     return LLM_OK;
 }
 
+/* K and V of one layer: the same shape; their types may differ. */
 static int same_cache_shape(const llm_tensor *a, const llm_tensor *b) {
-    return a->dtype == b->dtype && a->ne[0] == b->ne[0] && a->ne[1] == b->ne[1] &&
+    return a->ne[0] == b->ne[0] && a->ne[1] == b->ne[1] &&
            a->ne[2] == b->ne[2] && a->ne[3] == b->ne[3];
 }
 
@@ -326,8 +339,8 @@ llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm
                            const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                            const int32_t *block_table, int32_t n_table) {
     BE_CHECK(be);
-    CHECK(check_cache(be, k_cache, "kv_write", "k"));
-    CHECK(check_cache(be, v_cache, "kv_write", "v"));
+    CHECK(check_cache(be, k_cache, LLM_OP_KV_WRITE, "kv_write", "k"));
+    CHECK(check_cache(be, v_cache, LLM_OP_KV_WRITE, "kv_write", "v"));
     CHECK(check_f32(be, k, "kv_write", "k rows"));
     CHECK(check_f32(be, v, "kv_write", "v rows"));
     int64_t n = k->ne[2] * k->ne[3];
@@ -354,8 +367,8 @@ llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm
     BE_CHECK(be);
     CHECK(check_f32(be, out, "attention", "out"));
     CHECK(check_f32(be, q, "attention", "q"));
-    CHECK(check_cache(be, k_cache, "attention", "k"));
-    CHECK(check_cache(be, v_cache, "attention", "v"));
+    CHECK(check_cache(be, k_cache, LLM_OP_ATTENTION, "attention", "k"));
+    CHECK(check_cache(be, v_cache, LLM_OP_ATTENTION, "attention", "v"));
     if (!p || !isfinite(p->scale) || p->n_swa < 0) {
         return llm__err(LLM_ERR_INVALID_ARG, "attention: NULL params, non-finite scale or n_swa < 0");
     }
@@ -385,7 +398,7 @@ llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm
     llm_status st =
         be->iface->attention(be, out, q, k_cache, v_cache, positions, block_table, n_table, p);
     account(be, LLM_OP_ATTENTION, out, t0,
-            2 * llm_tensor_nbytes(q) + (uint64_t)kv_len * 2 * k_cache->nb[2] / (uint64_t)n);
+            2 * llm_tensor_nbytes(q) + (uint64_t)kv_len * (k_cache->nb[2] + v_cache->nb[2]) / (uint64_t)n);
     return st;
 }
 

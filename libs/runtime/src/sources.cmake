@@ -24,6 +24,7 @@ set(LLM_RUNTIME_SOURCES
   src/cpu/ops_cpu.c
   src/cpu/gelu_table.c
   src/cpu/attention_cpu.c
+  src/cpu/attention_fa.c
   src/cpu/encoder_cpu.c
   src/cpu/encoder_avx2.c)
 

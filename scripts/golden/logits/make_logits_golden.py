@@ -35,14 +35,15 @@ TOPK = 10
 N_CONT = 64
 
 
-def make_golden(model, prompts, n_cont=N_CONT, full_rows="last+middle", n_ctx=1024):
+def make_golden(model, prompts, n_cont=N_CONT, full_rows="last+middle", n_ctx=1024, **llama_kwargs):
     """The golden blob for `prompts` (dicts: name, text or file, max_tokens).
     full_rows: "last+middle" (the last position, and the middle one of prompts
-    of 100+ tokens) or "last-of-first" (only the first prompt's last
-    position: for large vocabularies). n_ctx: the context llama.cpp runs
-    with (phi3's LongRoPE factors depend on it)."""
+    of 100+ tokens), "last-of-first" (only the first prompt's last
+    position: for large vocabularies) or "none". n_ctx: the context llama.cpp
+    runs with (phi3's LongRoPE factors depend on it). llama_kwargs go to
+    Llama() (e.g. type_k, type_v, flash_attn for a quantized KV cache)."""
     llm = Llama(model_path=model, logits_all=True, n_ctx=n_ctx, n_batch=1024, n_threads=2,
-                seed=0, verbose=False)
+                seed=0, verbose=False, **llama_kwargs)
     n_vocab = llm.n_vocab()
     blob = bytearray(b"LLMLGLD1")
     blob += struct.pack("<IIIII", 1, len(prompts), n_vocab, TOPK, n_cont)
@@ -66,7 +67,9 @@ def make_golden(model, prompts, n_cont=N_CONT, full_rows="last+middle", n_ctx=10
             blob += struct.pack("<if", int(order[0]), gap)
             blob += struct.pack("<%di" % TOPK, *[int(i) for i in order])
             blob += struct.pack("<%df" % TOPK, *[float(row[i]) for i in order])
-        if full_rows == "last-of-first":
+        if full_rows == "none":
+            full = []
+        elif full_rows == "last-of-first":
             full = [len(toks) - 1] if pi == 0 else []
         else:
             full = sorted({len(toks) - 1} | ({len(toks) // 2} if len(toks) >= 100 else set()))

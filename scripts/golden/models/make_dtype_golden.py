@@ -142,7 +142,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     for qtype in BLOCK:
         dequant_golden(qtype, 64 if BLOCK[qtype][0] == 32 else 8)
-    for qtype in (T.Q8_0, T.Q4_0, T.Q4_1, T.F16, T.BF16):
+    for qtype in (T.Q8_0, T.Q4_0, T.Q4_1, T.F16, T.BF16, T.Q5_0, T.Q5_1):
         quant_golden(qtype, 64)
 
 

@@ -264,7 +264,7 @@ int main(int argc, char **argv) {
     llm_backend_params bp = llm_backend_default_params();
     bp.n_threads = threads;
     llm_net_params np = llm_net_default_params();
-    np.kv_type = kv_type;
+    np.type_k = np.type_v = kv_type;
     if (np.max_batch < decode_from) np.max_batch = (int32_t)decode_from;
     if (llm_backend_create("cpu", &bp, &be) != LLM_OK ||
         llm_net_create(desc, be, &np, &net) != LLM_OK ||

@@ -89,11 +89,39 @@ const char *llm_last_error(void);
 typedef struct llm_model llm_model;     /* opaque: weights, backend, KV pool, tokenizer */
 typedef struct llm_session llm_session; /* opaque: one conversation */
 
-/* Element type of the KV cache. */
+/* Element type of the K or the V cache, llama.cpp's cache types. A row of
+ * head_dim values takes 4 (F32) or 2 (F16, BF16) bytes per value, or per 32
+ * values one block of 34 (Q8_0), 18 (Q4_0), 20 (Q4_1), 22 (Q5_0) or 24
+ * (Q5_1) bytes: the quantized types need head_dim to be a multiple of 32.
+ * Rows are rounded (and, quantized with head_dim a multiple of 64,
+ * Hadamard-rotated) as llama.cpp's CPU backend stores them, and attention
+ * over a quantized, BF16 or mixed cache runs in the order of llama.cpp's
+ * flash attention (which llama.cpp needs for a quantized V cache), so
+ * logits equal llama.cpp's run with the same types and flash attention on
+ * (tested bit for bit on the default model with Q8_0, Q4_0, Q4_1, Q5_0,
+ * Q5_1 and mixed caches). The CUDA backend runs F16 and F32 caches only:
+ * with another type, backend "cuda" fails with LLM_ERR_UNSUPPORTED and
+ * "auto" runs on the CPU. */
 typedef enum llm_kv_type {
     LLM_KV_F16 = 0, /* half the memory of F32; the default */
-    LLM_KV_F32 = 1
+    LLM_KV_F32 = 1,
+    LLM_KV_BF16 = 2,
+    LLM_KV_Q8_0 = 3,
+    LLM_KV_Q4_0 = 4,
+    LLM_KV_Q4_1 = 5,
+    LLM_KV_Q5_0 = 6,
+    LLM_KV_Q5_1 = 7
 } llm_kv_type;
+
+/* The lower-case name of a cache type as llama.cpp spells it for
+ * --cache-type-k ("f16", "q8_0", ...), or NULL for a value not listed above.
+ * Static storage. */
+const char *llm_kv_type_name(llm_kv_type t);
+
+/* Parses a cache type name ("f32", "f16", "bf16", "q8_0", "q4_0", "q4_1",
+ * "q5_0", "q5_1"; case-insensitive) into *out. Returns LLM_OK, or
+ * LLM_ERR_INVALID_ARG (NULL or unknown name; *out untouched). */
+llm_status llm_kv_type_from_name(const char *name, llm_kv_type *out);
 
 /* Options for llm_load_model() and llm_model_plan(). Obtain defaults with
  * llm_model_default_params() and change the fields you care about, so fields
@@ -105,7 +133,8 @@ typedef struct llm_model_params {
     int32_t kv_tokens;   /* KV budget in tokens shared by all sessions of the model;
                             0 = n_ctx (enough for one full session). Must be >= n_ctx. */
     int32_t kv_block_size; /* tokens per KV block (paging and prefix-reuse granularity); default 16. */
-    llm_kv_type kv_type; /* default LLM_KV_F16. */
+    llm_kv_type type_k;  /* K cache element type (llama.cpp's type_k); default LLM_KV_F16. */
+    llm_kv_type type_v;  /* V cache element type (type_v); default LLM_KV_F16. */
     int32_t n_batch;     /* most prompt tokens per forward pass during prefill; default 256. */
     bool use_mmap;       /* map the weights file instead of reading it; default true.
                             NOTE: not honoured yet, the weights are always mapped. */

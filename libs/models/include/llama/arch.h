@@ -48,7 +48,11 @@ typedef struct llm_net_kv llm_net_kv; /* paged K/V storage for every layer of on
 
 typedef struct llm_net_params {
     int32_t max_batch;  /* most tokens one forward may take (default 512) */
-    llm_dtype kv_type;  /* LLM_DTYPE_F16 (default) or LLM_DTYPE_F32 */
+    llm_dtype type_k;   /* K cache element type (llama.cpp's type_k): LLM_DTYPE_F16
+                           (default), F32, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1. A
+                           quantized type needs head_dim to be a multiple of its 32-element
+                           block (llm_net_plan and llm_net_create fail otherwise) */
+    llm_dtype type_v;   /* V cache element type (type_v), the same choices; default F16 */
     int32_t n_ctx_seq;  /* the context size of one sequence (the engine passes its
                            per-session n_ctx); 0 (default) = unknown, read as within the
                            model's original context. Only architectures whose RoPE depends
@@ -59,7 +63,7 @@ typedef struct llm_net_params {
                            n_ctx to 256) */
 } llm_net_params;
 
-/* Defaults: max_batch 512, F16 K/V, n_ctx_seq 0. */
+/* Defaults: max_batch 512, F16 K and V, n_ctx_seq 0. */
 llm_net_params llm_net_default_params(void);
 
 /* Non-zero if an architecture tag has a forward here ("llama"). Every
@@ -74,7 +78,7 @@ int llm_net_arch_is_encoder(const char *arch);
 typedef struct llm_net_memory {
     size_t arena_bytes;              /* backend activation arena for max_batch tokens */
     size_t host_bytes;               /* host scratch of the net */
-    size_t kv_bytes_per_token;       /* K + V of one token over all layers, in kv_type */
+    size_t kv_bytes_per_token;       /* K + V of one token over all layers, in type_k / type_v */
     size_t kv_bytes_per_token_layer; /* the same for one layer */
 } llm_net_memory;
 
@@ -110,8 +114,9 @@ llm_backend *llm_net_backend(const llm_net *net);
  * layer's output, there being no final norm). */
 int llm_net_is_encoder(const llm_net *net);
 
-/* Bytes of K plus V for one token in one layer (2 * n_head_kv * head_dim *
- * element size of kv_type). Multiply by n_layer for a whole token. */
+/* Bytes of K plus V for one token in one layer: n_head_kv rows of head_dim
+ * elements of type_k plus as many of type_v (a quantized row is head_dim / 32
+ * blocks). Multiply by n_layer for a whole token. */
 size_t llm_net_kv_bytes_per_token_layer(const llm_net *net);
 
 /* Allocates K/V storage for n_blocks blocks of block_size tokens: per layer

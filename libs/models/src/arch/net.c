@@ -34,7 +34,8 @@ llm_net_params llm_net_default_params(void) {
     llm_net_params p;
     memset(&p, 0, sizeof(p));
     p.max_batch = 512;
-    p.kv_type = LLM_DTYPE_F16;
+    p.type_k = LLM_DTYPE_F16;
+    p.type_v = LLM_DTYPE_F16;
     return p;
 }
 
@@ -154,16 +155,45 @@ static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, i
     a->bytes = off;
 }
 
-static size_t kv_bytes_per_token_layer(const llm_model_hparams *hp, llm_dtype kv_type, int encoder) {
+static int kv_type_ok(llm_dtype t) {
+    switch (t) {
+    case LLM_DTYPE_F16: case LLM_DTYPE_F32: case LLM_DTYPE_BF16: case LLM_DTYPE_Q8_0:
+    case LLM_DTYPE_Q4_0: case LLM_DTYPE_Q4_1: case LLM_DTYPE_Q5_0: case LLM_DTYPE_Q5_1:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Bytes of one K or V row (one head of one token) of head_dim elements. */
+static size_t kv_row_bytes(const llm_model_hparams *hp, llm_dtype t) {
+    return (size_t)hp->head_dim / llm_dtype_block_size(t) * llm_dtype_block_bytes(t);
+}
+
+static size_t kv_bytes_per_token_layer(const llm_model_hparams *hp, const llm_net_params *p, int encoder) {
     if (encoder) return 0; /* no KV cache */
-    const size_t es = kv_type == LLM_DTYPE_F16 ? 2 : 4;
-    return 2 * (size_t)hp->n_head_kv * hp->head_dim * es;
+    return (size_t)hp->n_head_kv * (kv_row_bytes(hp, p->type_k) + kv_row_bytes(hp, p->type_v));
 }
 
 static llm_status check_params(const llm_net_params *p, const char *fn) {
-    if (p->max_batch < 1 || p->max_batch > (1 << 20) ||
-        (p->kv_type != LLM_DTYPE_F16 && p->kv_type != LLM_DTYPE_F32) || p->n_ctx_seq < 0) {
-        return llm__net_err(LLM_ERR_INVALID_ARG, "%s: bad max_batch, kv_type or n_ctx_seq", fn);
+    if (p->max_batch < 1 || p->max_batch > (1 << 20) || !kv_type_ok(p->type_k) || !kv_type_ok(p->type_v) ||
+        p->n_ctx_seq < 0) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "%s: bad max_batch, type_k, type_v or n_ctx_seq", fn);
+    }
+    return LLM_OK;
+}
+
+/* A quantized cache row is whole blocks: head_dim must divide by the block. */
+static llm_status check_kv_blocks(const llm_model_hparams *hp, const llm_net_params *p, int encoder,
+                                  const char *fn) {
+    const llm_dtype t[2] = {p->type_k, p->type_v};
+    for (int w = 0; w < 2 && !encoder; w++) {
+        const size_t bs = llm_dtype_block_size(t[w]);
+        if (hp->head_dim % bs != 0) {
+            return llm__net_err(LLM_ERR_UNSUPPORTED,
+                                "%s: a %s %s cache needs head_dim to be a multiple of %zu (the model's is %u)", fn,
+                                llm_dtype_name(t[w]), w ? "V" : "K", bs, hp->head_dim);
+        }
     }
     return LLM_OK;
 }
@@ -184,11 +214,15 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
                             llm_model_desc_arch(desc) ? llm_model_desc_arch(desc) : "?");
     }
     const llm_model_hparams *hp = llm_model_desc_hparams(desc);
+    st = check_kv_blocks(hp, &p, arch->encoder, "llm_net_plan");
+    if (st != LLM_OK) {
+        return st;
+    }
     llm__arena_layout a;
     arena_layout(hp, &p, arch->encoder, &a);
     out->arena_bytes = a.bytes;
     out->host_bytes = (size_t)p.max_batch * sizeof(int32_t);
-    out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, p.kv_type, arch->encoder);
+    out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, &p, arch->encoder);
     out->kv_bytes_per_token = out->kv_bytes_per_token_layer * hp->n_layer;
     return LLM_OK;
 }
@@ -230,7 +264,10 @@ llm_status llm_net_create(const llm_model_desc *desc, llm_backend *be,
     net->be = be;
     net->hp = *llm_model_desc_hparams(desc);
     net->p = p;
-    llm_status st = wrap_files(net);
+    llm_status st = check_kv_blocks(&net->hp, &p, a->encoder, "llm_net_create");
+    if (st == LLM_OK) {
+        st = wrap_files(net);
+    }
     if (st == LLM_OK) {
         st = llm__table_load(net);
     }
@@ -271,7 +308,7 @@ int32_t llm_net_max_batch(const llm_net *net) { return net->p.max_batch; }
 llm_backend *llm_net_backend(const llm_net *net) { return net->be; }
 
 size_t llm_net_kv_bytes_per_token_layer(const llm_net *net) {
-    return kv_bytes_per_token_layer(&net->hp, net->p.kv_type, net->arch->encoder);
+    return kv_bytes_per_token_layer(&net->hp, &net->p, net->arch->encoder);
 }
 
 int llm_net_is_encoder(const llm_net *net) { return net && net->arch->encoder; }
@@ -304,17 +341,26 @@ llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
     kv->vt = calloc(L, sizeof(*kv->vt));
     llm_status st = (kv->k && kv->v && kv->kt && kv->vt) ? LLM_OK
                                                          : llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
-    const size_t half = llm_net_kv_bytes_per_token_layer(net) / 2;
+    /* A backend that cannot write or read a cache type says so now. */
+    const llm_dtype types[2] = {net->p.type_k, net->p.type_v};
+    for (int w = 0; st == LLM_OK && w < 2; w++) {
+        if (!llm_backend_supports(net->be, LLM_OP_KV_WRITE, types[w]) ||
+            !llm_backend_supports(net->be, LLM_OP_ATTENTION, types[w])) {
+            st = llm__net_err(LLM_ERR_UNSUPPORTED, "llm_net_kv_create: a %s %s cache is not supported on %s",
+                              llm_dtype_name(types[w]), w ? "V" : "K", llm_backend_name(net->be));
+        }
+    }
+    const size_t slot_k = (size_t)net->hp.n_head_kv * kv_row_bytes(&net->hp, net->p.type_k);
+    const size_t slot_v = (size_t)net->hp.n_head_kv * kv_row_bytes(&net->hp, net->p.type_v);
     for (uint32_t l = 0; st == LLM_OK && l < L; l++) {
-        size_t bytes = half * (size_t)block_size * (size_t)n_blocks;
-        st = llm__net_op(llm_buffer_alloc(net->be, bytes, &kv->k[l]));
+        st = llm__net_op(llm_buffer_alloc(net->be, slot_k * (size_t)block_size * (size_t)n_blocks, &kv->k[l]));
         if (st == LLM_OK) {
-            st = llm__net_op(llm_buffer_alloc(net->be, bytes, &kv->v[l]));
+            st = llm__net_op(llm_buffer_alloc(net->be, slot_v * (size_t)block_size * (size_t)n_blocks, &kv->v[l]));
         }
         if (st == LLM_OK) {
-            kv->kt[l] = llm_tensor_4d(kv->k[l], 0, net->p.kv_type, net->hp.head_dim,
+            kv->kt[l] = llm_tensor_4d(kv->k[l], 0, net->p.type_k, net->hp.head_dim,
                                       net->hp.n_head_kv, block_size, n_blocks);
-            kv->vt[l] = llm_tensor_4d(kv->v[l], 0, net->p.kv_type, net->hp.head_dim,
+            kv->vt[l] = llm_tensor_4d(kv->v[l], 0, net->p.type_v, net->hp.head_dim,
                                       net->hp.n_head_kv, block_size, n_blocks);
         }
     }

@@ -103,8 +103,8 @@ llm_status llm_dtype_dequantize_row(llm_dtype t, const void *src, float *dst, si
 
 /* Reference quantization: converts n floats at src into type t at dst
  * (llm_dtype_row_size(t, n) bytes, any alignment).
- * Supported for F32, F16, BF16, Q4_0, Q4_1, Q8_0 (bit-exact with
- * gguf.quants), Q8_1 (d = amax/127, s = d * sum of the quants, as ggml) and
+ * Supported for F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 (bit-exact
+ * with gguf.quants and ggml's quantize_row_*_ref), Q8_1 (d = amax/127, s = d * sum of the quants, as ggml) and
  * Q8_K (d = 1/iscale with iscale = -127/max, bsums = sums of 16 quants, as
  * ggml). Returns LLM_OK; LLM_ERR_UNSUPPORTED for any other type;
  * LLM_ERR_INVALID_ARG for NULL pointers (with n > 0) or n not a multiple of

@@ -290,15 +290,28 @@ llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tens
 /*
  * Paged KV cache. Per layer, K and V each are a tensor
  *     [n_blocks][block_size][n_head_kv][head_dim]  (ne = {head_dim, n_head_kv, block_size, n_blocks})
- * of type F16 or F32. A sequence's logical position p lives in physical block
- * block_table[p / block_size], slot p % block_size.
+ * of a cache type: F16, F32, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 (head_dim a
+ * multiple of the type's block; a row [head_dim] is head_dim / 32 blocks of
+ * a quantized type). K and V of one layer have the same shape; their types
+ * may differ. llm_backend_supports(be, LLM_OP_ATTENTION, type) tells which
+ * types a backend runs (the CPU all; CUDA F16 and F32, K and V alike: the
+ * others are LLM_ERR_UNSUPPORTED). A sequence's logical position p lives in
+ * physical block block_table[p / block_size], slot p % block_size.
  */
 
 /* Writes k, v (F32 [n][n_head_kv][head_dim]) for token positions[i] into the
  * caches through block_table (host [n_table]; every position must map to an
  * entry holding a block id in [0, n_blocks); the other entries are not read
  * and may hold anything, e.g. -1 for blocks a sliding window released).
- * Values are rounded to the cache type. */
+ * Values are rounded to the cache type as llama.cpp's CPU backend stores
+ * them (F16/BF16: to nearest even; Q8_0: its x86 quantize_row_q8_0, scale
+ * 127 / amax, quants rounded half to even; Q4_0, Q4_1, Q5_0, Q5_1: its
+ * quantize_row_*_ref, as llm_dtype_quantize_row). A quantized cache with
+ * head_dim a multiple of 64 holds its rows rotated, as llama.cpp's does: K
+ * (and q, in attention) by a normalised Hadamard transform over rows of the
+ * largest power of two dividing head_dim, V over rows of 64 (attention
+ * rotates its output back), which spreads quantization error evenly; so a
+ * quantized cache's bytes are not the plain quantized rows. */
 llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                            const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                            const int32_t *block_table, int32_t n_table);
@@ -309,8 +322,13 @@ llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm
  * out, q: F32 [n][n_head][head_dim]; n_head must be a multiple of n_head_kv
  * (query head h uses KV head h / (n_head / n_head_kv)); scale usually
  * 1/sqrt(head_dim). The CPU kernel rounds q to F16 when the cache is F16 and
- * sums in llama.cpp's order (its logits, bit for bit). Same as
- * llm_op_attention_ex with {scale, n_swa = 0}. */
+ * sums in llama.cpp's order (its logits, bit for bit): with F16 or F32
+ * caches of one type, the order of its attention without flash attention
+ * (two matrix products around a softmax); with any other cache (quantized,
+ * BF16, or K and V of different types) the order of its CPU flash attention
+ * (q converted to K's dot-product type, one online softmax per query head
+ * over the keys in ascending order), which llama.cpp requires for a
+ * quantized V cache. Same as llm_op_attention_ex with {scale, n_swa = 0}. */
 llm_status llm_op_attention(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                             const llm_tensor *k_cache, const llm_tensor *v_cache,
                             const int32_t *positions, const int32_t *block_table,

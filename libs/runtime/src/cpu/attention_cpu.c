@@ -35,6 +35,10 @@ llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const l
                              const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                              const int32_t *block_table, int32_t n_table) {
     (void)n_table;
+    if (k_cache->dtype != v_cache->dtype ||
+        (k_cache->dtype != LLM_DTYPE_F16 && k_cache->dtype != LLM_DTYPE_F32)) {
+        return llm__cpu_kv_write_any(be, k_cache, v_cache, k, v, positions, block_table);
+    }
     const llm__cpu_kernels *kern = &llm__cpu_of(be)->k;
     const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
     const int64_t n = k->ne[2] * k->ne[3];
@@ -214,6 +218,11 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
                               const int32_t *positions, const int32_t *block_table,
                               int32_t n_table, const llm_attn_params *p) {
     (void)n_table;
+    if (k_cache->dtype != v_cache->dtype ||
+        (k_cache->dtype != LLM_DTYPE_F16 && k_cache->dtype != LLM_DTYPE_F32)) {
+        /* Quantized, BF16 or mixed caches: llama.cpp's flash-attention order. */
+        return llm__cpu_attention_fa(be, out, q, k_cache, v_cache, positions, block_table, p);
+    }
     llm__cpu *cpu = llm__cpu_of(be);
     attn_ctx c;
     c.k = &cpu->k;

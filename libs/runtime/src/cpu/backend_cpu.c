@@ -153,7 +153,7 @@ static int cpu_supports(const llm_backend *be, llm_op op, llm_dtype dtype) {
         return 1; /* every known type has a reference dequantizer */
     case LLM_OP_KV_WRITE:
     case LLM_OP_ATTENTION:
-        return dtype == LLM_DTYPE_F16 || dtype == LLM_DTYPE_F32;
+        return llm__cpu_kv_type_ok(dtype) && c->k.dot[dtype] != NULL;
     default:
         return dtype == LLM_DTYPE_F32;
     }

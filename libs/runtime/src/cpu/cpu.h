@@ -51,6 +51,24 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
                               const llm_tensor *k_cache, const llm_tensor *v_cache,
                               const int32_t *positions, const int32_t *block_table,
                               int32_t n_table, const llm_attn_params *p);
+/* K/V caches of any type llm__cpu_kv_type_ok accepts (attention_fa.c):
+ * rows stored as llama.cpp's CPU set_rows stores them, and attention in the
+ * order of its flash attention. llm__cpu_kv_write and llm__cpu_attention
+ * send a cache that is not F16/F32 (or K and V of different types) here. */
+int llm__cpu_kv_type_ok(llm_dtype t);
+void llm__cpu_kv_quantize_row(llm_dtype t, const float *x, void *y, int64_t n);
+/* The Hadamard rotation of a quantized cache (see attention_fa.c): its row
+ * length for a K (is_v 0) or V cache of type t and head_dim hd, 0 for none;
+ * and the transform itself, in place on len values in rows of n. */
+int64_t llm__cpu_kv_rot(llm_dtype t, int64_t hd, int is_v);
+void llm__cpu_fwht(float *x, int64_t len, int64_t n);
+llm_status llm__cpu_kv_write_any(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
+                                 const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
+                                 const int32_t *block_table);
+llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                                 const llm_tensor *k_cache, const llm_tensor *v_cache,
+                                 const int32_t *positions, const int32_t *block_table,
+                                 const llm_attn_params *p);
 llm_status llm__cpu_rope(llm_backend *be, const llm_tensor *x, const int32_t *positions,
                          const llm_rope_params *p);
 llm_status llm__cpu_get_rows(llm_backend *be, const llm_tensor *out, const llm_tensor *w,

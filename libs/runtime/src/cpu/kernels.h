@@ -154,6 +154,16 @@ typedef struct llm__cpu_kernels {
     /* The register-tiled product's block (llm__gemm_block_fn below). */
     void (*gemm_block)(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const float *wp,
                        int64_t n_strips, int64_t m_lim, float *out, size_t o_stride);
+    /* The vector steps of llama.cpp's CPU flash attention (its
+     * ggml_vec_{mad,scale}_{f32,f16} on x86, where every element goes
+     * through one fused multiply-add or multiply): y[i] = fma(x[i], v, y[i]);
+     * y[i] *= v; on halves y[i] = fp16(fma(fp32(x[i]), v, fp32(y[i]))) and
+     * y[i] = fp16(fp32(y[i]) * v), rounded to nearest even. Elementwise, so
+     * scalar and SIMD variants are bit-identical. */
+    void (*fa_mad_f32)(int64_t n, float *y, const float *x, float v);
+    void (*fa_scale_f32)(int64_t n, float *y, float v);
+    void (*fa_mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);
+    void (*fa_scale_f16)(int64_t n, uint16_t *y, float v);
 } llm__cpu_kernels;
 
 /* The F16 GELU table of geglu_row (gelu_table.c): built on first call,

@@ -523,6 +523,55 @@ static void round_f16_avx2(int64_t n, float *x) {
     }
 }
 
+/* ------------------------------------------- flash-attention vector steps -- */
+
+static void fa_mad_f32_avx2(int64_t n, float *y, const float *x, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vv, _mm256_loadu_ps(y + i)));
+    }
+    for (; i < n; i++) {
+        y[i] = fmaf(x[i], v, y[i]);
+    }
+}
+
+static void fa_scale_f32_avx2(int64_t n, float *y, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_loadu_ps(y + i), vv));
+    }
+    for (; i < n; i++) {
+        y[i] *= v;
+    }
+}
+
+static void fa_mad_f16_avx2(int64_t n, uint16_t *y, const uint16_t *x, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 xf = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(x + i)));
+        const __m256 yf = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i)));
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_fmadd_ps(xf, vv, yf), _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        y[i] = _cvtss_sh(fmaf(h2f(x[i]), v, h2f(y[i])), _MM_FROUND_TO_NEAREST_INT);
+    }
+}
+
+static void fa_scale_f16_avx2(int64_t n, uint16_t *y, float v) {
+    const __m256 vv = _mm256_set1_ps(v);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 yf = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(y + i)));
+        _mm_storeu_si128((__m128i *)(y + i), _mm256_cvtps_ph(_mm256_mul_ps(yf, vv), _MM_FROUND_TO_NEAREST_INT));
+    }
+    for (; i < n; i++) {
+        y[i] = _cvtss_sh(h2f(y[i]) * v, _MM_FROUND_TO_NEAREST_INT);
+    }
+}
+
 /* ------------------------------------------------------------- rms norm -- */
 
 static void rms_norm_row_avx2(float *out, const float *x, const float *w, int64_t n, float eps) {
@@ -573,6 +622,10 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->quantize[LLM_DTYPE_Q8_1] = quant_q8_1_avx2;
     k->quantize[LLM_DTYPE_F16] = quant_f16_avx2;
     k->rms_norm_row = rms_norm_row_avx2;
+    k->fa_mad_f32 = fa_mad_f32_avx2;
+    k->fa_scale_f32 = fa_scale_f32_avx2;
+    k->fa_mad_f16 = fa_mad_f16_avx2;
+    k->fa_scale_f16 = fa_scale_f16_avx2;
     k->dot_f16 = dot_f16_avx2;
     k->dot_f32 = dot_f32_avx2;
     k->attn_wsum = attn_wsum_avx2;

@@ -408,6 +408,30 @@ static void round_f16(int64_t n, float *x) {
     }
 }
 
+static void fa_mad_f32(int64_t n, float *y, const float *x, float v) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = fmaf(x[i], v, y[i]);
+    }
+}
+
+static void fa_scale_f32(int64_t n, float *y, float v) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] *= v;
+    }
+}
+
+static void fa_mad_f16(int64_t n, uint16_t *y, const uint16_t *x, float v) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = llm_fp32_to_fp16(fmaf(H2F(x[i]), v, H2F(y[i])));
+    }
+}
+
+static void fa_scale_f16(int64_t n, uint16_t *y, float v) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = llm_fp32_to_fp16(H2F(y[i]) * v);
+    }
+}
+
 void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     memset(k, 0, sizeof(*k));
     k->desc = "scalar";
@@ -433,6 +457,10 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->quantize[LLM_DTYPE_Q8_1] = quant_q8_1;
     k->quantize[LLM_DTYPE_Q8_K] = quant_q8_k;
     k->rms_norm_row = rms_norm_row;
+    k->fa_mad_f32 = fa_mad_f32;
+    k->fa_scale_f32 = fa_scale_f32;
+    k->fa_mad_f16 = fa_mad_f16;
+    k->fa_scale_f16 = fa_scale_f16;
     k->dot_f16 = llm__dot_f16_scalar;
     k->dot_f32 = llm__dot_f32_scalar;
     k->attn_wsum = attn_wsum;

@@ -72,6 +72,12 @@ extern "C" llm_status llm__cuda_kv_write(llm_backend *be, const llm_tensor *k_ca
                                          const llm_tensor *v_cache, const llm_tensor *k,
                                          const llm_tensor *v, const int32_t *positions,
                                          const int32_t *block_table, int32_t n_table) {
+    /* cu_supports admits F16 and F32 caches only (quantized caches are
+     * UNSUPPORTED on CUDA, reported by ops.c); K and V must share one. */
+    if (k_cache->dtype != v_cache->dtype) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "%s: K and V caches of different types are not supported on cuda",
+                        "kv_write");
+    }
     llm__cuda *c = llm__cuda_of(be);
     LLM_TRY(llm__cuda_enter(c));
     const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
@@ -215,6 +221,12 @@ extern "C" llm_status llm__cuda_attention(llm_backend *be, const llm_tensor *out
                                           const llm_tensor *v_cache, const int32_t *positions,
                                           const int32_t *block_table, int32_t n_table,
                                           const llm_attn_params *p) {
+    /* cu_supports admits F16 and F32 caches only (quantized caches are
+     * UNSUPPORTED on CUDA, reported by ops.c); K and V must share one. */
+    if (k_cache->dtype != v_cache->dtype) {
+        return llm__err(LLM_ERR_UNSUPPORTED, "%s: K and V caches of different types are not supported on cuda",
+                        "attention");
+    }
     llm__cuda *c = llm__cuda_of(be);
     LLM_TRY(llm__cuda_enter(c));
     const int64_t n = q->ne[2] * q->ne[3], n_head = q->ne[1], hd = q->ne[0];

@@ -1,6 +1,6 @@
 /*
  * quant.c -- reference quantization from f32: F32, F16, BF16, Q8_0, Q4_0,
- * Q4_1 (bit-exact with gguf.quants, which is bit-exact with ggml's
+ * Q4_1, Q5_0, Q5_1 (bit-exact with gguf.quants, which is bit-exact with ggml's
  * *_ref functions), and the activation types Q8_1 and Q8_K (ggml's
  * semantics for the d/s/bsums fields).
  *
@@ -108,6 +108,60 @@ static void q_q4_1(const float *x, uint8_t *dst, size_t nb) {
     }
 }
 
+/* Q5_0 / Q5_1: ggml's quantize_row_q5_{0,1}_ref. The 5-bit quants keep
+ * ggml's integer conversions: Q5_0 clamps to 31 after an int8 truncation,
+ * Q5_1 truncates to uint8 without a clamp (its largest value is 31 for
+ * finite input), and both split each quant into a low nibble and bit 4. */
+static void q_q5_0(const float *x, uint8_t *dst, size_t nb) {
+    for (size_t ib = 0; ib < nb; ib++, x += LLM_QK32) {
+        llm_block_q5_0 b;
+        const float max = signed_absmax(x, 32);
+        const float d = max / -16.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b.d = llm_fp32_to_fp16(d);
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            const float v0 = x[j] * id, v1 = x[j + 16] * id;
+            const float w0 = v0 + 16.5f, w1 = v1 + 16.5f;
+            int q0 = (int)(int8_t)w0, q1 = (int)(int8_t)w1;
+            q0 = q0 > 31 ? 31 : q0;
+            q1 = q1 > 31 ? 31 : q1;
+            const uint8_t u0 = (uint8_t)q0, u1 = (uint8_t)q1;
+            b.qs[j] = (uint8_t)((u0 & 0x0F) | (u1 & 0x0F) << 4);
+            qh |= (uint32_t)((u0 & 0x10u) >> 4) << j;
+            qh |= (uint32_t)((u1 & 0x10u) >> 4) << (j + 16);
+        }
+        for (int k = 0; k < 4; k++) b.qh[k] = (uint8_t)(qh >> (8 * k));
+        memcpy(dst + ib * sizeof b, &b, sizeof b);
+    }
+}
+
+static void q_q5_1(const float *x, uint8_t *dst, size_t nb) {
+    for (size_t ib = 0; ib < nb; ib++, x += LLM_QK32) {
+        llm_block_q5_1 b;
+        float min = x[0], max = x[0];
+        for (int i = 1; i < 32; i++) {
+            min = x[i] < min ? x[i] : min;
+            max = x[i] > max ? x[i] : max;
+        }
+        const float d = (max - min) / 31.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b.d = llm_fp32_to_fp16(d);
+        b.m = llm_fp32_to_fp16(min);
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            const float v0 = (x[j] - min) * id, v1 = (x[j + 16] - min) * id;
+            const float w0 = v0 + 0.5f, w1 = v1 + 0.5f;
+            const uint8_t u0 = (uint8_t)w0, u1 = (uint8_t)w1;
+            b.qs[j] = (uint8_t)((u0 & 0x0F) | (u1 & 0x0F) << 4);
+            qh |= (uint32_t)((u0 & 0x10u) >> 4) << j;
+            qh |= (uint32_t)((u1 & 0x10u) >> 4) << (j + 16);
+        }
+        for (int k = 0; k < 4; k++) b.qh[k] = (uint8_t)(qh >> (8 * k));
+        memcpy(dst + ib * sizeof b, &b, sizeof b);
+    }
+}
+
 /* Round to nearest, ties to even (what ggml's nearest_int does with its
  * magic-number trick); |v| <= 127.x here. */
 static int nearest_even(float v) {
@@ -144,6 +198,7 @@ int llm_dtype_can_quantize(llm_dtype t) {
     switch (t) {
     case LLM_DTYPE_F32: case LLM_DTYPE_F16: case LLM_DTYPE_BF16:
     case LLM_DTYPE_Q8_0: case LLM_DTYPE_Q4_0: case LLM_DTYPE_Q4_1:
+    case LLM_DTYPE_Q5_0: case LLM_DTYPE_Q5_1:
     case LLM_DTYPE_Q8_1: case LLM_DTYPE_Q8_K:
         return 1;
     default:
@@ -177,6 +232,8 @@ llm_status llm_dtype_quantize_row(llm_dtype t, const float *src, void *dst, size
     case LLM_DTYPE_Q8_1: q_q8_1(src, d, nb); break;
     case LLM_DTYPE_Q4_0: q_q4_0(src, d, nb); break;
     case LLM_DTYPE_Q4_1: q_q4_1(src, d, nb); break;
+    case LLM_DTYPE_Q5_0: q_q5_0(src, d, nb); break;
+    case LLM_DTYPE_Q5_1: q_q5_1(src, d, nb); break;
     case LLM_DTYPE_Q8_K: q_q8_k(src, d, nb); break;
     default: return LLM_ERR_UNSUPPORTED;
     }
