@@ -113,6 +113,10 @@ int handle_metrics(server *sv, reply *r) {
     scalar(&b, "llm_kv_blocks_used", "gauge", "KV blocks held by running requests.", st.kv_blocks_used);
     scalar(&b, "llm_kv_blocks_cached", "gauge", "Unreferenced KV blocks kept by the prefix cache.", st.kv_blocks_cached);
     scalar(&b, "llm_kv_blocks_total", "gauge", "KV blocks in the pool.", st.kv_blocks_total);
+    scalar(&b, "llm_kv_swa_blocks_used", "gauge", "KV blocks held in the sliding-window layers' own pool.",
+           st.kv_swa_blocks_used);
+    scalar(&b, "llm_kv_swa_blocks_total", "gauge", "KV blocks in the sliding-window layers' own pool (0: none).",
+           st.kv_swa_blocks_total);
     scalar(&b, "llm_prefix_cache_queries_total", "counter", "Prefix-cache lookups.", (double)st.prefix_queries);
     scalar(&b, "llm_prefix_cache_hit_blocks_total", "counter", "Full KV blocks found in the prefix cache.",
            (double)st.prefix_hit_blocks);
