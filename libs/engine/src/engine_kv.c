@@ -12,6 +12,15 @@ static int32_t window_start(const llm_model *m, int32_t p) {
     return lo > 0 ? lo : 0;
 }
 
+/* Where the window group releases up to once the sequence holds n tokens:
+ * the window of the next query, less one block of slack so that cutting
+ * the last few tokens (a stop string's tail, regenerating a token) keeps
+ * the sequence instead of recomputing it. */
+static int32_t release_point(const llm_model *m, int32_t n) {
+    const int32_t p = window_start(m, n) - m->block_size;
+    return p > 0 ? p : 0;
+}
+
 llm_status llm__kvs_create(llm_model *m, llm__kvseq *s, char *err) {
     *s = LLM__KVSEQ_NONE;
     llm_status st = llm_kv_seq_create(m->pool, &s->id);
@@ -80,7 +89,7 @@ void llm__kvs_attach(llm_model *m, llm__kvseq *s, const int32_t *tokens, int32_t
             llm_kv_seq_truncate(m->pool, s->id, got_swa);
             got = got_swa;
         }
-        if (got > 0) llm_kv_seq_release_before(m->pool_swa, s->swa, window_start(m, got));
+        if (got > 0) llm_kv_seq_release_before(m->pool_swa, s->swa, release_point(m, got));
     }
     *n_cached = got;
 }
@@ -144,7 +153,7 @@ void llm__kvs_commit(llm_model *m, const llm__kvseq *s, int32_t n_written) {
     llm_kv_seq_commit(m->pool, s->id, n_written);
     if (m->pool_swa) {
         llm_kv_seq_commit(m->pool_swa, s->swa, n_written);
-        llm_kv_seq_release_before(m->pool_swa, s->swa, window_start(m, n_written));
+        llm_kv_seq_release_before(m->pool_swa, s->swa, release_point(m, n_written));
     }
 }
 

@@ -6,9 +6,11 @@
  * for the window of each sequence, plus one pass. A sequence then has one id
  * in each pool; both always hold the same length and tokens, but the window
  * group releases the blocks that left the window of every later query
- * (llm_kv_seq_release_before), so its blocks in use stay bounded by
- * ceil((window + n_batch) / block_size) + 2 per sequence while the main group
- * keeps the whole sequence. Every engine file manages sequences through
+ * (llm_kv_seq_release_before; one block of slack is kept so that cutting
+ * the last few tokens needs no recompute), so its blocks in use stay bounded
+ * by ceil(window / block_size) + 2 per sequence between passes, and by
+ * (window + n_batch - 2) / block_size + 4 during one (copy-on-write
+ * included), while the main group keeps the whole sequence. Every engine file manages sequences through
  * these calls only; without a window group they are the plain pool calls.
  *
  * The prefix cache works per group: a cached prefix is reusable up to the

@@ -106,14 +106,15 @@ static llm_status resolve(const llm_model_desc *d, const llm_model_params *p, re
         return llm__fail(err, LLM_ERR_INVALID_ARG, "unknown kv_type %d", (int)p->kv_type);
     r->kv_dtype = p->kv_type == LLM_KV_F32 ? LLM_DTYPE_F32 : LLM_DTYPE_F16;
     /* Sliding-window layers get a pool of their own when their window is
-     * shorter than a session: per session the window, one pass and a
-     * partial block at each end, plus a copy-on-write block. */
+     * shorter than a session: per session the window, one pass, a partial
+     * block at each end, one block of slack (engine_kv.c) and a
+     * copy-on-write block. */
     if (p->kv_swa_seqs < 0)
         return llm__fail(err, LLM_ERR_INVALID_ARG, "kv_swa_seqs must be >= 0 (got %d)", p->kv_swa_seqs);
     r->n_swa = llm__fwd_window(d);
     r->n_blocks_swa = 0;
     if (r->n_swa > 0 && r->n_swa < r->n_ctx) {
-        const int64_t per = ((int64_t)r->n_swa + r->n_batch - 2) / r->block_size + 3;
+        const int64_t per = ((int64_t)r->n_swa + r->n_batch - 2) / r->block_size + 4;
         const int64_t seqs = p->kv_swa_seqs > 0 ? p->kv_swa_seqs : r->kv_tokens / r->n_ctx + 1;
         const int64_t nbs = per * seqs;
         r->n_blocks_swa = nbs < r->n_blocks ? (int32_t)nbs : r->n_blocks;

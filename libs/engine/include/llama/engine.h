@@ -107,7 +107,7 @@ typedef struct llm_model_params {
     int32_t kv_block_size; /* tokens per KV block (paging and prefix-reuse granularity); default 16. */
     int32_t kv_swa_seqs; /* models with sliding-window layers (Gemma 3): those layers keep their
                             K/V in a pool of their own that holds only each session's last window
-                            plus one prefill pass, ceil((window + n_batch) / kv_block_size) + 2
+                            plus one prefill pass, (window + n_batch - 2) / kv_block_size + 4
                             blocks per session; this many sessions fit in it at once (at most the
                             main pool's blocks). 0 = kv_tokens / n_ctx + 1 (default). */
     llm_kv_type kv_type; /* default LLM_KV_F16. */
