@@ -224,6 +224,35 @@ Test(gemma3_window, positions_4096_bounded_and_equal_llamacpp, .timeout = 600) {
     llm_model_free(m);
 }
 
+/* ---- the memory plan ---- */
+
+/* Gemma 3 270M: 18 layers of one 256-wide K/V head in F16, 1024 bytes per
+ * token and layer; layers 5, 11 and 17 global. At n_ctx 4096 (blocks of
+ * 16, passes of 256) the 3 global layers keep 4096 / 16 + 1 = 257 blocks,
+ * the 15 window layers (512 + 256 - 2) / 16 + 4 = 51 per session for
+ * kv_tokens / n_ctx + 1 = 2 sessions; the plan and the loaded model say so. */
+Test(gemma3_window, memory_plan_counts_the_window_pool) {
+    const char *p = getenv("LLM_GEMMA3_MODEL");
+    if (!p || !*p || access(p, R_OK) != 0) cr_skip_test("Gemma 3 270M not found (set LLM_GEMMA3_MODEL)");
+    llm_model_params mp = llm_model_default_params();
+    mp.n_ctx = 4096;
+    mp.kv_block_size = BLOCK;
+    mp.n_batch = 256;
+    llm_memory_plan plan;
+    cr_assert_eq(llm_model_plan(p, &mp, &plan), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(plan.kv_blocks, 257);
+    cr_assert_eq(plan.kv_swa_blocks, 102);
+    cr_assert_eq(plan.kv_bytes, 3ull * 1024 * 16 * 257 + 15ull * 1024 * 16 * 102);
+    mp.kv_swa_seqs = 1;
+    cr_assert_eq(llm_model_plan(p, &mp, &plan), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(plan.kv_swa_blocks, 51);
+    /* A window as long as the context: no window pool, every layer in one. */
+    mp.n_ctx = 512;
+    cr_assert_eq(llm_model_plan(p, &mp, &plan), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(plan.kv_swa_blocks, 0);
+    cr_assert_eq(plan.kv_bytes, 18ull * 1024 * 16 * 33);
+}
+
 /* ---- prefix cache, fork, truncate past the window ----
  *
  * Logits are compared only between computations of the same shape: like
