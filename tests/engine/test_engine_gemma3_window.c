@@ -256,11 +256,12 @@ Test(gemma3_window, memory_plan_counts_the_window_pool) {
 /* ---- prefix cache, fork, truncate past the window ----
  *
  * Logits are compared only between computations of the same shape: like
- * llama.cpp, the matmuls of Gemma's weight types take other kernels (other
- * summation orders) for 2+ and 8+ rows than for one (runtime matmul_cpu.c,
- * rows8 / tiled / sgemm), so a token computed alone and the same token
- * computed in a chunk can differ in the last bits. Here every prompt ends
- * in a chunk of 8+ tokens and every generated token is computed alone. */
+ * llama.cpp, the matmuls of Gemma's Q4_K / Q6_K weights take other kernels
+ * (other summation orders) for groups of 4 rows and from 8 rows on than for
+ * a lone row (runtime kernels.h: rows8, tiled), so a token computed alone
+ * and the same token computed in a chunk can differ in the last bits. Here
+ * every prompt ends in a chunk of 8+ tokens and every generated token is
+ * computed alone. */
 
 typedef struct run_out {
     llm_token toks[8];
