@@ -260,7 +260,8 @@ Test(gemma3_window, memory_plan_counts_the_window_pool) {
  * (other summation orders) for groups of 4 rows and from 8 rows on than for
  * a lone row (runtime kernels.h: rows8, tiled), so a token computed alone
  * and the same token computed in a chunk can differ in the last bits. Here
- * every prompt ends in a chunk of 8+ tokens and every generated token is
+ * every prompt ends in a chunk of 8+ tokens, a multiple of 4 (its last row
+ * goes through the 4-row kernel either way), and every generated token is
  * computed alone. */
 
 typedef struct run_out {
