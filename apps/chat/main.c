@@ -105,11 +105,13 @@ static void print_stats(app *a) {
     if (llm_session_telemetry(a->sess, &t) != LLM_OK) return;
     fprintf(stderr,
             "[stats] load %.0f ms | prefill %d tok (%d reused from cache) %.1f tok/s | "
-            "ttft %.0f ms | decode %d tok %.1f tok/s | context %d/%d | KV blocks %d/%d | "
-            "peak RSS %.1f MiB\n",
+            "ttft %.0f ms | decode %d tok %.1f tok/s | context %d/%d | KV blocks %d/%d",
             t.load_ms, t.prefill_tokens, t.reused_tokens, t.prefill_tok_s, t.ttft_ms,
             t.decode_tokens, t.decode_tok_s, t.n_past, t.n_ctx, t.kv_blocks_used,
-            t.kv_blocks_total, (double)t.peak_memory_bytes / (1024.0 * 1024.0));
+            t.kv_blocks_total);
+    if (t.kv_swa_blocks_total > 0) /* the sliding-window layers' own pool */
+        fprintf(stderr, " (window layers %d/%d)", t.kv_swa_blocks_used, t.kv_swa_blocks_total);
+    fprintf(stderr, " | peak RSS %.1f MiB\n", (double)t.peak_memory_bytes / (1024.0 * 1024.0));
 }
 
 static bool on_text(const char *text, size_t len, llm_token tok, void *user) {

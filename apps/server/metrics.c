@@ -115,6 +115,10 @@ int handle_metrics(server *sv, reply *r) {
     scalar(&b, "llm_kv_blocks_total", "gauge", "KV blocks in the pool.", st.kv_blocks_total);
     scalar(&b, "llm_kv_cache_bytes", "gauge", "Bytes of the KV pool, in its cache types (-ctk, -ctv).",
            (double)sv->kv_bytes);
+    scalar(&b, "llm_kv_swa_blocks_used", "gauge", "KV blocks held in the sliding-window layers' own pool.",
+           st.kv_swa_blocks_used);
+    scalar(&b, "llm_kv_swa_blocks_total", "gauge", "KV blocks in the sliding-window layers' own pool (0: none).",
+           st.kv_swa_blocks_total);
     scalar(&b, "llm_prefix_cache_queries_total", "counter", "Prefix-cache lookups.", (double)st.prefix_queries);
     scalar(&b, "llm_prefix_cache_hit_blocks_total", "counter", "Full KV blocks found in the prefix cache.",
            (double)st.prefix_hit_blocks);

@@ -115,7 +115,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nblk; i++) table[i] = i;
     for (int i = 0; i < total; i++) { toks[i] = 100 + (i * 37) % 1000; pos[i] = i; }
     float *logits = malloc(sizeof(float) * llm_net_hparams(net)->n_vocab);
-    llm_net_seq seq = {n_prompt, table, nblk};
+    llm_net_seq seq = {n_prompt, table, nblk, NULL, 0};
     llm_net_batch b = llm_net_batch_default();
     b.tokens = toks; b.positions = pos; b.n_tokens = n_prompt; b.seqs = &seq; b.n_seqs = 1; b.logits = logits;
     llm_backend_reset_stats(be);

@@ -155,7 +155,7 @@ static void bench_forward(const char *path, const char *backend) {
         pos[i] = i;
     }
     float *logits = malloc(sizeof(float) * (size_t)nv);
-    llm_net_seq seq = {n_prompt, table, 64};
+    llm_net_seq seq = {n_prompt, table, 64, NULL, 0};
     llm_net_batch b = llm_net_batch_default();
     b.tokens = tokens;
     b.positions = pos;

@@ -67,7 +67,7 @@ static void forward(side *s, const int32_t *tokens, int32_t n, int32_t first, ll
                     float *logits) {
     int32_t pos[64];
     for (int32_t i = 0; i < n; i++) pos[i] = first + i;
-    llm_net_seq seq = {n, s->table, N_BLOCKS};
+    llm_net_seq seq = {n, s->table, N_BLOCKS, NULL, 0};
     llm_net_batch b = llm_net_batch_default();
     b.tokens = tokens;
     b.positions = pos;
@@ -202,7 +202,7 @@ Test(cuda_forward, two_sequences_in_one_batch, .timeout = 600) {
     cr_assert(ld && lc);
     side *sides[2] = {&d, &c};
     for (int k = 0; k < 2; k++) {
-        llm_net_seq seqs[2] = {{na, sides[k]->table, N_BLOCKS}, {nb, tab_b, N_BLOCKS}};
+        llm_net_seq seqs[2] = {{na, sides[k]->table, N_BLOCKS, NULL, 0}, {nb, tab_b, N_BLOCKS, NULL, 0}};
         llm_net_batch b = llm_net_batch_default();
         b.tokens = tokens;
         b.positions = pos;

@@ -67,7 +67,7 @@ void gc_run(gc_fx *f, const int32_t *tokens, int32_t n, int32_t first, llm_logit
     for (int32_t c = 0; c < n; c += mb) {
         int32_t m = n - c < mb ? n - c : mb;
         for (int32_t i = 0; i < m; i++) pos[i] = first + c + i;
-        llm_net_seq seq = {m, f->table, GC_N_BLOCKS};
+        llm_net_seq seq = {m, f->table, GC_N_BLOCKS, NULL, 0};
         llm_net_batch b = llm_net_batch_default();
         b.tokens = tokens + c;
         b.positions = pos;

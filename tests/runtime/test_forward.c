@@ -150,7 +150,7 @@ Test(forward, two_sequences_one_batch) {
     memcpy(toks + n0, p1->tokens, sizeof(int32_t) * n1);
     for (int i = 0; i < n0; i++) pos[i] = i;
     for (int i = 0; i < n1; i++) pos[n0 + i] = i;
-    llm_net_seq seqs[2] = {{n0, t0, N_BLOCKS / 2}, {n1, t1, N_BLOCKS / 2}};
+    llm_net_seq seqs[2] = {{n0, t0, N_BLOCKS / 2, NULL, 0}, {n1, t1, N_BLOCKS / 2, NULL, 0}};
     float *both = malloc(sizeof(float) * 2 * V), *one = malloc(sizeof(float) * V);
     llm_net_batch b = llm_net_batch_default();
     b.tokens = toks; b.positions = pos; b.n_tokens = n0 + n1;
@@ -209,7 +209,7 @@ Test(forward, cancel_and_bad_arguments) {
     fx_open(&f, 2);
     int32_t toks[4] = {1, 2, 3, 4}, pos[4] = {0, 1, 2, 3};
     float *lg = malloc(sizeof(float) * (size_t)f.n_vocab), *ref = malloc(sizeof(float) * (size_t)f.n_vocab);
-    llm_net_seq seq = {4, f.table, N_BLOCKS};
+    llm_net_seq seq = {4, f.table, N_BLOCKS, NULL, 0};
     llm_net_batch b = llm_net_batch_default();
     b.tokens = toks; b.positions = pos; b.n_tokens = 4; b.seqs = &seq; b.n_seqs = 1; b.logits = lg;
     int calls = 0;
@@ -274,7 +274,7 @@ Test(forward, kv_copy_block) {
     fx_open(&f, 1);
     const int32_t toks[5] = {1, 2, 3, 4, 5}, pos[5] = {0, 1, 2, 3, 4};
     int32_t table[1] = {7};
-    llm_net_seq seq = {5, table, 1};
+    llm_net_seq seq = {5, table, 1, NULL, 0};
     llm_net_batch b = llm_net_batch_default();
     b.tokens = toks;
     b.positions = pos;

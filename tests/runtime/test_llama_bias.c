@@ -175,7 +175,7 @@ static double max_diff(llm_model_desc *d, gold *g, llm_kernels kernels, char *kn
         int32_t *pos = malloc(sizeof(int32_t) * (size_t)p->n);
         float *out = malloc(sizeof(float) * (size_t)p->n * g->n_vocab);
         for (int32_t t = 0; t < p->n; t++) pos[t] = t;
-        llm_net_seq seq = {p->n, table, N_BLOCKS};
+        llm_net_seq seq = {p->n, table, N_BLOCKS, NULL, 0};
         llm_net_batch b = llm_net_batch_default();
         b.tokens = p->tokens;
         b.positions = pos;

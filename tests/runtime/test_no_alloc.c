@@ -91,7 +91,7 @@ static void decode_allocs(int n_threads, long *first, long *again) {
     float *logits = malloc(sizeof(float) * (size_t)n_vocab);
     long counts[2];
     for (int round = 0; round < 2; round++) {
-        llm_net_seq seq = {PROMPT, table, N_BLOCKS};
+        llm_net_seq seq = {PROMPT, table, N_BLOCKS, NULL, 0};
         llm_net_batch b = llm_net_batch_default();
         b.tokens = tokens;
         b.positions = pos;
@@ -102,7 +102,7 @@ static void decode_allocs(int n_threads, long *first, long *again) {
         cr_assert_eq(llm_net_forward(net, kv, &b), LLM_OK, "%s", llm_net_last_error());
         long before = atomic_load(&g_allocs);
         for (int s = 0; s < STEPS; s++) {
-            llm_net_seq one = {1, table, N_BLOCKS};
+            llm_net_seq one = {1, table, N_BLOCKS, NULL, 0};
             b.tokens = tokens + PROMPT + s;
             b.positions = pos + PROMPT + s;
             b.n_tokens = 1;

@@ -17,7 +17,7 @@
 llm_status llm__compute(llm_model *m, llm__job *job, char *err) {
     const size_t width = job->what == LLM__FWD_HIDDEN_ALL ? (size_t)m->info.n_embd : (size_t)m->info.n_vocab;
     const bool all = job->what != LLM__FWD_LOGITS_LAST;
-    const int32_t pos0 = llm_kv_seq_len(m->pool, job->seq);
+    const int32_t pos0 = llm__kvs_len(m, &job->seq);
     float *straddle = NULL; /* one pass's rows when it holds rows before rows_from */
     llm_status st = LLM_OK;
     job->done = 0;
@@ -36,30 +36,17 @@ llm_status llm__compute(llm_model *m, llm__job *job, char *err) {
         } else if (all) {
             rows = job->rows + (size_t)(t0 - job->rows_from) * width;
         }
-        llm_kv_cow cow;
         /* Tokens given to the pool go into the prefix index; NULL never does. */
-        st = llm_kv_seq_append(m->pool, job->seq, job->index ? job->tokens + t0 : NULL, nb, &cow);
-        if (st != LLM_OK) {
-            st = llm__fail(err, st, "KV cache: %s", llm_kv_last_error());
-            break;
-        }
+        st = llm__kvs_append(m, &job->seq, job->index ? job->tokens + t0 : NULL, nb, err);
+        if (st != LLM_OK) break;
         char ferr[LLM__ERR_CAP];
-        if (cow.src >= 0) {
-            st = llm__fwd_copy_block(m->fwd, cow.src, cow.dst, cow.n_tokens, ferr, sizeof ferr);
-            if (st != LLM_OK) {
-                llm_kv_seq_truncate(m->pool, job->seq, pos0 + t0);
-                st = llm__fail(err, st, "%s", ferr);
-                break;
-            }
-        }
-        const int32_t *tbl;
-        int32_t n_tbl;
-        llm_kv_seq_block_table(m->pool, job->seq, &tbl, &n_tbl);
+        llm__fwd_seq fs;
+        llm__kvs_tables(m, &job->seq, &fs);
         for (int32_t i = 0; i < nb; i++) m->pos[i] = pos0 + t0 + i;
-        st = llm__fwd_run(m->fwd, job->tokens + t0, m->pos, nb, tbl, n_tbl, job->what, all ? rows : job->last,
+        st = llm__fwd_run(m->fwd, job->tokens + t0, m->pos, nb, &fs, job->what, all ? rows : job->last,
                           job->cancel, ferr, sizeof ferr);
         if (st != LLM_OK) {
-            llm_kv_seq_truncate(m->pool, job->seq, pos0 + t0);
+            llm__kvs_keep(m, &job->seq, pos0 + t0);
             llm__fail(err, st, "%s", ferr);
             break;
         }
@@ -70,7 +57,7 @@ llm_status llm__compute(llm_model *m, llm__job *job, char *err) {
         if (all && job->last && t0 + nb == job->n)
             memcpy(job->last, rows + (size_t)(nb - 1) * width, width * sizeof *rows);
         job->done += nb;
-        llm_kv_seq_commit(m->pool, job->seq, pos0 + job->done);
+        llm__kvs_commit(m, &job->seq, pos0 + job->done);
         if (job->done < job->n && job->cancel && atomic_load(job->cancel)) {
             st = llm__fail(err, LLM_CANCELLED, "cancelled");
             break;

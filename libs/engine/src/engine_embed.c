@@ -105,10 +105,10 @@ static llm_status tokenize_text(llm_model *m, const char *const *texts, size_t i
  * token through the engine's batch loop. The model lock is held. */
 static llm_status embed_one_decoder(llm_model *m, const llm_token *toks, int32_t n, float *hidden /* [n][n_embd] */) {
     llm__job job = {.tokens = toks, .n = n, .index = false, .what = LLM__FWD_HIDDEN_ALL, .rows = hidden};
-    llm_status st = llm_kv_seq_create(m->pool, &job.seq);
-    if (st != LLM_OK) return llm__fail(m->err, st, "kv: %s", llm_kv_last_error());
+    llm_status st = llm__kvs_create(m, &job.seq, m->err);
+    if (st != LLM_OK) return st;
     st = llm__compute(m, &job, m->err);
-    llm_kv_seq_free(m->pool, job.seq);
+    llm__kvs_free(m, &job.seq);
     m->embed.stats.forwards += (n + m->n_batch - 1) / m->n_batch;
     return st;
 }

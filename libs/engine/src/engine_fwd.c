@@ -27,9 +27,30 @@ llm_status llm__fwd_sizes(const llm_model_desc *d, const llm__fwd_params *p, uin
     llm_net_memory m;
     llm_status st = llm_net_plan(d, &np, &m);
     if (st != LLM_OK) return st;
-    *kv_bytes = (uint64_t)m.kv_bytes_per_token * (uint64_t)p->block_size * (uint64_t)p->n_blocks;
+    const uint64_t swa = p->n_blocks_swa > 0 ? m.kv_bytes_per_token_swa : 0;
+    *kv_bytes = (uint64_t)(m.kv_bytes_per_token - swa) * (uint64_t)p->block_size * (uint64_t)p->n_blocks +
+                swa * (uint64_t)p->block_size * (uint64_t)p->n_blocks_swa;
     *scratch_bytes = (uint64_t)m.arena_bytes + (uint64_t)m.host_bytes;
     return LLM_OK;
+}
+
+void llm__fwd_token_bytes(const llm_model_desc *d, const llm__fwd_params *p, size_t *main_bytes,
+                          size_t *swa_bytes) {
+    llm_net_params np = llm_net_default_params();
+    np.max_batch = p->n_batch;
+    np.type_k = p->type_k;
+    np.type_v = p->type_v;
+    llm_net_memory m;
+    *main_bytes = *swa_bytes = 0;
+    if (llm_net_plan(d, &np, &m) != LLM_OK) return;
+    *swa_bytes = p->n_blocks_swa > 0 ? m.kv_bytes_per_token_swa : 0;
+    *main_bytes = m.kv_bytes_per_token - *swa_bytes;
+}
+
+int32_t llm__fwd_window(const llm_model_desc *d) {
+    llm_net_memory m;
+    if (llm_net_plan(d, NULL, &m) != LLM_OK) return 0;
+    return m.n_layer_swa > 0 ? m.n_swa : 0;
 }
 
 static int poll_cancel(void *user) { return atomic_load((const atomic_int *)user) != 0; }
@@ -55,7 +76,7 @@ llm_status llm__fwd_create(const llm_model_desc *d, llm_backend *be, const llm__
     llm_status st = llm_net_create(d, be, &np, &f->net);
     /* An encoder has no KV cache (its batches go through llm__fwd_encode). */
     if (st == LLM_OK && !llm_net_is_encoder(f->net))
-        st = llm_net_kv_create(f->net, p->n_blocks, p->block_size, &f->kv);
+        st = llm_net_kv_create_swa(f->net, p->n_blocks, p->n_blocks_swa, p->block_size, &f->kv);
     if (st != LLM_OK) {
         snprintf(err, cap, "%s", llm_net_last_error());
         llm__fwd_free(f);
@@ -75,9 +96,9 @@ void llm__fwd_free(llm__fwd *f) {
 }
 
 llm_status llm__fwd_run(llm__fwd *f, const int32_t *tokens, const int32_t *positions, int32_t n,
-                        const int32_t *block_table, int32_t n_table, llm__fwd_out what, float *out,
+                        const llm__fwd_seq *fs, llm__fwd_out what, float *out,
                         const atomic_int *cancel, char *err, size_t cap) {
-    llm_net_seq seq = {n, block_table, n_table};
+    llm_net_seq seq = {n, fs->block_table, fs->n_table, fs->block_table_swa, fs->n_table_swa};
     llm_net_batch b = llm_net_batch_default();
     b.tokens = tokens;
     b.positions = positions;
@@ -114,7 +135,7 @@ llm_status llm__fwd_encode(llm__fwd *f, const int32_t *tokens, const int32_t *po
         snprintf(err, cap, "out of memory");
         return LLM_ERR_NO_MEMORY;
     }
-    for (int32_t s = 0; s < n_seqs; s++) seqs[s] = (llm_net_seq){seq_lens[s], NULL, 0};
+    for (int32_t s = 0; s < n_seqs; s++) seqs[s] = (llm_net_seq){seq_lens[s], NULL, 0, NULL, 0};
     llm_net_batch b = llm_net_batch_default();
     b.tokens = tokens;
     b.positions = positions;
@@ -140,7 +161,8 @@ llm_status llm__fwd_run_seqs(llm__fwd *f, const int32_t *tokens, const int32_t *
         snprintf(err, cap, "out of memory");
         return LLM_ERR_NO_MEMORY;
     }
-    for (int32_t i = 0; i < n_seqs; i++) ns[i] = (llm_net_seq){seqs[i].n, seqs[i].block_table, seqs[i].n_table};
+    for (int32_t i = 0; i < n_seqs; i++) ns[i] = (llm_net_seq){seqs[i].n, seqs[i].block_table, seqs[i].n_table,
+                                                                seqs[i].block_table_swa, seqs[i].n_table_swa};
     llm_net_batch b = llm_net_batch_default();
     b.tokens = tokens;
     b.positions = positions;
@@ -155,9 +177,10 @@ llm_status llm__fwd_run_seqs(llm__fwd *f, const int32_t *tokens, const int32_t *
     return st;
 }
 
-llm_status llm__fwd_copy_block(llm__fwd *f, int32_t src, int32_t dst, int32_t n_tokens, char *err,
+llm_status llm__fwd_copy_block(llm__fwd *f, bool swa, int32_t src, int32_t dst, int32_t n_tokens, char *err,
                                size_t cap) {
-    llm_status st = llm_net_kv_copy_block(f->kv, src, dst, n_tokens); /* on the backend */
+    llm_status st = swa ? llm_net_kv_copy_block_swa(f->kv, src, dst, n_tokens) /* on the backend */
+                        : llm_net_kv_copy_block(f->kv, src, dst, n_tokens);
     if (st != LLM_OK) snprintf(err, cap, "KV block copy: %s", llm_net_last_error());
     return st;
 }

@@ -14,6 +14,7 @@
 #include "llama/tokenizer.h"
 
 #include "engine_fwd.h"
+#include "engine_kv.h"
 #include "engine_chat_bridge.h"
 
 #include "engine_error.h"
@@ -37,14 +38,16 @@ struct llm_model {
     llm_model_desc *desc;
     llm_backend *be;
     llm_tokenizer *tok;
-    llm_kv_pool *pool;
+    llm_kv_pool *pool;     /* the main layer group: every layer without a window group */
+    llm_kv_pool *pool_swa; /* the sliding-window layers' own group, or NULL (engine_kv.h) */
     llm__fwd *fwd;
-    pthread_mutex_t lock; /* serializes fwd, pool and the scratch below */
+    pthread_mutex_t lock; /* serializes fwd, pools and the scratch below */
     llm_model_info info;
     char *name, *arch, *chat_template, *weight_type, *bos_text, *eos_text;
     char backend_name[16];
     int32_t n_ctx, n_batch, block_size, kv_blocks;
     int32_t n_pass; /* most tokens per forward pass: n_batch, or for an encoder max(n_batch, 1024) (engine_model.c) */
+    int32_t n_swa, kv_blocks_swa; /* window of the window group and its pool's blocks (0: none) */
     uint64_t kv_bytes;
     double load_ms;
     int32_t *pos; /* [n_batch] positions of one forward pass, used under `lock` */
@@ -56,7 +59,7 @@ struct llm_model {
 
 /* One KV sequence's next tokens for llm__compute(). */
 typedef struct llm__job {
-    llm_kv_seq_id seq;        /* the sequence; its length is the first new position */
+    llm__kvseq seq;           /* the sequence; its length is the first new position */
     const llm_token *tokens;  /* [n] tokens to append and compute */
     int32_t n;
     bool index;               /* offer full blocks to the prefix index (sessions yes, embeddings no) */
@@ -87,7 +90,7 @@ typedef struct llm__context {
     llm_token *tokens;       /* [cap] */
     int32_t n, cap;          /* tokens held */
     int32_t n_cached;        /* tokens[0..n_cached) have K/V in `seq` (== its length) */
-    llm_kv_seq_id seq;       /* -1 while nothing is cached */
+    llm__kvseq seq;          /* NONE while nothing is cached */
 } llm__context;
 
 /* Turning logits into text: sampler, stop strings, detokenizer. */

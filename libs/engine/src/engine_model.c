@@ -48,6 +48,7 @@ typedef struct resolved {
     int32_t n_ctx, kv_tokens, block_size, n_batch, n_blocks;
     int32_t n_pass; /* tokens per forward pass (llm__fwd_params.n_batch) */
     llm_dtype type_k, type_v;
+    int32_t n_swa, n_blocks_swa; /* the window layers' group (0: none) */
 } resolved;
 
 /* The runtime's element type of an engine cache type (-1: not one). */
@@ -129,6 +130,22 @@ static llm_status resolve(const llm_model_desc *d, const llm_model_params *p, re
                          (int)p->type_v);
     r->type_k = (llm_dtype)tk;
     r->type_v = (llm_dtype)tv;
+    /* Sliding-window layers get a pool of their own when their window is
+     * shorter than a session: per session the window, one pass, a partial
+     * block at each end, one block of slack (engine_kv.c) and a
+     * copy-on-write block. */
+    if (p->kv_swa_seqs < 0)
+        return llm__fail(err, LLM_ERR_INVALID_ARG, "kv_swa_seqs must be >= 0 (got %d)", p->kv_swa_seqs);
+    r->n_swa = llm__fwd_window(d);
+    r->n_blocks_swa = 0;
+    if (r->n_swa > 0 && r->n_swa < r->n_ctx) {
+        const int64_t per = ((int64_t)r->n_swa + r->n_batch - 2) / r->block_size + 4;
+        const int64_t seqs = p->kv_swa_seqs > 0 ? p->kv_swa_seqs : r->kv_tokens / r->n_ctx + 1;
+        const int64_t nbs = per * seqs;
+        r->n_blocks_swa = nbs < r->n_blocks ? (int32_t)nbs : r->n_blocks;
+    } else {
+        r->n_swa = 0;
+    }
     return LLM_OK;
 }
 
@@ -179,7 +196,7 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_
     char err[LLM__ERR_CAP];
     st = resolve(d, &p, &r, err);
     if (st == LLM_OK) {
-        llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v};
+        llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v, r.n_blocks_swa};
         uint64_t kv = 0, scratch = 0, np;
         const char *dom;
         st = llm__fwd_sizes(d, &fp, &kv, &scratch);
@@ -193,6 +210,7 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_
             plan->total_bytes = plan->weights_bytes + plan->kv_bytes + plan->scratch_bytes;
             plan->n_ctx = r.n_ctx;
             plan->kv_blocks = r.n_blocks;
+            plan->kv_swa_blocks = r.n_blocks_swa;
         } else {
             llm__fail(NULL, st, "memory plan: %s", llm_net_last_error());
         }
@@ -205,6 +223,7 @@ void llm_model_free(llm_model *m) {
     if (!m) return;
     llm__fwd_free(m->fwd);
     llm_kv_pool_free(m->pool);
+    llm_kv_pool_free(m->pool_swa);
     llm_tokenizer_free(m->tok);
     llm_backend_free(m->be);
     llm_model_desc_free(m->desc);
@@ -270,7 +289,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
         goto fail;
     }
 
-    llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v};
+    llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v, r.n_blocks_swa};
     uint64_t kvb = 0, scratch = 0;
     st = llm__fwd_sizes(m->desc, &fp, &kvb, &scratch);
     if (st != LLM_OK) {
@@ -296,8 +315,13 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     pp.n_blocks = r.n_blocks;
     pp.block_size = r.block_size;
     pp.enable_prefix_cache = p.prefix_cache;
-    pp.bytes_per_token = r.n_blocks ? (size_t)(kvb / (uint64_t)r.n_blocks / (uint64_t)r.block_size) : 0;
+    llm_kv_pool_params pps = pp; /* the window layers' pool: same block size, fewer blocks */
+    llm__fwd_token_bytes(m->desc, &fp, &pp.bytes_per_token, &pps.bytes_per_token);
     st = llm_kv_pool_create(&pp, &m->pool);
+    if (st == LLM_OK && r.n_blocks_swa > 0) {
+        pps.n_blocks = r.n_blocks_swa;
+        st = llm_kv_pool_create(&pps, &m->pool_swa);
+    }
     if (st != LLM_OK) {
         llm__fail(NULL, st, "kv pool: %s", llm_kv_last_error());
         goto fail;
@@ -336,6 +360,8 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     m->n_pass = r.n_pass;
     m->block_size = r.block_size;
     m->kv_blocks = r.n_blocks;
+    m->n_swa = r.n_swa;
+    m->kv_blocks_swa = r.n_blocks_swa;
     m->kv_bytes = kvb;
 
     llm_model_info *in = &m->info;

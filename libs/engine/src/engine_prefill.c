@@ -22,21 +22,15 @@ static bool take_cancel(llm_session *s) { return atomic_exchange(&s->cancel, 0) 
 
 /* ---- the compute step --------------------------------------------------- */
 
-/* Brings the sequence to exactly ctx.n_cached tokens (model lock held). */
+/* Brings the sequence to exactly ctx.n_cached tokens (model lock held). A
+ * cut the window layers cannot resume from drops the sequence: n_cached
+ * becomes 0 and everything is recomputed (from the prefix cache if it can). */
 static llm_status sync_seq_locked(llm_session *s) {
     llm_model *m = s->m;
-    if (s->ctx.seq >= 0 && s->ctx.n_cached == 0) {
-        llm_kv_seq_free(m->pool, s->ctx.seq);
-        s->ctx.seq = -1;
-    }
-    if (s->ctx.seq < 0) {
-        llm_status st = llm_kv_seq_create(m->pool, &s->ctx.seq);
-        if (st != LLM_OK) {
-            s->ctx.seq = -1;
-            return SFAIL(s, st, "KV cache: %s", llm_kv_last_error());
-        }
-    } else if (s->ctx.n_cached < llm_kv_seq_len(m->pool, s->ctx.seq)) {
-        llm_kv_seq_truncate(m->pool, s->ctx.seq, s->ctx.n_cached);
+    if (llm__kvs_live(&s->ctx.seq)) s->ctx.n_cached = llm__kvs_keep(m, &s->ctx.seq, s->ctx.n_cached);
+    if (!llm__kvs_live(&s->ctx.seq)) {
+        s->ctx.n_cached = 0;
+        return llm__kvs_create(m, &s->ctx.seq, s->err);
     }
     return LLM_OK;
 }
@@ -58,19 +52,11 @@ llm_status llm__session_compute(llm_session *s, float *all, int32_t rows_from, b
         /* Empty context: take whole cached blocks of this prompt from the
          * prefix index, leaving at least one token to compute for logits. */
         int32_t cached = 0;
-        if (llm_kv_seq_attach_prefix(m->pool, c->seq, c->tokens, c->n - 1, &cached) == LLM_OK)
-            c->n_cached = reused = cached;
+        llm__kvs_attach(m, &c->seq, c->tokens, c->n - 1, &cached);
+        c->n_cached = reused = cached;
     }
     /* Admission: refuse before computing anything if the pool cannot hold it. */
-    if (st == LLM_OK) {
-        llm_kv_stats ks;
-        llm_kv_pool_stats(m->pool, &ks);
-        int32_t need = llm_kv_seq_blocks_needed(m->pool, c->seq, c->n - c->n_cached);
-        if (need > ks.n_free + ks.n_cached)
-            st = SFAIL(s, LLM_ERR_EXHAUSTED,
-                       "KV cache pool exhausted: %d blocks needed, %d available (other sessions hold "
-                       "the rest; raise kv_tokens)", need, ks.n_free + ks.n_cached);
-    }
+    if (st == LLM_OK) st = llm__kvs_admit(m, &c->seq, c->n - c->n_cached, s->err);
     const int32_t before = c->n_cached;
     if (st == LLM_OK) {
         llm__job job = {

@@ -354,17 +354,17 @@ llm_status llm_sched_get_stats(llm_sched *sc, llm_sched_stats *out) {
     out->computed_tokens = sc->computed_tokens;
     out->generated_tokens = sc->gen_tokens;
     pthread_mutex_unlock(&sc->lock);
-    llm_kv_stats ks;
+    llm__kvs_usage u;
     pthread_mutex_lock(&sc->m->lock);
-    llm_status st = llm_kv_pool_stats(sc->m->pool, &ks);
+    llm__kvs_usage_get(sc->m, &u);
     pthread_mutex_unlock(&sc->m->lock);
-    if (st == LLM_OK) {
-        out->kv_blocks_used = ks.n_used;
-        out->kv_blocks_cached = ks.n_cached;
-        out->kv_blocks_total = ks.n_blocks;
-        out->prefix_queries = ks.lookups;
-        out->prefix_hit_blocks = ks.hit_blocks;
-        out->prefix_miss_blocks = ks.miss_blocks;
-    }
+    out->kv_blocks_used = u.used;
+    out->kv_blocks_cached = u.cached;
+    out->kv_blocks_total = u.total;
+    out->kv_swa_blocks_used = u.swa_used;
+    out->kv_swa_blocks_total = u.swa_total;
+    out->prefix_queries = u.lookups;
+    out->prefix_hit_blocks = u.hit_blocks;
+    out->prefix_miss_blocks = u.miss_blocks;
     return LLM_OK;
 }

@@ -28,8 +28,7 @@
  * (model lock held). */
 static void preempt_locked(llm_sched *sc, llm__sreq *r) {
     llm_session *s = r->s;
-    if (s->ctx.seq >= 0) llm_kv_seq_free(sc->m->pool, s->ctx.seq);
-    s->ctx.seq = -1;
+    llm__kvs_free(sc->m, &s->ctx.seq);
     s->ctx.n_cached = 0;
     s->logits_ready = false;
     r->preempted = true;
@@ -48,7 +47,7 @@ static llm__sreq *pick_victim(llm_sched *sc, int32_t nj, const llm__sreq *except
     llm__sreq *v = NULL;
     for (int32_t i = 0; i < sc->n_run; i++) {
         llm__sreq *r = sc->run[i];
-        if (r == except || r->finished || r->preempted || !r->s || r->s->ctx.seq < 0 || in_batch(sc, nj, r)) continue;
+        if (r == except || r->finished || r->preempted || !r->s || !llm__kvs_live(&r->s->ctx.seq) || in_batch(sc, nj, r)) continue;
         if (!v || r->order > v->order) v = r;
     }
     return v;
@@ -58,17 +57,13 @@ static llm__sreq *pick_victim(llm_sched *sc, int32_t nj, const llm__sreq *except
  * blocks (model lock held). */
 static llm_status ensure_seq_locked(llm_sched *sc, llm__sreq *r) {
     llm__context *c = &r->s->ctx;
-    if (c->seq >= 0) return LLM_OK;
-    llm_status st = llm_kv_seq_create(sc->m->pool, &c->seq);
-    if (st != LLM_OK) {
-        c->seq = -1;
-        return llm__fail(sc->err, st, "KV cache: %s", llm_kv_last_error());
-    }
+    if (llm__kvs_live(&c->seq)) return LLM_OK;
+    llm_status st = llm__kvs_create(sc->m, &c->seq, sc->err);
+    if (st != LLM_OK) return st;
     c->n_cached = 0;
     int32_t got = 0;
-    if (c->n > 1 &&
-        llm_kv_seq_attach_prefix(sc->m->pool, c->seq, c->tokens, c->n - 1, &got) == LLM_OK)
-        c->n_cached = got;
+    if (c->n > 1) llm__kvs_attach(sc->m, &c->seq, c->tokens, c->n - 1, &got);
+    c->n_cached = got;
     if (!r->attached) {
         r->attached = true;
         r->cached = got < r->n_prompt ? got : r->n_prompt;
@@ -81,18 +76,7 @@ static llm_status ensure_seq_locked(llm_sched *sc, llm__sreq *r) {
  * as it was. */
 static llm_status append_locked(llm_sched *sc, llm__sreq *r, int32_t n) {
     llm__context *c = &r->s->ctx;
-    llm_kv_cow cow;
-    llm_status st = llm_kv_seq_append(sc->m->pool, c->seq, c->tokens + c->n_cached, n, &cow);
-    if (st != LLM_OK) return st;
-    if (cow.src >= 0) {
-        char ferr[LLM__ERR_CAP];
-        st = llm__fwd_copy_block(sc->m->fwd, cow.src, cow.dst, cow.n_tokens, ferr, sizeof ferr);
-        if (st != LLM_OK) {
-            llm_kv_seq_truncate(sc->m->pool, c->seq, c->n_cached);
-            return llm__fail(sc->err, st, "%s", ferr);
-        }
-    }
-    return LLM_OK;
+    return llm__kvs_append(sc->m, &c->seq, c->tokens + c->n_cached, n, sc->err);
 }
 
 /* Flushes what the detokenizer and the stop matcher hold back (the end of a
@@ -185,7 +169,7 @@ void llm__sched_step(llm_sched *sc) {
             if (r->finished || r->preempted) continue;
             llm__context *c = &r->s->ctx;
             const bool was_attached = r->attached;
-            const int32_t pending = c->n - (c->seq >= 0 ? c->n_cached : 0);
+            const int32_t pending = c->n - (llm__kvs_live(&c->seq) ? c->n_cached : 0);
             if ((pass == 0) != (pending == 1)) continue; /* decodes first, then prompts */
             llm_status st = ensure_seq_locked(sc, r);
             if (st == LLM_OK && !was_attached) n_cached_new += r->cached;
@@ -244,15 +228,15 @@ void llm__sched_step(llm_sched *sc) {
     char ferr[LLM__ERR_CAP] = "";
     if (nj > 0) {
         for (int32_t j = 0; j < nj; j++)
-            llm_kv_seq_block_table(m->pool, sc->jobs[j]->s->ctx.seq, &sc->seqs[j].block_table, &sc->seqs[j].n_table);
+            llm__kvs_tables(m, &sc->jobs[j]->s->ctx.seq, &sc->seqs[j]);
         st = llm__fwd_run_seqs(m->fwd, sc->tokens, sc->pos, nt, sc->seqs, nj, sc->logits, ferr, sizeof ferr);
         for (int32_t j = 0; j < nj; j++) {
             llm__context *c = &sc->jobs[j]->s->ctx;
             if (st == LLM_OK) {
-                llm_kv_seq_commit(m->pool, c->seq, sc->job_pos0[j] + sc->seqs[j].n);
+                llm__kvs_commit(m, &c->seq, sc->job_pos0[j] + sc->seqs[j].n);
                 c->n_cached = sc->job_pos0[j] + sc->seqs[j].n;
             } else {
-                llm_kv_seq_truncate(m->pool, c->seq, sc->job_pos0[j]);
+                llm__kvs_keep(m, &c->seq, sc->job_pos0[j]);
             }
         }
     }

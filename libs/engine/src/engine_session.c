@@ -63,7 +63,7 @@ llm_status llm_session_new(llm_model *m, const llm_session_params *params, llm_s
     if (!s) return llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
     s->m = m;
     s->n_ctx = p.n_ctx ? p.n_ctx : m->n_ctx;
-    s->ctx.seq = -1;
+    s->ctx.seq = LLM__KVSEQ_NONE;
     s->ctx.cap = 256;
     s->ctx.tokens = malloc((size_t)s->ctx.cap * sizeof *s->ctx.tokens);
     s->gen.sp = p.sampling;
@@ -98,15 +98,15 @@ llm_status llm_session_fork(const llm_session *src, llm_session **out) {
         llm_session_free(s);
         return st;
     }
-    if (src->ctx.seq >= 0) {
-        /* Share every block; the copy-on-write copies the pool reports on a
-         * later append are done by llm__compute(), as for any append. */
+    if (llm__kvs_live(&src->ctx.seq)) {
+        /* Share every block of every layer group; the copy-on-write copies
+         * the pools report on a later append are done by llm__kvs_append(). */
+        char kerr[LLM__ERR_CAP];
         pthread_mutex_lock(&src->m->lock);
-        st = llm_kv_seq_fork(src->m->pool, src->ctx.seq, &s->ctx.seq);
+        st = llm__kvs_fork(src->m, &src->ctx.seq, &s->ctx.seq, kerr);
         pthread_mutex_unlock(&src->m->lock);
         if (st != LLM_OK) {
-            s->ctx.seq = -1;
-            llm__fail(NULL, st, "llm_session_fork: KV cache: %s", llm_kv_last_error());
+            llm__fail(NULL, st, "llm_session_fork: %s", kerr);
             llm_session_free(s);
             return st;
         }
@@ -121,11 +121,10 @@ llm_status llm_session_fork(const llm_session *src, llm_session **out) {
 }
 
 static void release_seq(llm_session *s) {
-    if (s->ctx.seq >= 0) {
+    if (llm__kvs_live(&s->ctx.seq)) {
         pthread_mutex_lock(&s->m->lock);
-        llm_kv_seq_free(s->m->pool, s->ctx.seq);
+        llm__kvs_free(s->m, &s->ctx.seq);
         pthread_mutex_unlock(&s->m->lock);
-        s->ctx.seq = -1;
     }
 }
 
@@ -160,10 +159,18 @@ llm_status llm_session_truncate(llm_session *s, int32_t n_keep) {
     s->ctx.n = s->ctx.n_cached = n_keep;
     if (n_keep == 0) {
         release_seq(s);
-    } else if (s->ctx.seq >= 0) {
+    } else if (llm__kvs_live(&s->ctx.seq)) {
         pthread_mutex_lock(&s->m->lock);
-        llm_kv_seq_truncate(s->m->pool, s->ctx.seq, n_keep);
+        s->ctx.n_cached = llm__kvs_keep(s->m, &s->ctx.seq, n_keep);
         pthread_mutex_unlock(&s->m->lock);
+        if (s->ctx.n_cached < n_keep) {
+            /* The cut reached into window blocks already released: the
+             * window layers cannot resume there, so the kept tokens are
+             * recomputed now (from the prefix cache where it can). */
+            llm_status st = llm__session_compute(s, NULL, 0, false);
+            s->logits_ready = false;
+            return st;
+        }
     }
     s->logits_ready = false;
     return LLM_OK;
@@ -255,14 +262,14 @@ llm_status llm_session_telemetry(const llm_session *s, llm_telemetry *t) {
     t->total_decode_tokens = x->total_decode;
     t->n_past = s->ctx.n_cached;
     t->n_ctx = s->n_ctx;
-    llm_kv_stats ks;
+    llm__kvs_usage u;
     pthread_mutex_lock(&s->m->lock);
-    llm_status st = llm_kv_pool_stats(m->pool, &ks);
+    llm__kvs_usage_get(m, &u);
     pthread_mutex_unlock(&s->m->lock);
-    if (st == LLM_OK) {
-        t->kv_blocks_used = ks.n_used;
-        t->kv_blocks_total = ks.n_blocks;
-    }
+    t->kv_blocks_used = u.used;
+    t->kv_blocks_total = u.total;
+    t->kv_swa_blocks_used = u.swa_used;
+    t->kv_swa_blocks_total = u.swa_total;
     t->kv_bytes = m->kv_bytes;
     t->weights_bytes = m->info.weights_bytes;
     t->peak_memory_bytes = llm__peak_rss();

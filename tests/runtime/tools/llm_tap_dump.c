@@ -295,7 +295,7 @@ int main(int argc, char **argv) {
 
     for (int32_t t0 = 0, step = 0; t0 < n; step++) {
         int32_t m = step == 0 ? (int32_t)decode_from : 1;
-        llm_net_seq seq = {m, table, N_CTX / BLOCK};
+        llm_net_seq seq = {m, table, N_CTX / BLOCK, NULL, 0};
         llm_net_batch b = llm_net_batch_default();
         b.tokens = tokens + t0;
         b.positions = positions + t0;

@@ -163,7 +163,7 @@ Test(tap, stages_shapes_residuals_and_no_effect_on_logits) {
     const int32_t toks[N_TOK] = {504, 3575, 282, 4649, 314, 9690};
     int32_t pos[N_TOK];
     for (int i = 0; i < N_TOK; i++) pos[i] = i;
-    llm_net_seq seq = {N_TOK, f.table, N_BLOCKS};
+    llm_net_seq seq = {N_TOK, f.table, N_BLOCKS, NULL, 0};
     float *plain = malloc(sizeof(float) * (size_t)f.n_vocab);
     float *tapped = malloc(sizeof(float) * (size_t)f.n_vocab);
     cr_assert(plain && tapped);
@@ -208,7 +208,7 @@ Test(tap, stages_shapes_residuals_and_no_effect_on_logits) {
     /* A one-token decode step at position N_TOK. */
     rec_init(&r, &f, 1);
     const int32_t one = 198, p1 = N_TOK;
-    llm_net_seq s1 = {1, f.table, N_BLOCKS};
+    llm_net_seq s1 = {1, f.table, N_BLOCKS, NULL, 0};
     llm_net_batch d = llm_net_batch_default();
     d.tokens = &one;
     d.positions = &p1;

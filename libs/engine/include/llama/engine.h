@@ -133,6 +133,11 @@ typedef struct llm_model_params {
     int32_t kv_tokens;   /* KV budget in tokens shared by all sessions of the model;
                             0 = n_ctx (enough for one full session). Must be >= n_ctx. */
     int32_t kv_block_size; /* tokens per KV block (paging and prefix-reuse granularity); default 16. */
+    int32_t kv_swa_seqs; /* models with sliding-window layers (Gemma 3): those layers keep their
+                            K/V in a pool of their own that holds only each session's last window
+                            plus one prefill pass, (window + n_batch - 2) / kv_block_size + 4
+                            blocks per session; this many sessions fit in it at once (at most the
+                            main pool's blocks). 0 = kv_tokens / n_ctx + 1 (default). */
     llm_kv_type type_k;  /* K cache element type (llama.cpp's type_k); default LLM_KV_F16. */
     llm_kv_type type_v;  /* V cache element type (type_v); default LLM_KV_F16. */
     int32_t n_batch;     /* most prompt tokens per forward pass during prefill; default 256. */
@@ -155,12 +160,16 @@ llm_model_params llm_model_default_params(void);
 typedef struct llm_memory_plan {
     uint64_t weights_bytes; /* the model files as mapped: each from its start to the end of
                                its last tensor (every page of it is read) */
-    uint64_t kv_bytes;      /* KV cache pool: kv_blocks * block bytes */
+    uint64_t kv_bytes;      /* KV cache pools: kv_blocks * block bytes, plus the window
+                               layers' own pool (kv_swa_blocks) when the model has one */
     uint64_t scratch_bytes; /* the forward's activation arena for a prefill batch, slot for
                                slot, plus one session's host logits */
     uint64_t total_bytes;   /* sum of the above */
     int32_t n_ctx;          /* the context size the parameters resolve to */
     int32_t kv_blocks;      /* number of KV blocks in the pool */
+    int32_t kv_swa_blocks;  /* blocks of the sliding-window layers' own pool (Gemma 3), which
+                               holds each session's last window only (see kv_swa_seqs); 0 when
+                               the model has no such layers or the window covers n_ctx */
 } llm_memory_plan;
 
 /* Computes the memory plan for loading `path` with `params` (NULL =
@@ -517,7 +526,11 @@ int32_t llm_session_tokens(const llm_session *s, llm_token *out, int32_t cap);
 
 /* Shortens the context to its first `n_keep` tokens (n_keep <= n_past),
  * e.g. to regenerate an answer. No logits are ready afterwards. LLM_OK,
- * LLM_ERR_INVALID_ARG. */
+ * LLM_ERR_INVALID_ARG. A model with sliding-window layers (Gemma 3) keeps
+ * only the last window of their K/V: a cut more than about a window before
+ * the end recomputes the kept tokens here (from the prefix cache where it
+ * can), and may then also fail as llm_prefill does (the context is then cut
+ * back to what was computed). */
 llm_status llm_session_truncate(llm_session *s, int32_t n_keep);
 
 /* The message of the most recent failing call on `s`, or "". Never NULL. */
@@ -548,7 +561,11 @@ typedef struct llm_telemetry {
     int32_t n_ctx;
     int32_t kv_blocks_used;       /* blocks in use in the model's pool (all sessions + cache) */
     int32_t kv_blocks_total;
-    uint64_t kv_bytes;            /* bytes of the KV pool */
+    int32_t kv_swa_blocks_used;   /* a model with sliding-window layers (Gemma 3): blocks in use in
+                                     those layers' own pool, which keeps only each session's last
+                                     window (plus one pass); 0 without window layers */
+    int32_t kv_swa_blocks_total;  /* blocks of that pool (0: none) */
+    uint64_t kv_bytes;            /* bytes of the KV pools */
     uint64_t weights_bytes;
     uint64_t peak_memory_bytes;   /* process peak resident set size */
 } llm_telemetry;
@@ -708,6 +725,8 @@ typedef struct llm_sched_stats {
     int32_t kv_blocks_used;    /* now: blocks held by sequences */
     int32_t kv_blocks_cached;  /* now: unreferenced blocks kept for the prefix cache */
     int32_t kv_blocks_total;
+    int32_t kv_swa_blocks_used;  /* now: blocks held in the sliding-window layers' own pool */
+    int32_t kv_swa_blocks_total; /* that pool's blocks (0: the model has none) */
     int64_t steps;             /* forward passes run */
     int64_t preemptions;
     int64_t prompt_tokens;     /* prompt tokens of admitted requests */

@@ -80,11 +80,17 @@ typedef struct llm_net_memory {
     size_t host_bytes;               /* host scratch of the net */
     size_t kv_bytes_per_token;       /* K + V of one token over all layers, in type_k / type_v */
     size_t kv_bytes_per_token_layer; /* the same for one layer */
+    size_t kv_bytes_per_token_swa;   /* K + V of one token over the sliding-window layers
+                                        only (0 without window layers) */
+    int32_t n_swa;                   /* the window in tokens of those layers (0: none) */
+    int32_t n_layer_swa;             /* how many layers use the window */
 } llm_net_memory;
 
 /* Fills *out for desc and params (NULL: defaults). A K/V storage of
  * n_blocks blocks of block_size tokens takes kv_bytes_per_token * block_size
- * * n_blocks bytes. Returns LLM_OK, LLM_ERR_INVALID_ARG (NULL, bad params) or
+ * * n_blocks bytes; one with a separate window group (llm_net_kv_create_swa)
+ * takes (kv_bytes_per_token - kv_bytes_per_token_swa) * block_size * n_blocks
+ * + kv_bytes_per_token_swa * block_size * n_blocks_swa. Returns LLM_OK, LLM_ERR_INVALID_ARG (NULL, bad params) or
  * LLM_ERR_UNSUPPORTED (architecture without a forward); *out is zeroed on
  * failure. */
 llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params,
@@ -124,25 +130,52 @@ size_t llm_net_kv_bytes_per_token_layer(const llm_net *net);
  * (contents zero). Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
 llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
                              llm_net_kv **out);
+/* Layer groups. A net whose sliding-window layers (llm_net_layer_is_swa)
+ * never read keys before their window can keep those layers' K/V apart:
+ * llm_net_kv_create_swa gives the window layers their own storage of
+ * n_blocks_swa blocks, addressed through each sequence's own second block
+ * table (llm_net_seq.block_table_swa), so that the caller can release the
+ * window group's blocks that left every window (libs/kv,
+ * llm_kv_seq_release_before) while the other layers keep the whole
+ * sequence. n_blocks_swa == 0 is llm_net_kv_create: one group, one table.
+ * Returns as llm_net_kv_create (LLM_ERR_INVALID_ARG also for n_blocks_swa <
+ * 0, or > 0 on a net without window layers). */
+llm_status llm_net_kv_create_swa(llm_net *net, int32_t n_blocks, int32_t n_blocks_swa, int32_t block_size,
+                                 llm_net_kv **out);
+/* Non-zero if layer l attends through a sliding window (the net's n_swa,
+ * llm_net_memory.n_swa); 0 for other layers and out-of-range l. */
+int llm_net_layer_is_swa(const llm_net *net, int32_t layer);
 void llm_net_kv_free(llm_net_kv *kv);
 int32_t llm_net_kv_block_size(const llm_net_kv *kv);
 int32_t llm_net_kv_n_blocks(const llm_net_kv *kv);
+/* Blocks of the window group's own storage; 0 when the window layers share
+ * the main storage (llm_net_kv_create). */
+int32_t llm_net_kv_n_blocks_swa(const llm_net_kv *kv);
 /* Copies token slots [0, n_tokens) of physical block src into block dst, in
- * every layer's K and V, on the backend (no host round trip): the
- * copy-on-write of a shared partial block. src == dst or n_tokens == 0 does
- * nothing. Returns LLM_OK, LLM_ERR_INVALID_ARG (a block outside [0,
+ * the K and V of every layer of the main group (every layer unless the
+ * storage has a separate window group), on the backend (no host round trip):
+ * the copy-on-write of a shared partial block. src == dst or n_tokens == 0
+ * does nothing. Returns LLM_OK, LLM_ERR_INVALID_ARG (a block outside [0,
  * n_blocks) or n_tokens outside [0, block_size]) or a backend error (dst's
  * earlier layers may then be copied already). */
 llm_status llm_net_kv_copy_block(llm_net_kv *kv, int32_t src, int32_t dst, int32_t n_tokens);
+/* The same for the window group's own storage (blocks in [0, n_blocks_swa));
+ * LLM_ERR_INVALID_ARG if the storage has no separate window group. */
+llm_status llm_net_kv_copy_block_swa(llm_net_kv *kv, int32_t src, int32_t dst, int32_t n_tokens);
 /* The K and V cache tensors of a layer (for tests and other backends' tools). */
 llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, llm_tensor *v);
 
 /* One sequence's slice of a batch: its tokens are n_tokens consecutive
- * entries of the batch (sequences follow each other in order). */
+ * entries of the batch (sequences follow each other in order). With a
+ * separate window group (llm_net_kv_create_swa) the window layers read and
+ * write through block_table_swa, whose entries before the window of the
+ * sequence's first token may be -1 (released); otherwise it is ignored. */
 typedef struct llm_net_seq {
     int32_t n_tokens;
     const int32_t *block_table; /* [n_table] physical block of logical block i */
     int32_t n_table;
+    const int32_t *block_table_swa; /* [n_table_swa] the window group's table, or NULL */
+    int32_t n_table_swa;
 } llm_net_seq;
 
 typedef enum llm_logits_mode {

@@ -28,8 +28,9 @@
  *
  * Not here yet: the final logit soft-capping of Gemma 2-style files (refused
  * by name), the multimodal Gemma3ForConditionalGeneration folders (model_type
- * "gemma3"), and releasing the K/V blocks that fell out of every window (the
- * window layers never read them; the cache still holds them).
+ * "gemma3"). The window layers' K/V can live in a group of their own
+ * (llm_net_kv_create_swa), whose blocks the engine releases once they left
+ * every window.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -126,10 +127,6 @@ static const llm__tensor_spec k_gemma3_tensors[] = {
     LAYER("post_ffw_norm.weight", "post_feedforward_layernorm.weight", REQ, F32, EMBD, 1, ffn_post_norm),
 };
 
-static int is_window_layer(const llm_model_hparams *hp, uint32_t l) {
-    return hp->n_swa > 0 && l % hp->swa_pattern < hp->swa_pattern - 1;
-}
-
 /* After the table: llama's checks, tied output and RoPE, then the window
  * layers' RoPE (another theta) and the backend's GEGLU. */
 static llm_status gemma3_load(llm_net *net) {
@@ -158,7 +155,7 @@ static llm_status gemma3_forward(llm_net *net, llm_net_kv *kv, const llm_net_bat
     TAP("inp_scaled", -1, x);
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         const llm__layer_w *w = &net->layers[l];
-        const int window = is_window_layer(hp, l);
+        const int window = llm__layer_is_swa(hp, l);
         const llm_rope_params *rope = window ? &net->rope_swa : &net->rope;
         llm_attn_params ap = llm_attn_default_params();
         ap.scale = 1.0f;

@@ -280,8 +280,12 @@ llm_status llm__attend(llm_net *net, llm_net_kv *kv, const llm_net_batch *b, uin
         llm_tensor vs = act(net, net->a.off_v + (size_t)(t0 * nkv * hd) * 4, hd, nkv, ns);
         llm_tensor qs = act(net, net->a.off_q + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
         llm_tensor os = act(net, net->a.off_att + (size_t)(t0 * nh * hd) * 4, hd, nh, ns);
-        OP(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0, sq->block_table, sq->n_table));
-        OP(llm_op_attention_ex(be, &os, &qs, &kc, &vc, b->positions + t0, sq->block_table, sq->n_table, ap));
+        /* A window layer of a split storage goes through the window group's table. */
+        const int swa = llm__kv_in_swa_group(kv, l);
+        const int32_t *tbl = swa ? sq->block_table_swa : sq->block_table;
+        const int32_t n_tbl = swa ? sq->n_table_swa : sq->n_table;
+        OP(llm_op_kv_write(be, &kc, &vc, &ks, &vs, b->positions + t0, tbl, n_tbl));
+        OP(llm_op_attention_ex(be, &os, &qs, &kc, &vc, b->positions + t0, tbl, n_tbl, ap));
         t0 += ns;
     }
     return LLM_OK;

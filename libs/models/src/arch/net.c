@@ -175,6 +175,16 @@ static size_t kv_bytes_per_token_layer(const llm_model_hparams *hp, const llm_ne
     return (size_t)hp->n_head_kv * (kv_row_bytes(hp, p->type_k) + kv_row_bytes(hp, p->type_v));
 }
 
+int llm__layer_is_swa(const llm_model_hparams *hp, uint32_t l) {
+    return hp->n_swa > 0 && hp->swa_pattern > 0 && l < hp->n_layer && l % hp->swa_pattern < hp->swa_pattern - 1;
+}
+
+static uint32_t n_layer_swa(const llm_model_hparams *hp) {
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < hp->n_layer; l++) n += (uint32_t)llm__layer_is_swa(hp, l);
+    return n;
+}
+
 static llm_status check_params(const llm_net_params *p, const char *fn) {
     if (p->max_batch < 1 || p->max_batch > (1 << 20) || !kv_type_ok(p->type_k) || !kv_type_ok(p->type_v) ||
         p->n_ctx_seq < 0) {
@@ -224,6 +234,11 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
     out->host_bytes = (size_t)p.max_batch * sizeof(int32_t);
     out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, &p, arch->encoder);
     out->kv_bytes_per_token = out->kv_bytes_per_token_layer * hp->n_layer;
+    if (!arch->encoder && n_layer_swa(hp) > 0) {
+        out->n_layer_swa = (int32_t)n_layer_swa(hp);
+        out->n_swa = (int32_t)hp->n_swa;
+        out->kv_bytes_per_token_swa = out->kv_bytes_per_token_layer * (size_t)out->n_layer_swa;
+    }
     return LLM_OK;
 }
 
@@ -315,13 +330,26 @@ int llm_net_is_encoder(const llm_net *net) { return net && net->arch->encoder; }
 
 /* ------------------------------------------------------------------- kv -- */
 
+int llm_net_layer_is_swa(const llm_net *net, int32_t layer) {
+    return net && layer >= 0 && !net->arch->encoder && llm__layer_is_swa(&net->hp, (uint32_t)layer);
+}
+
 llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size, llm_net_kv **out) {
+    return llm_net_kv_create_swa(net, n_blocks, 0, block_size, out);
+}
+
+llm_status llm_net_kv_create_swa(llm_net *net, int32_t n_blocks, int32_t n_blocks_swa, int32_t block_size,
+                                 llm_net_kv **out) {
     if (!out) {
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_create: out is NULL");
     }
     *out = NULL;
-    if (!net || n_blocks < 1 || block_size < 1) {
+    if (!net || n_blocks < 1 || block_size < 1 || n_blocks_swa < 0) {
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_create: need n_blocks, block_size >= 1");
+    }
+    if (n_blocks_swa > 0 && (net->arch->encoder || n_layer_swa(&net->hp) == 0)) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_create: %s has no sliding-window layers",
+                            net->arch->tag);
     }
     if (net->arch->encoder) {
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_create: %s is an encoder: it has no KV cache",
@@ -335,6 +363,7 @@ llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
     kv->net = net;
     kv->n_blocks = n_blocks;
     kv->block_size = block_size;
+    kv->n_blocks_swa = n_blocks_swa;
     kv->k = calloc(L, sizeof(*kv->k));
     kv->v = calloc(L, sizeof(*kv->v));
     kv->kt = calloc(L, sizeof(*kv->kt));
@@ -353,15 +382,16 @@ llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
     const size_t slot_k = (size_t)net->hp.n_head_kv * kv_row_bytes(&net->hp, net->p.type_k);
     const size_t slot_v = (size_t)net->hp.n_head_kv * kv_row_bytes(&net->hp, net->p.type_v);
     for (uint32_t l = 0; st == LLM_OK && l < L; l++) {
-        st = llm__net_op(llm_buffer_alloc(net->be, slot_k * (size_t)block_size * (size_t)n_blocks, &kv->k[l]));
+        const int32_t nb = llm__kv_in_swa_group(kv, l) ? n_blocks_swa : n_blocks;
+        st = llm__net_op(llm_buffer_alloc(net->be, slot_k * (size_t)block_size * (size_t)nb, &kv->k[l]));
         if (st == LLM_OK) {
-            st = llm__net_op(llm_buffer_alloc(net->be, slot_v * (size_t)block_size * (size_t)n_blocks, &kv->v[l]));
+            st = llm__net_op(llm_buffer_alloc(net->be, slot_v * (size_t)block_size * (size_t)nb, &kv->v[l]));
         }
         if (st == LLM_OK) {
             kv->kt[l] = llm_tensor_4d(kv->k[l], 0, net->p.type_k, net->hp.head_dim,
-                                      net->hp.n_head_kv, block_size, n_blocks);
+                                      net->hp.n_head_kv, block_size, nb);
             kv->vt[l] = llm_tensor_4d(kv->v[l], 0, net->p.type_v, net->hp.head_dim,
-                                      net->hp.n_head_kv, block_size, n_blocks);
+                                      net->hp.n_head_kv, block_size, nb);
         }
     }
     if (st != LLM_OK) {
@@ -391,15 +421,22 @@ void llm_net_kv_free(llm_net_kv *kv) {
 int32_t llm_net_kv_block_size(const llm_net_kv *kv) { return kv->block_size; }
 int32_t llm_net_kv_n_blocks(const llm_net_kv *kv) { return kv->n_blocks; }
 
-llm_status llm_net_kv_copy_block(llm_net_kv *kv, int32_t src, int32_t dst, int32_t n_tokens) {
-    if (!kv || src < 0 || src >= kv->n_blocks || dst < 0 || dst >= kv->n_blocks || n_tokens < 0 ||
-        n_tokens > kv->block_size) {
+int32_t llm_net_kv_n_blocks_swa(const llm_net_kv *kv) { return kv->n_blocks_swa; }
+
+/* Copies slots [0, n_tokens) of block src to dst in the layers of one group
+ * (swa: the window group of a split storage, else the main one). */
+static llm_status copy_block_group(llm_net_kv *kv, int swa, int32_t src, int32_t dst, int32_t n_tokens) {
+    const int32_t nb = swa ? kv->n_blocks_swa : kv->n_blocks;
+    if (src < 0 || src >= nb || dst < 0 || dst >= nb || n_tokens < 0 || n_tokens > kv->block_size) {
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_copy_block: bad block or token count");
     }
     if (src == dst || n_tokens == 0) {
         return LLM_OK;
     }
     for (uint32_t l = 0; l < kv->net->hp.n_layer; l++) {
+        if (llm__kv_in_swa_group(kv, l) != swa) {
+            continue;
+        }
         const llm_tensor *t[2] = {&kv->kt[l], &kv->vt[l]};
         for (int w = 0; w < 2; w++) {
             /* ne = {head_dim, n_head_kv, block_size, n_blocks}: a block is
@@ -413,6 +450,20 @@ llm_status llm_net_kv_copy_block(llm_net_kv *kv, int32_t src, int32_t dst, int32
         }
     }
     return LLM_OK;
+}
+
+llm_status llm_net_kv_copy_block(llm_net_kv *kv, int32_t src, int32_t dst, int32_t n_tokens) {
+    if (!kv) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_copy_block: NULL storage");
+    }
+    return copy_block_group(kv, 0, src, dst, n_tokens);
+}
+
+llm_status llm_net_kv_copy_block_swa(llm_net_kv *kv, int32_t src, int32_t dst, int32_t n_tokens) {
+    if (!kv || kv->n_blocks_swa == 0) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_copy_block_swa: no separate window group");
+    }
+    return copy_block_group(kv, 1, src, dst, n_tokens);
 }
 
 llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, llm_tensor *v) {
@@ -500,6 +551,26 @@ llm_status llm_net_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b)
             if (p < 0 || p / kv->block_size >= sq->n_table) {
                 return llm__net_err(LLM_ERR_INVALID_ARG,
                                     "llm_net_forward: position %d outside sequence %d's blocks", p, s);
+            }
+        }
+        if (kv->n_blocks_swa > 0) {
+            /* The window group's table: released entries (-1) are allowed;
+             * the attention op checks those its window reads. */
+            if (!sq->block_table_swa || sq->n_table_swa < 1) {
+                return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: sequence %d has no window table", s);
+            }
+            for (int32_t i = 0; i < sq->n_table_swa; i++) {
+                if (sq->block_table_swa[i] < -1 || sq->block_table_swa[i] >= kv->n_blocks_swa) {
+                    return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: window block %d out of range",
+                                        sq->block_table_swa[i]);
+                }
+            }
+            for (int32_t i = 0; i < sq->n_tokens; i++) {
+                const int32_t p = b->positions[total + i];
+                if (p / kv->block_size >= sq->n_table_swa || sq->block_table_swa[p / kv->block_size] < 0) {
+                    return llm__net_err(LLM_ERR_INVALID_ARG,
+                                        "llm_net_forward: position %d outside sequence %d's window blocks", p, s);
+                }
             }
         }
         total += sq->n_tokens;

@@ -70,9 +70,19 @@ struct llm_net {
 struct llm_net_kv {
     llm_net *net;
     int32_t n_blocks, block_size;
+    int32_t n_blocks_swa; /* > 0: the window layers' own storage (a second group) */
     llm_buffer **k, **v; /* [n_layer] each */
-    llm_tensor *kt, *vt; /* [n_layer] cache tensors */
+    llm_tensor *kt, *vt; /* [n_layer] cache tensors: [blocks][block_size][n_head_kv][hd],
+                            blocks = n_blocks_swa for a window layer of a split storage */
 };
+
+/* Layer l attends through the sliding window hp->n_swa (Gemma 3: five of
+ * every six layers). */
+int llm__layer_is_swa(const llm_model_hparams *hp, uint32_t l);
+/* Layer l's K/V lives in the window group of kv (a split storage). */
+static inline int llm__kv_in_swa_group(const llm_net_kv *kv, uint32_t l) {
+    return kv->n_blocks_swa > 0 && llm__layer_is_swa(&kv->net->hp, l);
+}
 
 static inline int llm__has(const llm_tensor *t) { return t->buffer != NULL; }
 
