@@ -49,8 +49,8 @@ def main():
             out = r.stdout + r.stderr
             m = re.search(r"perplexity: ([0-9.]+)", out)
             row["ppl"] = m.group(1) if m else "error"
-            m = re.search(r"KL[^0-9-]*([0-9.eE+-]+)", out)
-            row["kl"] = m.group(1) if (m and t != "f16") else "0"
+            m = re.search(r"kl-divergence: ([0-9.eE+-]+)", out)
+            row["kl"] = "0" if t == "f16" else (m.group(1) if m else "error")
             if r.returncode != 0:
                 sys.stderr.write(out[-2000:])
         if not a.no_speed:
