@@ -50,6 +50,8 @@ typedef struct tok_hf_norm {
     int nfc;             /* NFC normalizer before byte-level BPE */
     int newline_split;   /* gemma4: words are runs of non-newlines and runs of newlines; a
                             newline run that is a token is taken whole */
+    int ugm_strip;       /* Unigram: Strip normalizer, 1 left | 2 right (Unicode White_Space) */
+    int ugm_collapse;    /* Unigram: Replace(" {2,}", U+2581) normalizer */
 } tok_hf_norm;
 
 typedef struct tok_ugm tok_ugm; /* Unigram state (tok_ugm.c) */
