@@ -150,7 +150,8 @@ Test(tokenizer_unigram_json, malformed_input_is_rejected) {
     cr_assert_eq(from_json("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]]},"
                            "\"normalizer\":{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"AAAA\"}," UGM_PRE "}"),
                  LLM_ERR_BAD_FORMAT);
-    cr_assert_eq(from_json("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"byte_fallback\":true}," UGM_PRE "}"),
+    cr_assert_eq(from_json("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]],\"byte_fallback\":true},"
+                           UGM_PRE "}"),
                  LLM_ERR_UNSUPPORTED);
     cr_assert_eq(from_json("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]]}}"), LLM_ERR_UNSUPPORTED);
     cr_assert_eq(from_json("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]]},\"normalizer\":{\"type\":\"NFKC\"},"

@@ -379,7 +379,8 @@ static llm_status viterbi(const llm_tokenizer *t, const tok_ugm *u, const char *
             if (nd->value >= 0) {
                 if (j - i == cl) single = 1;
                 llm_token id = nd->value;
-                double sc = base + (t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED && !u->hf ? 0.0 : (double)t->scores[id]);
+                int zero = t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED && !u->hf; /* HF: every piece its score */
+                double sc = base + (zero ? 0.0 : (double)t->scores[id]);
                 if (sc > best[j].score) best[j] = (ugm_best){sc, (uint32_t)i, id};
             }
             if (j >= n) break;
