@@ -158,3 +158,35 @@ Test(tokenizer_unigram_json, malformed_input_is_rejected) {
                            UGM_PRE "}"),
                  LLM_ERR_UNSUPPORTED);
 }
+
+/* An added special token outside model.vocab: matched only as a special
+ * token, never by the Unigram trie (which holds the model's pieces, "<unk>"
+ * included). Expected ids from HF tokenizers:
+ * scripts/golden/tokenizer/make_unigram_added_golden.py (special tokens
+ * extracted = LLM_TOKENIZE_PARSE_SPECIAL; encode_special_tokens = flags 0). */
+#define ADDED(c, i)                                                                                        \
+    "{\"id\":" #i ",\"content\":\"" c "\",\"special\":true,\"single_word\":false,\"lstrip\":false,"         \
+    "\"rstrip\":false,\"normalized\":false}"
+static const char k_ugm_added[] =
+    "{\"model\":{\"type\":\"Unigram\",\"unk_id\":0,\"vocab\":[[\"<unk>\",0.0],[\"\\u2581\",-1.0],[\"x\",-3.0],"
+    "[\"y\",-2.0]]}," UGM_PRE ",\"added_tokens\":[" ADDED("xy", 4) "," ADDED("<unk>", 0) "]}";
+
+static void expect_ids(const llm_tokenizer *tok, const char *text, unsigned flags, const llm_token *want, int32_t nw) {
+    llm_token *got;
+    int32_t ng;
+    cr_assert_eq(tt_encode(tok, text, strlen(text), flags, &got, &ng), LLM_OK, "%s", llm_tokenizer_last_error());
+    cr_expect(ng == nw && memcmp(got, want, (size_t)nw * sizeof *got) == 0, "\"%s\" flags %u: %d ids", text, flags,
+              (int)ng);
+    free(got);
+}
+
+Test(tokenizer_unigram_json, added_tokens_are_not_model_pieces) {
+    llm_tokenizer *tok = NULL;
+    cr_assert_eq(llm_tokenizer_from_hf_json(k_ugm_added, strlen(k_ugm_added), &tok), LLM_OK, "%s",
+                 llm_tokenizer_last_error());
+    expect_ids(tok, "xy <unk>", LLM_TOKENIZE_PARSE_SPECIAL, (const llm_token[]){4, 1, 0}, 3);
+    expect_ids(tok, "xy <unk>", 0, (const llm_token[]){1, 2, 3, 1, 0}, 5);
+    expect_ids(tok, "a xy", LLM_TOKENIZE_PARSE_SPECIAL, (const llm_token[]){1, 0, 1, 4}, 4);
+    expect_ids(tok, "a xy", 0, (const llm_token[]){1, 0, 1, 2, 3}, 5);
+    llm_tokenizer_free(tok);
+}

@@ -315,6 +315,9 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
                 return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: model.vocab[%zu] is not [piece, score]", i);
         }
         max_id = (json_int_t)json_array_size(vocab) - 1;
+        if (max_id >= (json_int_t)1 << 24)
+            return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: more than 16M Unigram pieces");
+        c.hf.ugm_n_pieces = (int32_t)json_array_size(vocab);
     }
     json_object_foreach((json_t *)vocab, key, val) {
         if (!json_is_integer(val) || json_integer_value(val) < 0)

@@ -58,7 +58,8 @@ struct tok_ugm {
     uint32_t n_repl;
     double unk_score;
     int remove_extra_ws;
-    int hf;                  /* tokenizer.json semantics (HF tokenizers), see tok_ugm_hf */
+    int hf;                  /* tokenizer.json semantics (HF tokenizers) */
+    int32_t n_pieces;        /* hf: ids below this are the model's pieces, the rest added tokens */
 };
 
 void llm__ugm_free(tok_ugm *u) {
@@ -86,8 +87,8 @@ static int cmp_piece(const void *a, const void *b) {
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
-static int in_trie(int ty, int hf) {
-    if (hf) return 1; /* HF's Unigram trie holds every piece, control ones too */
+static int in_trie(const tok_ugm *u, int32_t id, int ty) {
+    if (u->hf) return id < u->n_pieces; /* HF's trie: every model piece, control ones too */
     return ty == LLM_TOKEN_TYPE_NORMAL || ty == LLM_TOKEN_TYPE_USER_DEFINED || ty == LLM_TOKEN_TYPE_UNUSED;
 }
 
@@ -100,7 +101,7 @@ static llm_status build_trie(const llm_tokenizer *t, tok_ugm *u) {
     int32_t m = 0;
     size_t total = 1;
     for (int32_t i = 0; i < t->n; i++)
-        if (in_trie(t->types[i], u->hf) && t->len[i] > 0) {
+        if (in_trie(u, i, t->types[i]) && t->len[i] > 0) {
             ids[m++] = (ugm_piece){(const unsigned char *)t->blob + t->off[i], t->len[i], i};
             total += t->len[i];
         }
@@ -167,18 +168,20 @@ static llm_status load_charsmap(tok_ugm *u, const unsigned char *p, size_t n) {
     return LLM_OK;
 }
 
-llm_status llm__ugm_setup(llm_tokenizer *t, const llm_vocab_spec *spec, int hf) {
+llm_status llm__ugm_setup(llm_tokenizer *t, const llm_vocab_spec *spec, const tok_hf_norm *hf_norm) {
+    const int hf = hf_norm != NULL;
     tok_ugm *u = calloc(1, sizeof *u);
     if (!u) return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
     t->ugm = u;
     u->remove_extra_ws = spec->remove_extra_whitespaces > 0;
     u->hf = hf;
+    u->n_pieces = hf && hf_norm->ugm_n_pieces > 0 && hf_norm->ugm_n_pieces < t->n ? hf_norm->ugm_n_pieces : t->n;
     llm_status st = load_charsmap(u, spec->precompiled_charsmap, spec->precompiled_charsmap_len);
     if (st != LLM_OK) return st;
     float min_score = 3.4e38f;
     int any = 0;
     for (int32_t i = 0; i < t->n; i++)
-        if (t->types[i] == LLM_TOKEN_TYPE_NORMAL || hf) { /* HF: the minimum over all pieces */
+        if (hf ? i < u->n_pieces : t->types[i] == LLM_TOKEN_TYPE_NORMAL) { /* HF: over all model pieces */
             if (t->scores[i] < min_score) min_score = t->scores[i];
             any = 1;
         }
