@@ -154,6 +154,12 @@ Test(tokenizer_unigram_json, malformed_input_is_rejected) {
                            UGM_PRE "}"),
                  LLM_ERR_UNSUPPORTED);
     cr_assert_eq(from_json("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]]}}"), LLM_ERR_UNSUPPORTED);
+    /* Normalizer steps only in the order Precompiled, Strip, Replace. */
+    cr_assert_eq(from_json("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]]},\"normalizer\":{\"type\":"
+                           "\"Sequence\",\"normalizers\":[{\"type\":\"Precompiled\",\"precompiled_charsmap\":\"\"},"
+                           "{\"type\":\"Replace\",\"pattern\":{\"Regex\":\" {2,}\"},\"content\":\"\\u2581\"},"
+                           "{\"type\":\"Strip\",\"strip_left\":false,\"strip_right\":true}]}," UGM_PRE "}"),
+                 LLM_ERR_UNSUPPORTED, "%s", llm_tokenizer_last_error());
     cr_assert_eq(from_json("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0]]},\"normalizer\":{\"type\":\"NFKC\"},"
                            UGM_PRE "}"),
                  LLM_ERR_UNSUPPORTED);

@@ -165,7 +165,8 @@ static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
         return base64_decode(cm, &c->charsmap, &c->charsmap_len);
     }
     if (ugm && strcmp(type, "Strip") == 0) {
-        if (!c->charsmap) return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Strip before Precompiled");
+        if (!c->charsmap || c->hf.ugm_collapse) /* we apply Precompiled, Strip, Replace in that order */
+            return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Strip before Precompiled or after Replace");
         c->hf.ugm_strip = (jbool(p, "strip_left", 0) ? 1 : 0) | (jbool(p, "strip_right", 0) ? 2 : 0);
         return LLM_OK;
     }
