@@ -101,6 +101,8 @@ static void expect_unsupported(const char *json, const char *name) {
 }
 
 Test(tokenizer_json, unsupported_components_are_named) {
+    expect_unsupported("{\"model\":{\"type\":\"WordLevel\",\"vocab\":{\"a\":0}}}", "WordLevel");
+    /* A Unigram model needs its Metaspace pre-tokenizer. */
     expect_unsupported("{\"model\":{\"type\":\"Unigram\",\"vocab\":[[\"a\",0.0]]}}", "Unigram");
     expect_unsupported("{\"normalizer\":{\"type\":\"NFKC\"},\"model\":{\"type\":\"BPE\",\"vocab\":{\"a\":0},\"merges\":[]}}",
                        "NFKC");

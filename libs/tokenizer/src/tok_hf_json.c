@@ -4,7 +4,9 @@
  * interpreted step by step: BPE + ByteLevel pre-tokenizer becomes byte-level
  * BPE with the Split/Digits/ByteLevel patterns in order; BPE without
  * ByteLevel becomes character BPE with U+2581 handling and byte fallback;
- * WordPiece + Bert* becomes WordPiece. Any component we cannot map is an
+ * WordPiece + Bert* becomes WordPiece; Unigram + Precompiled/Strip/Replace
+ * + Metaspace becomes our Unigram engine with HF tokenizers' semantics
+ * (tok_ugm.c). Any component we cannot map is an
  * LLM_ERR_UNSUPPORTED error naming it. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +27,42 @@ typedef struct hf_ctx {
     int bert_pre;
     int metaspace;
     const char *bos_text, *eos_text; /* from the post-processor */
+    unsigned char *charsmap;          /* Unigram: decoded Precompiled charsmap */
+    size_t charsmap_len;
 } hf_ctx;
+
+/* Standard base64 (with optional '=' padding) into a fresh buffer. */
+static llm_status base64_decode(const char *s, unsigned char **out, size_t *out_len) {
+    size_t n = strlen(s);
+    unsigned char *b = malloc(n / 4 * 3 + 3);
+    if (!b) return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
+    uint32_t acc = 0;
+    int bits = 0;
+    size_t k = 0, i = 0;
+    for (; i < n && s[i] != '='; i++) {
+        char ch = s[i];
+        int v = ch >= 'A' && ch <= 'Z' ? ch - 'A' : ch >= 'a' && ch <= 'z' ? ch - 'a' + 26
+              : ch >= '0' && ch <= '9' ? ch - '0' + 52 : ch == '+' ? 62 : ch == '/' ? 63 : -1;
+        if (v < 0) {
+            free(b);
+            return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: precompiled_charsmap is not base64");
+        }
+        acc = (acc << 6 | (uint32_t)v) & 0xFFFFFF;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            b[k++] = (unsigned char)(acc >> bits);
+        }
+    }
+    for (; i < n; i++)
+        if (s[i] != '=') {
+            free(b);
+            return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: precompiled_charsmap is not base64");
+        }
+    *out = b;
+    *out_len = k;
+    return LLM_OK;
+}
 
 static const char *jstr(const json_t *o, const char *key) {
     const json_t *v = json_object_get(o, key);
@@ -110,7 +147,7 @@ static llm_status pre_step(hf_ctx *c, const json_t *p) {
 static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
     const char *type = jstr(p, "type");
     if (!type) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: normalizer without type");
-    int wpm = strcmp(model, "WordPiece") == 0;
+    int wpm = strcmp(model, "WordPiece") == 0, ugm = strcmp(model, "Unigram") == 0;
     if (strcmp(type, "Sequence") == 0) {
         const json_t *arr = json_object_get(p, "normalizers");
         size_t i;
@@ -121,14 +158,35 @@ static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
         }
         return LLM_OK;
     }
-    if (strcmp(type, "Prepend") == 0 && !wpm) {
+    if (ugm && strcmp(type, "Precompiled") == 0) {
+        const char *cm = jstr(p, "precompiled_charsmap");
+        if (c->charsmap) return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: two Precompiled normalizers");
+        if (!cm) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: Precompiled without precompiled_charsmap");
+        return base64_decode(cm, &c->charsmap, &c->charsmap_len);
+    }
+    if (ugm && strcmp(type, "Strip") == 0) {
+        if (!c->charsmap || c->hf.ugm_collapse) /* we apply Precompiled, Strip, Replace in that order */
+            return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Strip before Precompiled or after Replace");
+        c->hf.ugm_strip = (jbool(p, "strip_left", 0) ? 1 : 0) | (jbool(p, "strip_right", 0) ? 2 : 0);
+        return LLM_OK;
+    }
+    if (ugm && strcmp(type, "Replace") == 0) {
+        const char *re = jstr(json_object_get(p, "pattern"), "Regex");
+        const char *to = jstr(p, "content");
+        if (re && to && strcmp(re, " {2,}") == 0 && strcmp(to, "\xE2\x96\x81") == 0) {
+            if (!c->charsmap) return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Replace before Precompiled");
+            c->hf.ugm_collapse = 1;
+            return LLM_OK;
+        }
+    }
+    if (strcmp(type, "Prepend") == 0 && !wpm && !ugm) {
         const char *pp = jstr(p, "prepend");
         if (pp && strcmp(pp, "\xE2\x96\x81") == 0) {
             c->hf.prepend_space = 1;
             return LLM_OK;
         }
     }
-    if (strcmp(type, "Replace") == 0 && !wpm) {
+    if (strcmp(type, "Replace") == 0 && !wpm && !ugm) {
         const char *from = jstr(json_object_get(p, "pattern"), "String");
         const char *to = jstr(p, "content");
         if (from && to && strcmp(from, " ") == 0 && strcmp(to, "\xE2\x96\x81") == 0) {
@@ -136,7 +194,7 @@ static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
             return LLM_OK;
         }
     }
-    if (strcmp(type, "NFC") == 0 && !wpm) {
+    if (strcmp(type, "NFC") == 0 && !wpm && !ugm) {
         c->hf.nfc = 1;
         return LLM_OK;
     }
@@ -215,6 +273,7 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     const char **merges_right = NULL;
     int32_t *types = NULL;
     uint8_t *strip = NULL;
+    float *scores = NULL;
     int32_t n = 0, n_merges = 0;
 
     const json_t *model = json_object_get(root, "model");
@@ -222,10 +281,15 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     const json_t *vocab = json_object_get(model, "vocab");
     if (!mtype && json_object_get(model, "merges")) mtype = "BPE"; /* old files omit the type */
     if (!mtype) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: no model type");
-    if (strcmp(mtype, "BPE") != 0 && strcmp(mtype, "WordPiece") != 0)
+    const int ugm = strcmp(mtype, "Unigram") == 0;
+    if (strcmp(mtype, "BPE") != 0 && strcmp(mtype, "WordPiece") != 0 && !ugm)
         return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: model \"%s\" is not supported", mtype);
-    if (!json_is_object(vocab)) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: model.vocab is not an object");
-    if (strcmp(mtype, "BPE") == 0) {
+    if (ugm ? !json_is_array(vocab) : !json_is_object(vocab))
+        return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: model.vocab is not an %s", ugm ? "array" : "object");
+    if (ugm) {
+        if (jbool(model, "byte_fallback", 0))
+            return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Unigram with byte_fallback is not supported");
+    } else if (strcmp(mtype, "BPE") == 0) {
         const char *pfx = jstr(model, "continuing_subword_prefix"), *sfx = jstr(model, "end_of_word_suffix");
         if ((pfx && *pfx) || (sfx && *sfx))
             return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: BPE with subword prefix/suffix is not supported");
@@ -243,13 +307,24 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     const char *key;
     const json_t *val;
     json_int_t max_id = -1;
+    size_t i;
+    const json_t *e;
+    if (ugm) { /* [[piece, score], ...]: the index is the id */
+        json_array_foreach(vocab, i, e) {
+            if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(json_array_get(e, 0)) ||
+                !json_is_number(json_array_get(e, 1)))
+                return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: model.vocab[%zu] is not [piece, score]", i);
+        }
+        max_id = (json_int_t)json_array_size(vocab) - 1;
+        if (max_id >= (json_int_t)1 << 24)
+            return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: more than 16M Unigram pieces");
+        c.hf.ugm_n_pieces = (int32_t)json_array_size(vocab);
+    }
     json_object_foreach((json_t *)vocab, key, val) {
         if (!json_is_integer(val) || json_integer_value(val) < 0)
             return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: vocab id of \"%.40s\" is not a non-negative integer", key);
         if (json_integer_value(val) > max_id) max_id = json_integer_value(val);
     }
-    size_t i;
-    const json_t *e;
     json_array_foreach(added, i, e) {
         const json_t *id = json_object_get(e, "id");
         if (!json_is_integer(id) || json_integer_value(id) < 0 || !jstr(e, "content"))
@@ -268,6 +343,13 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     if (!strip) goto oom;
     for (int32_t k = 0; k < n; k++) types[k] = LLM_TOKEN_TYPE_NORMAL;
     json_object_foreach((json_t *)vocab, key, val) tokens[json_integer_value(val)] = (char *)key;
+    if (ugm) {
+        if (!(scores = calloc((size_t)n, sizeof *scores))) goto oom;
+        json_array_foreach(vocab, i, e) {
+            tokens[i] = (char *)json_string_value(json_array_get(e, 0));
+            scores[i] = (float)json_number_value(json_array_get(e, 1));
+        }
+    }
     json_array_foreach(added, i, e) {
         json_int_t id = json_integer_value(json_object_get(e, "id"));
         tokens[id] = (char *)jstr(e, "content");
@@ -323,7 +405,18 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     if (json_is_object(norm) && (st = norm_step(&c, norm, mtype)) != LLM_OK) goto done;
     if (json_is_object(post) && (st = post_step(&c, post)) != LLM_OK) goto done;
 
-    if (strcmp(mtype, "WordPiece") == 0) {
+    if (ugm) {
+        if (!c.metaspace || c.byte_level || c.bert_pre || c.n_patterns || c.hf.prepend_first_only) {
+            st = llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Unigram needs the Metaspace pre-tokenizer alone "
+                                                   "(prepend_scheme \"always\" or \"never\")");
+            goto done;
+        }
+        c.spec.type = LLM_TOKENIZER_UGM;
+        c.spec.scores = scores;
+        c.spec.precompiled_charsmap = c.charsmap;
+        c.spec.precompiled_charsmap_len = c.charsmap_len;
+        c.spec.remove_extra_whitespaces = 0;
+    } else if (strcmp(mtype, "WordPiece") == 0) {
         if (c.byte_level || c.metaspace || c.n_patterns)
             {
             st = llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: WordPiece needs BertPreTokenizer");
@@ -359,7 +452,7 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
         c.spec.eos = find_text(tokens, n, c.eos_text);
         c.spec.add_bos = c.spec.bos >= 0;
         c.spec.add_eos = c.spec.eos >= 0;
-        c.spec.add_space_prefix = 0;
+        c.spec.add_space_prefix = ugm ? c.hf.prepend_space != 0 : 0; /* the decoder drops it again */
         c.spec.ignore_merges = jbool(model, "ignore_merges", 0);
         /* Without a post-processor EOS, guess the usual end-of-text tokens. */
         static const char *const k_eos[] = {"</s>", "<|endoftext|>", "<eos>", "<|end_of_text|>", NULL};
@@ -368,6 +461,18 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
         for (int k = 0; c.spec.eot < 0 && k_eot[k]; k++) c.spec.eot = find_text(tokens, n, k_eot[k]);
     }
     c.spec.unk = find_text(tokens, n, jstr(model, "unk_token"));
+    if (ugm) {
+        const json_t *uid = json_object_get(model, "unk_id");
+        c.spec.unk = LLM_TOKEN_NULL;
+        if (json_is_integer(uid)) {
+            if (json_integer_value(uid) < 0 || json_integer_value(uid) >= n) {
+                st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: unk_id %lld is out of range",
+                                  (long long)json_integer_value(uid));
+                goto done;
+            }
+            c.spec.unk = (llm_token)json_integer_value(uid);
+        }
+    }
     c.spec.pre = "tokenizer.json";
     c.spec.n_tokens = n;
     c.spec.tokens = (const char *const *)tokens;
@@ -387,6 +492,8 @@ done:
     free(tokens);
     free(types);
     free(strip);
+    free(scores);
+    free(c.charsmap);
     return st;
 }
 

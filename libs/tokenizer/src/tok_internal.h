@@ -50,6 +50,9 @@ typedef struct tok_hf_norm {
     int nfc;             /* NFC normalizer before byte-level BPE */
     int newline_split;   /* gemma4: words are runs of non-newlines and runs of newlines; a
                             newline run that is a token is taken whole */
+    int ugm_strip;       /* Unigram: Strip normalizer, 1 left | 2 right (Unicode White_Space) */
+    int ugm_collapse;    /* Unigram: Replace(" {2,}", U+2581) normalizer */
+    int32_t ugm_n_pieces; /* Unigram: ids [0, n) are model.vocab (the rest added tokens) */
 } tok_hf_norm;
 
 typedef struct tok_ugm tok_ugm; /* Unigram state (tok_ugm.c) */
@@ -159,7 +162,7 @@ llm_status llm__ugm_encode(const llm_tokenizer *t, const char *text, size_t n, t
 
 /* Unigram set-up (after token types are final): the vocabulary trie and the
  * charsmap of spec; hf = 1 for tokenizer.json semantics. */
-llm_status llm__ugm_setup(llm_tokenizer *t, const llm_vocab_spec *spec, int hf);
+llm_status llm__ugm_setup(llm_tokenizer *t, const llm_vocab_spec *spec, const tok_hf_norm *hf);
 void llm__ugm_free(tok_ugm *u);
 
 /* Byte-level BPE mapping. */

@@ -27,8 +27,11 @@
  *    Scores are summed in double, as SentencePiece and llama.cpp do.
  *
  * This follows SentencePiece as llama.cpp implements it (llm_tokenizer_ugm).
- * A tokenizer.json's "Precompiled" normalizer differs in HF tokenizers (it
- * rewrites whole grapheme clusters); that variant is tok_ugm_hf below. */
+ * A tokenizer.json vocabulary (u->hf) follows HF tokenizers instead, whose
+ * Unigram differs in three ways: its "Precompiled" normalizer works per
+ * grapheme cluster (normalize_hf), its trie holds every piece (control
+ * pieces too) with its own score, and the UNK penalty is taken from the
+ * minimum score of all pieces, in double. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +58,8 @@ struct tok_ugm {
     uint32_t n_repl;
     double unk_score;
     int remove_extra_ws;
-    int hf;                  /* tokenizer.json semantics (HF tokenizers), see tok_ugm_hf */
+    int hf;                  /* tokenizer.json semantics (HF tokenizers) */
+    int32_t n_pieces;        /* hf: ids below this are the model's pieces, the rest added tokens */
 };
 
 void llm__ugm_free(tok_ugm *u) {
@@ -83,7 +87,8 @@ static int cmp_piece(const void *a, const void *b) {
     return x->id < y->id ? -1 : (x->id > y->id);
 }
 
-static int in_trie(int ty) {
+static int in_trie(const tok_ugm *u, int32_t id, int ty) {
+    if (u->hf) return id < u->n_pieces; /* HF's trie: every model piece, control ones too */
     return ty == LLM_TOKEN_TYPE_NORMAL || ty == LLM_TOKEN_TYPE_USER_DEFINED || ty == LLM_TOKEN_TYPE_UNUSED;
 }
 
@@ -96,7 +101,7 @@ static llm_status build_trie(const llm_tokenizer *t, tok_ugm *u) {
     int32_t m = 0;
     size_t total = 1;
     for (int32_t i = 0; i < t->n; i++)
-        if (in_trie(t->types[i]) && t->len[i] > 0) {
+        if (in_trie(u, i, t->types[i]) && t->len[i] > 0) {
             ids[m++] = (ugm_piece){(const unsigned char *)t->blob + t->off[i], t->len[i], i};
             total += t->len[i];
         }
@@ -163,18 +168,20 @@ static llm_status load_charsmap(tok_ugm *u, const unsigned char *p, size_t n) {
     return LLM_OK;
 }
 
-llm_status llm__ugm_setup(llm_tokenizer *t, const llm_vocab_spec *spec, int hf) {
+llm_status llm__ugm_setup(llm_tokenizer *t, const llm_vocab_spec *spec, const tok_hf_norm *hf_norm) {
+    const int hf = hf_norm != NULL;
     tok_ugm *u = calloc(1, sizeof *u);
     if (!u) return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
     t->ugm = u;
     u->remove_extra_ws = spec->remove_extra_whitespaces > 0;
     u->hf = hf;
+    u->n_pieces = hf && hf_norm->ugm_n_pieces > 0 && hf_norm->ugm_n_pieces < t->n ? hf_norm->ugm_n_pieces : t->n;
     llm_status st = load_charsmap(u, spec->precompiled_charsmap, spec->precompiled_charsmap_len);
     if (st != LLM_OK) return st;
     float min_score = 3.4e38f;
     int any = 0;
     for (int32_t i = 0; i < t->n; i++)
-        if (t->types[i] == LLM_TOKEN_TYPE_NORMAL) {
+        if (hf ? i < u->n_pieces : t->types[i] == LLM_TOKEN_TYPE_NORMAL) { /* HF: over all model pieces */
             if (t->scores[i] < min_score) min_score = t->scores[i];
             any = 1;
         }
@@ -189,7 +196,8 @@ llm_status llm__ugm_setup(llm_tokenizer *t, const llm_vocab_spec *spec, int hf) 
 /* The longest charsmap key that prefixes s[0..n): its byte length (0 = none)
  * and in *repl, *repl_len its replacement. A unit index outside the trie
  * ends the walk (only a corrupt charsmap can lead there). */
-static size_t charsmap_match(const tok_ugm *u, const unsigned char *s, size_t n, const char **repl, size_t *repl_len) {
+static size_t charsmap_match(const tok_ugm *u, const unsigned char *s, size_t n, const char **repl, size_t *repl_len,
+                             int shortest) {
     if (u->n_xcda == 0) return 0;
     const uint32_t *a = u->xcda;
 #define XCDA_BASE(x) (((x) >> 10) << (((x) & (1u << 9)) >> 6))
@@ -206,6 +214,7 @@ static size_t charsmap_match(const tok_ugm *u, const unsigned char *s, size_t n,
             if (node >= u->n_xcda) break;
             best = i + 1;
             best_off = a[node] & ((1u << 31) - 1);
+            if (shortest) break;
         }
     }
 #undef XCDA_BASE
@@ -223,7 +232,7 @@ static int normalize_spm(const llm_tokenizer *t, const tok_ugm *u, const char *t
     int prepended = 0, in_word = 0;
     for (size_t i = 0; i < n;) {
         const char *r = NULL;
-        size_t rl = 0, used = charsmap_match(u, (const unsigned char *)text + i, n - i, &r, &rl);
+        size_t rl = 0, used = charsmap_match(u, (const unsigned char *)text + i, n - i, &r, &rl, 0);
         if (used == 0) {
             used = llm__utf8_len((unsigned char)text[i]);
             if (used > n - i) used = n - i;
@@ -247,6 +256,91 @@ static int normalize_spm(const llm_tokenizer *t, const tok_ugm *u, const char *t
         i += used;
     }
     return 0;
+}
+
+/* Unicode White_Space (Rust's char::is_whitespace, used by HF's Strip). */
+static int is_white(uint32_t c) {
+    return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+           (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+
+/* Append one character, or its charsmap replacement (a key that is the
+ * whole character). */
+static int put_char_hf(const tok_ugm *u, const char *s, size_t cl, tok_buf *out) {
+    const char *r = NULL;
+    size_t rl = 0;
+    if (charsmap_match(u, (const unsigned char *)s, cl, &r, &rl, 1) == 0) r = s, rl = cl;
+    return llm__buf_append(out, r, rl);
+}
+
+/* HF tokenizers' Precompiled normalizer: per extended grapheme cluster, a
+ * cluster shorter than 6 bytes with a charsmap key as prefix becomes that
+ * (shortest) key's replacement as a whole; otherwise each character is
+ * replaced by its own key's replacement or kept. */
+static int precompiled_hf(const tok_ugm *u, const char *text, size_t n, tok_buf *out) {
+    size_t i = 0;
+    while (i < n) {
+        /* The cluster [i, e). */
+        utf8proc_int32_t state = 0;
+        size_t adv, e = i;
+        uint32_t prev = llm__utf8_decode(text + e, n - e, &adv);
+        e += adv;
+        while (e < n) {
+            uint32_t c = llm__utf8_decode(text + e, n - e, &adv);
+            if (utf8proc_grapheme_break_stateful((utf8proc_int32_t)prev, (utf8proc_int32_t)c, &state)) break;
+            prev = c;
+            e += adv;
+        }
+        const char *r = NULL;
+        size_t rl = 0;
+        if (e - i < 6 && charsmap_match(u, (const unsigned char *)text + i, e - i, &r, &rl, 1) > 0) {
+            if (llm__buf_append(out, r, rl)) return -1;
+        } else {
+            for (size_t k = i; k < e; k += adv) {
+                llm__utf8_decode(text + k, e - k, &adv);
+                if (put_char_hf(u, text + k, adv, out)) return -1;
+            }
+        }
+        i = e;
+    }
+    return 0;
+}
+
+/* The whole HF normalizer and Metaspace pre-tokenizer: Precompiled, then
+ * Strip and Replace(" {2,}", U+2581) as declared, then spaces to U+2581 and
+ * one U+2581 in front unless there is one already (nothing for empty text). */
+static int normalize_hf(const llm_tokenizer *t, const tok_ugm *u, const char *text, size_t n, tok_buf *out) {
+    tok_buf a = {0};
+    if (precompiled_hf(u, text, n, &a)) goto oom;
+    size_t lo = 0, hi = a.n, adv;
+    if (t->hf.ugm_strip & 1)
+        while (lo < hi && is_white(llm__utf8_decode(a.p + lo, hi - lo, &adv))) lo += adv;
+    if (t->hf.ugm_strip & 2)
+        while (hi > lo) {
+            size_t k = hi - 1;
+            while (k > lo && ((unsigned char)a.p[k] & 0xC0) == 0x80) k--;
+            if (!is_white(llm__utf8_decode(a.p + k, hi - k, &adv))) break;
+            hi = k;
+        }
+    if (lo < hi && t->hf.prepend_space) {
+        int starts_ms = hi - lo >= 3 && memcmp(a.p + lo, k_ms, 3) == 0;
+        int starts_sp = a.p[lo] == ' '; /* becomes U+2581 below */
+        if (!starts_ms && !starts_sp && llm__buf_append(out, k_ms, 3)) goto oom;
+    }
+    for (size_t i = lo; i < hi; i++) {
+        if (a.p[i] != ' ') {
+            if (llm__buf_append(out, a.p + i, 1)) goto oom;
+            continue;
+        }
+        if (t->hf.ugm_collapse) /* a run of two or more spaces is one U+2581 */
+            while (i + 1 < hi && a.p[i + 1] == ' ') i++;
+        if (llm__buf_append(out, k_ms, 3)) goto oom;
+    }
+    free(a.p);
+    return 0;
+oom:
+    free(a.p);
+    return -1;
 }
 
 /* --- Viterbi ------------------------------------------------------------ */
@@ -288,7 +382,8 @@ static llm_status viterbi(const llm_tokenizer *t, const tok_ugm *u, const char *
             if (nd->value >= 0) {
                 if (j - i == cl) single = 1;
                 llm_token id = nd->value;
-                double sc = base + (t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED ? 0.0 : (double)t->scores[id]);
+                int zero = t->types[id] == LLM_TOKEN_TYPE_USER_DEFINED && !u->hf; /* HF: every piece its score */
+                double sc = base + (zero ? 0.0 : (double)t->scores[id]);
                 if (sc > best[j].score) best[j] = (ugm_best){sc, (uint32_t)i, id};
             }
             if (j >= n) break;
@@ -339,11 +434,21 @@ static llm_status viterbi(const llm_tokenizer *t, const tok_ugm *u, const char *
 llm_status llm__ugm_encode(const llm_tokenizer *t, const char *text, size_t n, tok_vec *out) {
     const tok_ugm *u = t->ugm;
     tok_buf norm = {0};
-    if (normalize_spm(t, u, text, n, &norm)) {
+    if ((u->hf ? normalize_hf(t, u, text, n, &norm) : normalize_spm(t, u, text, n, &norm))) {
         free(norm.p);
         return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
     }
-    llm_status st = viterbi(t, u, norm.p, norm.n, out);
+    llm_status st = LLM_OK;
+    if (u->hf && t->hf.metaspace_split) { /* Viterbi per word, each word from one U+2581 to the next */
+        for (size_t a = 0; a < norm.n && st == LLM_OK;) {
+            size_t b = a + 1;
+            while (b < norm.n && !(b + 3 <= norm.n && memcmp(norm.p + b, k_ms, 3) == 0)) b++;
+            st = viterbi(t, u, norm.p + a, b - a, out);
+            a = b;
+        }
+    } else {
+        st = viterbi(t, u, norm.p, norm.n, out);
+    }
     free(norm.p);
     return st;
 }

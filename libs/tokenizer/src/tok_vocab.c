@@ -439,7 +439,7 @@ llm_status llm__tok_create(const llm_vocab_spec *spec, const char *const *patter
 
     if (spec->n_merges > 0 && (st = build_merges(t, spec)) != LLM_OK) goto fail_st;
     if ((st = build_specials(t)) != LLM_OK) goto fail_st;
-    if (spec->type == LLM_TOKENIZER_UGM && (st = llm__ugm_setup(t, spec, hf != NULL)) != LLM_OK) goto fail_st;
+    if (spec->type == LLM_TOKENIZER_UGM && (st = llm__ugm_setup(t, spec, hf)) != LLM_OK) goto fail_st;
     if (hf) t->hf = *hf;
     /* A gemma4 GGUF (tokenizer.ggml.model "gemma4", pre "gemma4"): BPE on raw
      * UTF-8 with spaces escaped as U+2581, words split at newline runs,

@@ -152,16 +152,19 @@ llm_status llm_tokenizer_create(const llm_vocab_spec *spec, llm_tokenizer **out)
 
 /* Build a tokenizer from a Hugging Face tokenizer.json held in memory
  * (json[0..len), need not be NUL-terminated) or read from a file.
- * Supported: models BPE (byte-level, or by characters with byte fallback)
- * and WordPiece; normalizers NFC (byte-level BPE), Prepend and Replace of
- * U+2581 (character BPE), BertNormalizer, Lowercase, NFD, StripAccents
+ * Supported: models BPE (byte-level, or by characters with byte fallback),
+ * WordPiece and Unigram (without byte_fallback; normalizers Precompiled,
+ * Strip and Replace(" {2,}", U+2581) after it, pre-tokenizer Metaspace with
+ * prepend_scheme "always" or "never"; encoded as HF tokenizers does: the
+ * charsmap applied per grapheme cluster, every vocab piece matchable);
+ * normalizers NFC (byte-level BPE), Prepend and Replace of U+2581 (character BPE), BertNormalizer, Lowercase, NFD, StripAccents
  * (WordPiece), Sequence of those; pre-tokenizers ByteLevel, Split (regex or
  * string, behaviour Isolated), Digits, BertPreTokenizer, Metaspace, Sequence
  * of those; post-processors TemplateProcessing (one token before and/or after
  * the text), BertProcessing, RobertaProcessing, ByteLevel; added_tokens with
  * their special, lstrip and rstrip attributes (single_word and normalized are
  * ignored). Decoders are not read: decoding follows the model family.
- * Anything else (Unigram, WordLevel, Precompiled, NFKC, Whitespace, Split
+ * Anything else (WordLevel, NFKC, Whitespace, Split
  * with another behaviour...) is LLM_ERR_UNSUPPORTED with the kind named in
  * the message. Returns as llm_tokenizer_create(), plus LLM_ERR_IO (file) and
  * LLM_ERR_BAD_FORMAT (invalid JSON or schema). */
