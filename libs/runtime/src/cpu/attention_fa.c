@@ -359,14 +359,8 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
     }
     c.scratch = cpu->tscratch;
     const int64_t n_pos = maxpos + 1;
-    if ((size_t)n_pos > cpu->kv_offs_len) {
-        size_t len = (size_t)n_pos + (size_t)n_pos / 2;
-        size_t *offs = realloc(cpu->kv_offs, len * sizeof(size_t));
-        if (!offs) {
-            return llm__err(LLM_ERR_NO_MEMORY, "attention: no memory for %zu offsets", len);
-        }
-        cpu->kv_offs = offs;
-        cpu->kv_offs_len = len;
+    if ((st = llm__cpu_reserve_kv_offs(cpu, n_pos)) != LLM_OK) {
+        return st;
     }
     /* Slots of the keys some query sees: table entries before the earliest
      * window start are never read. */

@@ -74,6 +74,20 @@ llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n) {
     return LLM_OK;
 }
 
+llm_status llm__cpu_reserve_kv_offs(llm__cpu *c, int64_t n_pos) {
+    if ((size_t)n_pos <= c->kv_offs_len) {
+        return LLM_OK;
+    }
+    size_t len = (size_t)n_pos + (size_t)n_pos / 2;
+    size_t *offs = realloc(c->kv_offs, len * sizeof(size_t));
+    if (!offs) {
+        return llm__err(LLM_ERR_NO_MEMORY, "attention: no memory for %zu offsets", len);
+    }
+    c->kv_offs = offs;
+    c->kv_offs_len = len;
+    return LLM_OK;
+}
+
 static void cpu_destroy(llm_backend *be) {
     llm__cpu *c = llm__cpu_of(be);
     if (c) {

@@ -34,6 +34,9 @@ static inline llm__cpu *llm__cpu_of(llm_backend *be) { return (llm__cpu *)be->im
 
 /* Makes sure every thread has at least n floats of scratch. */
 llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n);
+/* Grows c->kv_offs to at least n_pos entries (attention's per-position slot
+ * table, shared by the attention paths). LLM_OK or LLM_ERR_NO_MEMORY. */
+llm_status llm__cpu_reserve_kv_offs(llm__cpu *c, int64_t n_pos);
 
 /* Op implementations (one file per family). */
 llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
