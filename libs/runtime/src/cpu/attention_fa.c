@@ -241,7 +241,7 @@ static void fa_group(const fa_ctx *c, int64_t i, int64_t g, float *scratch) {
         const char *vr = c->vc + c->slot[t] * c->vslot + voff;
         const float *vf = (const float *)vr;
         if (!v16 && c->tv != LLM_DTYPE_F32) {
-            (void)llm_dtype_dequantize_row(c->tv, vr, v32, (size_t)hd);
+            k->to_float[c->tv](vr, v32, hd);
             vf = v32;
         }
         for (int64_t j = 0; j < G; j++) {
@@ -335,7 +335,7 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
     c.tk = k_cache->dtype;
     c.tv = v_cache->dtype;
     c.tq = cpu->k.act_type[c.tk];
-    if (!cpu->k.dot[c.tk] || !cpu->k.quantize[c.tq] || !llm__cpu_kv_type_ok(c.tv)) {
+    if (!cpu->k.dot[c.tk] || !cpu->k.quantize[c.tq] || !llm__cpu_kv_type_ok(c.tv) || !cpu->k.to_float[c.tv]) {
         return llm__err(LLM_ERR_UNSUPPORTED, "attention: no %s x %s kernels for a %s/%s cache",
                         llm_dtype_name(c.tk), llm_dtype_name(c.tq), llm_dtype_name(c.tk), llm_dtype_name(c.tv));
     }

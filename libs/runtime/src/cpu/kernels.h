@@ -45,6 +45,12 @@ typedef void (*llm__vec_dot8_fn)(int64_t n, const void *w, size_t w_stride, cons
                                  int n_a, float *out, size_t o_stride);
 /* Converts n floats into the activation type (n a multiple of its block). */
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
+/* One row of n elements (whole blocks) of a KV cache type to floats, as
+ * ggml-base's to_float computes it (flash attention's V rows): x = d * q,
+ * d * (q - 8) or d * (q - 16) in one multiply; with a minimum (Q4_1, Q5_1) a
+ * multiply then an add (ggml-base is built without FMA, so no fusion); F16
+ * and BF16 widened exactly. Elementwise, so variants are bit-identical. */
+typedef void (*llm__to_float_fn)(const void *x, float *y, int64_t n);
 
 /* Where the K or V rows of one KV head live in a paged cache:
  * row(t) = base + offs[t] + head_off elements, where offs[t] is the element
@@ -164,6 +170,8 @@ typedef struct llm__cpu_kernels {
     void (*fa_scale_f32)(int64_t n, float *y, float v);
     void (*fa_mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);
     void (*fa_scale_f16)(int64_t n, uint16_t *y, float v);
+    /* KV cache type -> its rows as floats (NULL: not a cache type). */
+    llm__to_float_fn to_float[LLM_DTYPE_END_];
 } llm__cpu_kernels;
 
 /* The F16 GELU table of geglu_row (gelu_table.c): built on first call,
@@ -223,6 +231,7 @@ void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k);
 int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1);
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
+void llm__cpu_kernels_avx2_tofloat(llm__cpu_kernels *k); /* KV rows to floats: kernels_avx2_tofloat.c */
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels
  * sum, which it uses instead of its vec_dot for Q4_K weights with a multiple
  * of 8 rows on AVX2 CPUs: _gemv as ggml_gemv_q4_K_8x8_q8_K (lone activation

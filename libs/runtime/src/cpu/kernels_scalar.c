@@ -432,6 +432,22 @@ static void fa_scale_f16(int64_t n, uint16_t *y, float v) {
     }
 }
 
+/* KV rows to floats: the reference dequantizers (dtype/dequant.c), whose
+ * arithmetic is ggml-base's. */
+#define TO_FLOAT(name, type)                                                                       \
+    static void to_float_##name(const void *x, float *y, int64_t n) {                            \
+        (void)llm_dtype_dequantize_row(type, x, y, (size_t)n);                                     \
+    }
+TO_FLOAT(f32, LLM_DTYPE_F32)
+TO_FLOAT(f16, LLM_DTYPE_F16)
+TO_FLOAT(bf16, LLM_DTYPE_BF16)
+TO_FLOAT(q8_0, LLM_DTYPE_Q8_0)
+TO_FLOAT(q4_0, LLM_DTYPE_Q4_0)
+TO_FLOAT(q4_1, LLM_DTYPE_Q4_1)
+TO_FLOAT(q5_0, LLM_DTYPE_Q5_0)
+TO_FLOAT(q5_1, LLM_DTYPE_Q5_1)
+#undef TO_FLOAT
+
 void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     memset(k, 0, sizeof(*k));
     k->desc = "scalar";
@@ -474,6 +490,14 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->geglu_row = geglu_row;
     k->exp_sum_row = exp_sum_row;
     k->gemm_block = llm__gemm_block_scalar;
+    k->to_float[LLM_DTYPE_F32] = to_float_f32;
+    k->to_float[LLM_DTYPE_F16] = to_float_f16;
+    k->to_float[LLM_DTYPE_BF16] = to_float_bf16;
+    k->to_float[LLM_DTYPE_Q8_0] = to_float_q8_0;
+    k->to_float[LLM_DTYPE_Q4_0] = to_float_q4_0;
+    k->to_float[LLM_DTYPE_Q4_1] = to_float_q4_1;
+    k->to_float[LLM_DTYPE_Q5_0] = to_float_q5_0;
+    k->to_float[LLM_DTYPE_Q5_1] = to_float_q5_1;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
