@@ -7,6 +7,7 @@
  * zero scales and minimums).
  */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,4 +68,54 @@ Test(kernels, kv_to_float_simd_equals_reference) {
         free(ys);
         free(yv);
     }
+}
+
+/* The AVX2 expf (kernels_avx2_expf.c) against the C library's expf, bit for
+ * bit, on every 257th float of [-110, 90] (about 8.7 million values) and the
+ * special values: flash attention takes its exponentials from libm, as
+ * llama.cpp does. The backend installs the AVX2 form only after a smaller
+ * check of the same kind (llm__cpu_expf_matches_libm), tested here too. */
+Test(kernels, expf_n_equals_libm) {
+    llm__expf_n_fn f = llm__cpu_expf_n_avx2_get();
+    if (!llm__cpu_has_avx2() || !f) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C or the AVX2 kernels are not built");
+    }
+    cr_assert(llm__cpu_expf_matches_libm(f), "the backend's own check refuses the AVX2 expf");
+    enum { B = 4096 };
+    float *x = malloc(B * sizeof(float)), *y = malloc(B * sizeof(float));
+    /* negative floats: bits 0x80000000 (-0) .. 0xC2DC0000 (-110); positive: 0 .. 0x42B40000 (90) */
+    const struct { uint32_t lo, hi; } ranges[2] = {{0x80000000u, 0xC2DC0000u}, {0x00000000u, 0x42B40000u}};
+    int64_t checked = 0, bad = 0;
+    for (int r = 0; r < 2; r++) {
+        for (uint64_t b = ranges[r].lo; b <= ranges[r].hi;) {
+            int n = 0;
+            for (; n < B && b <= ranges[r].hi; n++, b += 257) {
+                const uint32_t u = (uint32_t)b;
+                memcpy(&x[n], &u, 4);
+            }
+            f(y, x, n);
+            for (int i = 0; i < n; i++) {
+                const float e = expf(x[i]);
+                if (memcmp(&e, &y[i], 4) != 0) {
+                    if (bad++ < 5) cr_log_error("expf(%a): libm %a, AVX2 %a", (double)x[i], (double)e, (double)y[i]);
+                }
+            }
+            checked += n;
+        }
+    }
+    const float sp[] = {-INFINITY, INFINITY, NAN, -NAN, 0.0f, -0.0f, -103.97f, -103.5f, -103.28f, -103.0f, -88.0f,
+                        88.0f, 88.72f, 88.73f, 1e-30f, -1e-30f, 0x1p-149f};
+    const int ns = (int)(sizeof sp / sizeof sp[0]);
+    f(y, sp, ns);
+    for (int i = 0; i < ns; i++) {
+        const float e = expf(sp[i]);
+        if (memcmp(&e, &y[i], 4) != 0 && !(isnan(e) && isnan(y[i]))) {
+            bad++;
+            cr_log_error("expf(%a): libm %a, AVX2 %a", (double)sp[i], (double)e, (double)y[i]);
+        }
+    }
+    cr_assert_eq(bad, 0, "%lld of %lld values differ from libm", (long long)bad, (long long)checked);
+    cr_assert_gt(checked, 8000000);
+    free(x);
+    free(y);
 }

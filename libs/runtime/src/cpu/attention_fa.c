@@ -192,10 +192,17 @@ typedef struct {
     int64_t n_swa;
 } fa_ctx;
 
+/* Keys per tile of fa_group: their scores and exponentials are computed
+ * together (expf_n takes many values at once), then applied in key order. */
+#define FA_TILE 16
+
 /* Per-thread scratch for a group of G query heads: per head q converted (at
- * most 4 bytes per element), VKQ as floats, VKQ as halves, q rotated; and
- * one V row as floats. All in floats' room. */
-static size_t scratch_floats(int64_t hd, int64_t G) { return (size_t)(G * (4 * hd + 16) + hd + 64); }
+ * most 4 bytes per element), VKQ as floats, VKQ as halves, q rotated; one V
+ * row as floats; per tile the scores, the exponentials' arguments and
+ * results, and which keys raised the maximum. All in floats' room. */
+static size_t scratch_floats(int64_t hd, int64_t G) {
+    return (size_t)(G * (4 * hd + 16) + hd + 64 + 4 * FA_TILE * G);
+}
 
 static int64_t first_key(const fa_ctx *c, int64_t i) {
     const int64_t lo = (int64_t)c->pos[i] + 1 - c->n_swa;
@@ -205,7 +212,11 @@ static int64_t first_key(const fa_ctx *c, int64_t i) {
 /* The G query heads of token i that read KV head g (a GQA group), together:
  * each K/V row is loaded, and V dequantized, once for all of them. Every
  * head goes through exactly the steps llama.cpp gives it alone, in the same
- * order, so grouping changes no bit. */
+ * order, so grouping changes no bit. Keys go in tiles of FA_TILE: first the
+ * scores of the tile, then (per head, in key order) the running maximum and
+ * each key's exponential argument, then all the tile's expf at once, then
+ * the accumulator updates in key order; each head's accumulators still see
+ * exactly llama.cpp's sequence of operations. */
 static void fa_group(const fa_ctx *c, int64_t i, int64_t g, float *scratch) {
     const int64_t hd = c->hd, G = c->n_head / c->n_kv, h0 = g * G;
     const llm__cpu_kernels *k = c->k;
@@ -215,6 +226,9 @@ static void fa_group(const fa_ctx *c, int64_t i, int64_t g, float *scratch) {
     uint16_t *vkq16 = (uint16_t *)(vkq + G * hd);      /* [G][hd] F16 accumulators (V F16) */
     float *qrot = vkq + G * hd + (G * hd + 1) / 2 + 8; /* [hd] one q rotated */
     float *v32 = qrot + hd;                            /* [hd] the V row as floats */
+    float *ts = v32 + hd;                              /* [FA_TILE][G] scores, then expf arguments */
+    float *te = ts + FA_TILE * G;                      /* [FA_TILE][G] their expf */
+    float *tup = te + FA_TILE * G;                     /* [FA_TILE][G] 1: the key raised the maximum */
     float S[64], M[64];
     const int v16 = c->tv == LLM_DTYPE_F16;
     for (int64_t j = 0; j < G; j++) {
@@ -236,35 +250,54 @@ static void fa_group(const fa_ctx *c, int64_t i, int64_t g, float *scratch) {
     const llm__vec_dot_fn dot = k->dot[c->tk];
     const size_t koff = (size_t)g * c->krow, voff = (size_t)g * c->vrow;
     const int64_t len = (int64_t)c->pos[i] + 1;
-    for (int64_t t = first_key(c, i); t < len; t++) {
-        const char *kr = c->kc + c->slot[t] * c->kslot + koff;
-        const char *vr = c->vc + c->slot[t] * c->vslot + voff;
-        const float *vf = (const float *)vr;
-        if (!v16 && c->tv != LLM_DTYPE_F32) {
-            k->to_float[c->tv](vr, v32, hd);
-            vf = v32;
+    for (int64_t t0 = first_key(c, i); t0 < len; t0 += FA_TILE) {
+        const int64_t nt = len - t0 < FA_TILE ? len - t0 : FA_TILE;
+        for (int64_t u = 0; u < nt; u++) {
+            const char *kr = c->kc + c->slot[t0 + u] * c->kslot + koff;
+            for (int64_t j = 0; j < G; j++) {
+                ts[u * G + j] = dot(hd, kr, qq + (size_t)j * (size_t)qstride * sizeof(float)) * c->scale;
+            }
         }
         for (int64_t j = 0; j < G; j++) {
-            const float s = dot(hd, kr, qq + (size_t)j * (size_t)qstride * sizeof(float)) * c->scale;
-            float ms = 1.0f, vs = 1.0f;
-            if (s > M[j]) {
-                const float mold = M[j];
-                M[j] = s;
-                ms = expf(mold - s);
-                if (v16) {
-                    k->fa_scale_f16(hd, vkq16 + j * hd, ms);
-                } else {
-                    k->fa_scale_f32(hd, vkq + j * hd, ms);
+            for (int64_t u = 0; u < nt; u++) {
+                const float s = ts[u * G + j];
+                if (s > M[j]) { /* ms = e^(M - s), vs = 1 */
+                    ts[u * G + j] = M[j] - s;
+                    M[j] = s;
+                    tup[u * G + j] = 1.0f;
+                } else { /* ms = 1, vs = e^(s - M) */
+                    ts[u * G + j] = s - M[j];
+                    tup[u * G + j] = 0.0f;
                 }
-            } else {
-                vs = expf(s - M[j]);
             }
-            if (v16) {
-                k->fa_mad_f16(hd, vkq16 + j * hd, (const uint16_t *)vr, vs);
-            } else {
-                k->fa_mad_f32(hd, vkq + j * hd, vf, vs);
+        }
+        k->expf_n(te, ts, nt * G);
+        for (int64_t u = 0; u < nt; u++) {
+            const char *vr = c->vc + c->slot[t0 + u] * c->vslot + voff;
+            const float *vf = (const float *)vr;
+            if (!v16 && c->tv != LLM_DTYPE_F32) {
+                k->to_float[c->tv](vr, v32, hd);
+                vf = v32;
             }
-            S[j] = fmaf(S[j], ms, vs);
+            for (int64_t j = 0; j < G; j++) {
+                float ms = 1.0f, vs = 1.0f;
+                if (tup[u * G + j] != 0.0f) {
+                    ms = te[u * G + j];
+                    if (v16) {
+                        k->fa_scale_f16(hd, vkq16 + j * hd, ms);
+                    } else {
+                        k->fa_scale_f32(hd, vkq + j * hd, ms);
+                    }
+                } else {
+                    vs = te[u * G + j];
+                }
+                if (v16) {
+                    k->fa_mad_f16(hd, vkq16 + j * hd, (const uint16_t *)vr, vs);
+                } else {
+                    k->fa_mad_f32(hd, vkq + j * hd, vf, vs);
+                }
+                S[j] = fmaf(S[j], ms, vs);
+            }
         }
     }
     for (int64_t j = 0; j < G; j++) {
@@ -335,7 +368,8 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
     c.tk = k_cache->dtype;
     c.tv = v_cache->dtype;
     c.tq = cpu->k.act_type[c.tk];
-    if (!cpu->k.dot[c.tk] || !cpu->k.quantize[c.tq] || !llm__cpu_kv_type_ok(c.tv) || !cpu->k.to_float[c.tv]) {
+    if (!cpu->k.dot[c.tk] || !cpu->k.quantize[c.tq] || !llm__cpu_kv_type_ok(c.tv) || !cpu->k.to_float[c.tv] ||
+        !cpu->k.expf_n) {
         return llm__err(LLM_ERR_UNSUPPORTED, "attention: no %s x %s kernels for a %s/%s cache",
                         llm_dtype_name(c.tk), llm_dtype_name(c.tq), llm_dtype_name(c.tk), llm_dtype_name(c.tv));
     }

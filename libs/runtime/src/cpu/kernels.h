@@ -51,6 +51,9 @@ typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
  * multiply then an add (ggml-base is built without FMA, so no fusion); F16
  * and BF16 widened exactly. Elementwise, so variants are bit-identical. */
 typedef void (*llm__to_float_fn)(const void *x, float *y, int64_t n);
+/* y[i] = expf(x[i]) for i < n, with the bits of the C library's expf (what
+ * llama.cpp's flash attention calls). */
+typedef void (*llm__expf_n_fn)(float *y, const float *x, int64_t n);
 
 /* Where the K or V rows of one KV head live in a paged cache:
  * row(t) = base + offs[t] + head_off elements, where offs[t] is the element
@@ -172,6 +175,8 @@ typedef struct llm__cpu_kernels {
     void (*fa_scale_f16)(int64_t n, uint16_t *y, float v);
     /* KV cache type -> its rows as floats (NULL: not a cache type). */
     llm__to_float_fn to_float[LLM_DTYPE_END_];
+    /* libm's expf over a vector (the scalar entry is the loop over expf). */
+    llm__expf_n_fn expf_n;
 } llm__cpu_kernels;
 
 /* The F16 GELU table of geglu_row (gelu_table.c): built on first call,
@@ -232,6 +237,13 @@ int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
 void llm__cpu_kernels_avx2_tofloat(llm__cpu_kernels *k); /* KV rows to floats: kernels_avx2_tofloat.c */
+/* glibc's expf algorithm four lanes at a time (kernels_avx2_expf.c); NULL if
+ * not built. Installed by llm__cpu_kernels_avx2 only when
+ * llm__cpu_expf_matches_libm says it gives this process's libm bits. */
+llm__expf_n_fn llm__cpu_expf_n_avx2_get(void);
+/* 1 if f gives the bits of the C library's expf on a sweep of inputs over
+ * [-110, 90] and the special values (kernels_scalar.c). */
+int llm__cpu_expf_matches_libm(llm__expf_n_fn f);
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels
  * sum, which it uses instead of its vec_dot for Q4_K weights with a multiple
  * of 8 rows on AVX2 CPUs: _gemv as ggml_gemv_q4_K_8x8_q8_K (lone activation

@@ -644,6 +644,8 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     llm__cpu_kernels_avx2_sgemm(k); /* F16/BF16 sgemm pairs (llama.cpp's tinyBLAS order): kernels_avx2_sgemm.c */
     llm__cpu_kernels_avx2_q3k(k); /* Q3_K dot (llama.cpp's vec_dot order): kernels_avx2_q3k.c */
     llm__cpu_kernels_avx2_tofloat(k); /* KV cache rows to floats: kernels_avx2_tofloat.c */
+    llm__expf_n_fn ef = llm__cpu_expf_n_avx2_get(); /* libm's expf, 4 lanes: kernels_avx2_expf.c */
+    if (ef && llm__cpu_expf_matches_libm(ef)) k->expf_n = ef;
     /* The tiled product's block: AVX-512 where the CPU has it, same bits (gemm_avx512.c, gemm_avx2.c). */
     llm__gemm_block_fn gb = llm__gemm_block_avx512_get();
     k->gemm_block = gb ? gb : llm__gemm_block_avx2_get();

@@ -432,6 +432,33 @@ static void fa_scale_f16(int64_t n, uint16_t *y, float v) {
     }
 }
 
+static void expf_n_libm(float *y, const float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        y[i] = expf(x[i]);
+    }
+}
+
+int llm__cpu_expf_matches_libm(llm__expf_n_fn f) {
+    enum { N = 1024 + 8 };
+    float x[N], y[N];
+    uint32_t u = 0x12345678u;
+    for (int i = 0; i < 1024; i++) { /* a sweep of [-110, 90], each point nudged by a few ulps */
+        u = u * 1664525u + 1013904223u;
+        x[i] = -110.0f + 200.0f * (float)i / 1024.0f;
+        x[i] = nextafterf(x[i], (u >> 31) ? INFINITY : -INFINITY);
+    }
+    const float special[8] = {-INFINITY, INFINITY, NAN, 0.0f, -0.0f, -103.5f, -103.0f, 88.5f};
+    memcpy(x + 1024, special, sizeof special);
+    f(y, x, N);
+    for (int i = 0; i < N; i++) {
+        const float e = expf(x[i]);
+        if (memcmp(&e, &y[i], sizeof e) != 0 && !(isnan(e) && isnan(y[i]))) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* KV rows to floats: the reference dequantizers (dtype/dequant.c), whose
  * arithmetic is ggml-base's. */
 #define TO_FLOAT(name, type)                                                                       \
@@ -498,6 +525,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->to_float[LLM_DTYPE_Q4_1] = to_float_q4_1;
     k->to_float[LLM_DTYPE_Q5_0] = to_float_q5_0;
     k->to_float[LLM_DTYPE_Q5_1] = to_float_q5_1;
+    k->expf_n = expf_n_libm;
 }
 
 #if defined(__x86_64__) || defined(__i386__)
