@@ -23,6 +23,10 @@
  *            NEOX rope, tied Q4_0 embeddings, F16 layers, the Qwen2 BPE vocabulary
  *   qwen3    Qwen3 0.6B's heads (16 / 8 of 128), per-head Q/K RMSNorm, NEOX rope,
  *            Q8_0, the Qwen2 vocabulary with Qwen3's template
+ *   qwen35   Qwen3.5 0.8B's layout: 3 Gated DeltaNet layers (16 key / 16 value
+ *            heads of 128, conv kernel 4) then 1 gated full-attention layer
+ *            (8 / 2 heads of 256, rope over 64 dims), Q8_0, the Qwen3.5
+ *            vocabulary; also prefilled in chunks of 64 (qwen35_chunked_logits)
  *   phi3     Phi-3.5 mini's head size (8 / 8 of 96), fused attn_qkv and gate/up
  *            ffn_up, LongRoPE (rope_factors_short / _long, attn_factor), untied
  *            Q8_0, the Phi-3 SentencePiece vocabulary and template. Twice: with
@@ -119,6 +123,26 @@ FAMILY(mistral)
 FAMILY(qwen2)
 FAMILY(qwen3)
 FAMILY(phi3)
+FAMILY(qwen35)
+
+/* qwen35 prefilled in chunks of 64 tokens (llama.cpp: one batch): the
+ * recurrent states (convolution and delta rule) carry over every chunk
+ * boundary of the 500-token prompt, bit for bit. */
+Test(families, qwen35_chunked_logits) {
+    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
+    char model[1024], gold[1024];
+    snprintf(model, sizeof model, "%s/synthetic/qwen35.gguf", bin ? bin : ".");
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/qwen35.bin", src ? src : ".");
+    llm_net_params np = llm_net_default_params();
+    np.max_batch = 64;
+    gc_fx f;
+    gc_open_np(&f, model, 2, LLM_KERNELS_AUTO, &np);
+    golden_set g;
+    cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 160 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
 
 /* phi3 at a context above its original one: the long rope factors. The two
  * goldens must differ (else this would not test the choice). */

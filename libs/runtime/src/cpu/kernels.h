@@ -164,6 +164,9 @@ typedef struct llm__cpu_kernels {
     void (*fa_scale_f32)(int64_t n, float *y, float v);
     void (*fa_mad_f16)(int64_t n, uint16_t *y, const uint16_t *x, float v);
     void (*fa_scale_f16)(int64_t n, uint16_t *y, float v);
+    /* out[i] = x[i] / (1 + e^-x[i]) with e^ as swiglu_row evaluates it (llama.cpp's
+     * ggml_vec_silu_f32 on AVX2): bit-identical variants. */
+    void (*silu_row)(float *out, const float *x, int64_t n);
 } llm__cpu_kernels;
 
 /* The F16 GELU table of geglu_row (gelu_table.c): built on first call,
