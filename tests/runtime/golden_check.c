@@ -73,13 +73,15 @@ void gc_run(gc_fx *f, const int32_t *tokens, int32_t n, int32_t first, llm_logit
     for (int32_t c = 0; c < n; c += mb) {
         int32_t m = n - c < mb ? n - c : mb;
         for (int32_t i = 0; i < m; i++) pos[i] = first + c + i;
-        llm_net_seq seq = {m, f->table, GC_N_BLOCKS, NULL, 0, 1}; /* state slot 1 (recurrent nets) */
+        llm_net_seq seq = {m, f->table, GC_N_BLOCKS, NULL, 0};
+        const int32_t slot = 1; /* recurrent nets: state slot 1 */
         llm_net_batch b = llm_net_batch_default();
         b.tokens = tokens + c;
         b.positions = pos;
         b.n_tokens = m;
         b.seqs = &seq;
         b.n_seqs = 1;
+        b.state_slots = &slot;
         b.logits_mode = (mode == LLM_LOGITS_LAST && c + m < n) ? LLM_LOGITS_NONE : mode;
         b.logits = mode == LLM_LOGITS_ALL ? logits + (size_t)c * f->n_vocab : logits;
         cr_assert_eq(llm_net_forward(f->net, f->kv, &b), LLM_OK, "%s", llm_net_last_error());

@@ -203,10 +203,6 @@ typedef struct llm_net_seq {
     int32_t n_table;
     const int32_t *block_table_swa; /* [n_table_swa] the window group's table, or NULL */
     int32_t n_table_swa;
-    /* Recurrent layers (llm_net_is_recurrent): the sequence's state slot,
-     * numbered from 1 (llm_net_kv_state_alloc); 0 = none, so a zeroed
-     * llm_net_seq has none. Ignored by other nets. */
-    int32_t state_slot;
 } llm_net_seq;
 
 typedef enum llm_logits_mode {
@@ -264,6 +260,10 @@ typedef struct llm_net_batch {
     /* Optional debug tap (see llm_net_tap_fn); NULL costs nothing. */
     llm_net_tap_fn tap;
     void *tap_user;
+    /* Recurrent nets (llm_net_is_recurrent): [n_seqs] the state slot of each
+     * sequence (1..llm_net_kv_state_slots, all distinct); required there,
+     * ignored by other nets. */
+    const int32_t *state_slots;
 } llm_net_batch;
 
 /* A batch with everything zero/NULL and logits_mode LAST. */

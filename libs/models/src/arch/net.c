@@ -599,13 +599,13 @@ static llm_status recurrent_begin(llm_net_kv *kv, const llm_net_batch *b) {
     int64_t t0 = 0;
     for (int32_t s = 0; s < b->n_seqs; s++) {
         const llm_net_seq *sq = &b->seqs[s];
-        const int32_t slot = sq->state_slot, p0 = b->positions[t0];
+        const int32_t slot = b->state_slots ? b->state_slots[s] : 0, p0 = b->positions[t0];
         if (slot < 1 || slot > kv->n_state_slots) {
             return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: sequence %d has no recurrent state slot "
                                 "(%d of %d)", s, slot, kv->n_state_slots);
         }
         for (int32_t o = 0; o < s; o++) {
-            if (b->seqs[o].state_slot == slot) {
+            if (b->state_slots[o] == slot) {
                 return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_forward: sequences %d and %d share state slot %d",
                                     o, s, slot);
             }
@@ -625,7 +625,7 @@ static llm_status recurrent_begin(llm_net_kv *kv, const llm_net_batch *b) {
     }
     t0 = 0;
     for (int32_t s = 0; s < b->n_seqs; s++) {
-        const int32_t slot = b->seqs[s].state_slot;
+        const int32_t slot = b->state_slots[s];
         kv->state_pos[slot] = -1;
         if (b->positions[t0] == 0) {
             llm_status st = llm_buffer_copy(kv->state, (size_t)slot * kv->state_slot_bytes, kv->state, 0,
@@ -718,7 +718,7 @@ llm_status llm_net_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b)
     int64_t t0 = 0;
     for (int32_t s = 0; st == LLM_OK && s < b->n_seqs; s++) {
         t0 += b->seqs[s].n_tokens;
-        kv->state_pos[b->seqs[s].state_slot] = b->positions[t0 - 1] + 1;
+        kv->state_pos[b->state_slots[s]] = b->positions[t0 - 1] + 1;
     }
     return st;
 }

@@ -222,7 +222,7 @@ static llm_status delta_net(llm_net *net, llm_net_kv *kv, const llm_net_batch *b
         const int64_t ns = b->seqs[s].n_tokens;
         llm_tensor xs = act(net, net->a.off_mix + (size_t)(t0 * CH) * sizeof(float), CH, ns, 1);
         llm_tensor os = act(net, net->a.off_conv + (size_t)(t0 * CH) * sizeof(float), CH, ns, 1);
-        llm_tensor cs = llm_tensor_4d(kv->state, state_off(kv, b->seqs[s].state_slot, r), LLM_DTYPE_F32, CH, K - 1,
+        llm_tensor cs = llm_tensor_4d(kv->state, state_off(kv, b->state_slots[s], r), LLM_DTYPE_F32, CH, K - 1,
                                       1, 1);
         OP(llm_op_ssm_conv(be, &os, &xs, &cs, &w->ssm_conv1d));
         t0 += ns;
@@ -251,7 +251,7 @@ static llm_status delta_net(llm_net *net, llm_net_kv *kv, const llm_net_batch *b
         llm_tensor qs = act(net, net->a.off_sq + fk, D, KH, ns), ks = act(net, net->a.off_sk + fk, D, KH, ns);
         llm_tensor vs = act(net, net->a.off_sv + fv, D, VH, ns), os = act(net, net->a.off_so + fv, D, VH, ns);
         llm_tensor gs = act(net, net->a.off_sg + fh, VH, ns, 1), bs = act(net, net->a.off_sbeta + fh, VH, ns, 1);
-        llm_tensor ss = llm_tensor_4d(kv->state, state_off(kv, b->seqs[s].state_slot, r) + llm__ssm_conv_bytes(hp),
+        llm_tensor ss = llm_tensor_4d(kv->state, state_off(kv, b->state_slots[s], r) + llm__ssm_conv_bytes(hp),
                                       LLM_DTYPE_F32, D, D, VH, 1);
         OP(llm_op_gated_delta(be, &os, &qs, &ks, &vs, &gs, &bs, &ss));
         t0 += ns;
