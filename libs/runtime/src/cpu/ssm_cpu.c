@@ -72,30 +72,31 @@ typedef struct {
     int64_t n, C, K;
 } conv_ctx;
 
-/* Channels [b, e): the window of a channel is state rows then x rows. */
+/* Channels [b, e): the window of a channel is state rows then x rows. Each
+ * output is llama.cpp's sumf += s * c from 0 over the kernel taps in
+ * ascending order, a product and a sum each rounded; the loops run token by
+ * token with the channels innermost (contiguous rows). */
 static void conv_task(void *p, int ith, int nth) {
     conv_ctx *c = p;
     int64_t b, e;
     llm__split_range(c->C, ith, nth, &b, &e);
     const int64_t K = c->K, C = c->C, n = c->n;
-    for (int64_t ch = b; ch < e; ch++) {
-        const float *w = c->w + ch * K;
-        for (int64_t t = 0; t < n; t++) {
-            /* llama.cpp's sumf += s * c from 0: a product and a sum, each
-             * rounded (its build does not contract this loop into FMAs). */
-            float sum = 0.0f;
-            for (int64_t i = 0; i < K; i++) {
-                const int64_t r = t + i; /* row of the window */
-                const float v = r < K - 1 ? c->state[r * C + ch] : c->x[(r - (K - 1)) * C + ch];
-                sum += v * w[i];
-            }
-            c->out[t * C + ch] = sum;
+    for (int64_t t = 0; t < n; t++) {
+        float *o = c->out + t * C;
+        for (int64_t ch = b; ch < e; ch++) o[ch] = 0.0f;
+        for (int64_t i = 0; i < K; i++) {
+            const int64_t r = t + i; /* row of the window */
+            const float *row = r < K - 1 ? c->state + r * C : c->x + (r - (K - 1)) * C;
+            const float *w = c->w + i;
+            for (int64_t ch = b; ch < e; ch++) o[ch] += row[ch] * w[ch * K];
         }
-        /* The new state: the window's last K - 1 rows. */
-        for (int64_t r = 0; r < K - 1; r++) {
-            const int64_t src = n + r; /* window row */
-            c->state[r * C + ch] = src < K - 1 ? c->state[src * C + ch] : c->x[(src - (K - 1)) * C + ch];
-        }
+    }
+    /* The new state: the window's last K - 1 rows (ascending, so a state row
+     * still to be read is never overwritten first). */
+    for (int64_t r = 0; r < K - 1; r++) {
+        const int64_t src = n + r; /* window row */
+        const float *row = src < K - 1 ? c->state + src * C : c->x + (src - (K - 1)) * C;
+        memmove(c->state + r * C + b, row + b, (size_t)(e - b) * sizeof(float));
     }
 }
 
