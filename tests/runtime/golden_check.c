@@ -34,6 +34,10 @@ void gc_open_kv(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, 
     open_with(f, path, n_threads, kernels, &np);
 }
 
+void gc_open_np(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, const llm_net_params *np) {
+    open_with(f, path, n_threads, kernels, np);
+}
+
 static void open_with(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, const llm_net_params *np) {
     memset(f, 0, sizeof(*f));
     if (!path || !*path) cr_skip_test("model path not set");
@@ -50,6 +54,8 @@ static void open_with(gc_fx *f, const char *path, int n_threads, llm_kernels ker
     cr_assert_eq(llm_backend_create("cpu", &bp, &f->be), LLM_OK);
     cr_assert_eq(llm_net_create(f->desc, f->be, np, &f->net), LLM_OK, "%s", llm_net_last_error());
     cr_assert_eq(llm_net_kv_create(f->net, GC_N_BLOCKS, GC_BLOCK, &f->kv), LLM_OK);
+    if (llm_net_is_recurrent(f->net)) /* one state slot: gc_run's single sequence */
+        cr_assert_eq(llm_net_kv_state_alloc(f->kv, 1), LLM_OK, "%s", llm_net_last_error());
     for (int i = 0; i < GC_N_BLOCKS; i++) f->table[i] = (i * 7 + 3) % GC_N_BLOCKS;
     f->n_vocab = (int32_t)llm_net_hparams(f->net)->n_vocab;
 }
@@ -68,12 +74,14 @@ void gc_run(gc_fx *f, const int32_t *tokens, int32_t n, int32_t first, llm_logit
         int32_t m = n - c < mb ? n - c : mb;
         for (int32_t i = 0; i < m; i++) pos[i] = first + c + i;
         llm_net_seq seq = {m, f->table, GC_N_BLOCKS, NULL, 0};
+        const int32_t slot = 1; /* recurrent nets: state slot 1 */
         llm_net_batch b = llm_net_batch_default();
         b.tokens = tokens + c;
         b.positions = pos;
         b.n_tokens = m;
         b.seqs = &seq;
         b.n_seqs = 1;
+        b.state_slots = &slot;
         b.logits_mode = (mode == LLM_LOGITS_LAST && c + m < n) ? LLM_LOGITS_NONE : mode;
         b.logits = mode == LLM_LOGITS_ALL ? logits + (size_t)c * f->n_vocab : logits;
         cr_assert_eq(llm_net_forward(f->net, f->kv, &b), LLM_OK, "%s", llm_net_last_error());

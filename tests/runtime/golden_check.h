@@ -43,6 +43,8 @@ void gc_open(gc_fx *f, const char *path, int n_threads, llm_kernels kernels);
 void gc_open_ctx(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, int32_t n_ctx_seq);
 /* The same with K and V cache types (llm_net_params type_k, type_v). */
 void gc_open_kv(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, llm_dtype type_k, llm_dtype type_v);
+/* The same with any net parameters (e.g. a small max_batch: prefill in chunks). */
+void gc_open_np(gc_fx *f, const char *path, int n_threads, llm_kernels kernels, const llm_net_params *np);
 void gc_close(gc_fx *f);
 
 /* Runs tokens[0..n) at positions first.. in chunks of max_batch; logits as

@@ -23,6 +23,10 @@
  *            NEOX rope, tied Q4_0 embeddings, F16 layers, the Qwen2 BPE vocabulary
  *   qwen3    Qwen3 0.6B's heads (16 / 8 of 128), per-head Q/K RMSNorm, NEOX rope,
  *            Q8_0, the Qwen2 vocabulary with Qwen3's template
+ *   qwen35   Qwen3.5 0.8B's layout: 3 Gated DeltaNet layers (16 key / 16 value
+ *            heads of 128, conv kernel 4) then 1 gated full-attention layer
+ *            (8 / 2 heads of 256, rope over 64 dims), Q8_0, the Qwen3.5
+ *            vocabulary; also prefilled in chunks of 64 (qwen35_chunked_logits)
  *   phi3     Phi-3.5 mini's head size (8 / 8 of 96), fused attn_qkv and gate/up
  *            ffn_up, LongRoPE (rope_factors_short / _long, attn_factor), untied
  *            Q8_0, the Phi-3 SentencePiece vocabulary and template. Twice: with
@@ -119,6 +123,70 @@ FAMILY(mistral)
 FAMILY(qwen2)
 FAMILY(qwen3)
 FAMILY(phi3)
+FAMILY(qwen35)
+
+/* qwen35 prefilled in chunks of 64 tokens (llama.cpp: one batch): the
+ * recurrent states (convolution and delta rule) carry over every chunk
+ * boundary of the 500-token prompt, bit for bit. */
+Test(families, qwen35_chunked_logits) {
+    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
+    char model[1024], gold[1024];
+    snprintf(model, sizeof model, "%s/synthetic/qwen35.gguf", bin ? bin : ".");
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/qwen35.bin", src ? src : ".");
+    llm_net_params np = llm_net_default_params();
+    np.max_batch = 64;
+    gc_fx f;
+    gc_open_np(&f, model, 2, LLM_KERNELS_AUTO, &np);
+    golden_set g;
+    cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 160 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
+
+/* A cancelled (or failed) pass leaves some recurrent layers advanced and
+ * others not: the net marks the slot invalid, so continuing the sequence is
+ * refused (the engine then recomputes it), and a restart from position 0
+ * gives the clean result again. */
+static int cancel_after(void *user) { return --*(int *)user < 0; }
+
+Test(families, qwen35_cancel_invalidates_state) {
+    const char *bin = getenv("LLM_BINARY_DIR");
+    char model[1024];
+    snprintf(model, sizeof model, "%s/synthetic/qwen35.gguf", bin ? bin : ".");
+    gc_fx f;
+    gc_open(&f, model, 2, LLM_KERNELS_AUTO);
+    const int32_t toks[8] = {785, 6722, 315, 9625, 374, 264, 3283, 315};
+    float *ref = malloc(sizeof(float) * (size_t)f.n_vocab), *lg = malloc(sizeof(float) * (size_t)f.n_vocab);
+    cr_assert(ref && lg);
+    gc_run(&f, toks, 8, 0, LLM_LOGITS_LAST, ref);
+    cr_assert_eq(llm_net_kv_state_pos(f.kv, 1), 8);
+    int32_t pos[4] = {0, 1, 2, 3}, slot = 1, budget = 20; /* cancelled inside the second layer */
+    llm_net_seq seq = {4, f.table, GC_N_BLOCKS, NULL, 0};
+    llm_net_batch b = llm_net_batch_default();
+    b.tokens = toks;
+    b.positions = pos;
+    b.n_tokens = 4;
+    b.seqs = &seq;
+    b.n_seqs = 1;
+    b.state_slots = &slot;
+    b.logits = lg;
+    b.cancel = cancel_after;
+    b.cancel_user = &budget;
+    cr_assert_eq(llm_net_forward(f.net, f.kv, &b), LLM_CANCELLED);
+    cr_assert_eq(llm_net_kv_state_pos(f.kv, 1), -1, "a cancelled pass left a valid state");
+    for (int i = 0; i < 4; i++) pos[i] = 4 + i;
+    b.tokens = toks + 4;
+    b.cancel = NULL;
+    cr_assert_eq(llm_net_forward(f.net, f.kv, &b), LLM_ERR_INVALID_ARG, "continued from an invalid state");
+    slot = 2; /* out of range: one slot */
+    cr_assert_eq(llm_net_forward(f.net, f.kv, &b), LLM_ERR_INVALID_ARG);
+    gc_run(&f, toks, 8, 0, LLM_LOGITS_LAST, lg);
+    cr_assert(memcmp(ref, lg, sizeof(float) * (size_t)f.n_vocab) == 0, "the recomputed logits differ");
+    free(ref);
+    free(lg);
+    gc_close(&f);
+}
 
 /* phi3 at a context above its original one: the long rope factors. The two
  * goldens must differ (else this would not test the choice). */

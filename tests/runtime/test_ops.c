@@ -112,9 +112,13 @@ Test(ops, elementwise_norm_softmax_argmax) {
         cr_assert_eq(llm_op_add(be, &to, &ta, &tw), LLM_OK, "%s", llm_runtime_last_error());
         download(&to, o);
         for (int64_t i = 0; i < n; i++) cr_assert_eq(o[i], a[i] + w[i % cols]);
-        cr_assert_eq(llm_op_mul(be, &to, &ta, &tw), LLM_ERR_INVALID_ARG); /* add only */
+        /* mul broadcasts a row too (qwen35's per-head decay scale): one exact F32 product. */
+        cr_assert_eq(llm_op_mul(be, &to, &ta, &tw), LLM_OK, "%s", llm_runtime_last_error());
+        download(&to, o);
+        for (int64_t i = 0; i < n; i++) cr_assert_eq(o[i], a[i] * w[i % cols]);
         llm_tensor two = llm_tensor_2d(bb, 0, LLM_DTYPE_F32, cols, 2);
         cr_assert_eq(llm_op_add(be, &to, &ta, &two), LLM_ERR_INVALID_ARG);
+        cr_assert_eq(llm_op_mul(be, &to, &ta, &two), LLM_ERR_INVALID_ARG);
         cr_assert_eq(llm_op_mul(be, &to, &ta, &tb), LLM_OK);
         download(&to, o);
         for (int64_t i = 0; i < n; i++) cr_assert_float_eq(o[i], a[i] * b[i], 1e-5);

@@ -30,6 +30,7 @@ llm_status llm__fwd_sizes(const llm_model_desc *d, const llm__fwd_params *p, uin
     const uint64_t swa = p->n_blocks_swa > 0 ? m.kv_bytes_per_token_swa : 0;
     *kv_bytes = (uint64_t)(m.kv_bytes_per_token - swa) * (uint64_t)p->block_size * (uint64_t)p->n_blocks +
                 swa * (uint64_t)p->block_size * (uint64_t)p->n_blocks_swa;
+    *kv_bytes += (uint64_t)m.state_bytes * (uint64_t)(p->n_state_slots + 1); /* + the zero region */
     *scratch_bytes = (uint64_t)m.arena_bytes + (uint64_t)m.host_bytes;
     return LLM_OK;
 }
@@ -77,6 +78,8 @@ llm_status llm__fwd_create(const llm_model_desc *d, llm_backend *be, const llm__
     /* An encoder has no KV cache (its batches go through llm__fwd_encode). */
     if (st == LLM_OK && !llm_net_is_encoder(f->net))
         st = llm_net_kv_create_swa(f->net, p->n_blocks, p->n_blocks_swa, p->block_size, &f->kv);
+    /* A recurrent model's per-sequence states (engine_kv.c hands the slots out). */
+    if (st == LLM_OK && llm_net_is_recurrent(f->net)) st = llm_net_kv_state_alloc(f->kv, p->n_state_slots);
     if (st != LLM_OK) {
         snprintf(err, cap, "%s", llm_net_last_error());
         llm__fwd_free(f);
@@ -105,6 +108,7 @@ llm_status llm__fwd_run(llm__fwd *f, const int32_t *tokens, const int32_t *posit
     b.n_tokens = n;
     b.seqs = &seq;
     b.n_seqs = 1;
+    b.state_slots = &fs->state_slot;
     if (what == LLM__FWD_LOGITS_LAST) {
         b.logits_mode = LLM_LOGITS_LAST;
         b.logits = out;
@@ -157,23 +161,31 @@ llm_status llm__fwd_encode(llm__fwd *f, const int32_t *tokens, const int32_t *po
 llm_status llm__fwd_run_seqs(llm__fwd *f, const int32_t *tokens, const int32_t *positions, int32_t n,
                              const llm__fwd_seq *seqs, int32_t n_seqs, float *logits, char *err, size_t cap) {
     llm_net_seq *ns = malloc((size_t)n_seqs * sizeof *ns);
-    if (!ns) {
+    int32_t *slots = malloc((size_t)n_seqs * sizeof *slots); /* each sequence's own state slot */
+    if (!ns || !slots) {
+        free(ns);
+        free(slots);
         snprintf(err, cap, "out of memory");
         return LLM_ERR_NO_MEMORY;
     }
-    for (int32_t i = 0; i < n_seqs; i++) ns[i] = (llm_net_seq){seqs[i].n, seqs[i].block_table, seqs[i].n_table,
-                                                                seqs[i].block_table_swa, seqs[i].n_table_swa};
+    for (int32_t i = 0; i < n_seqs; i++) {
+        ns[i] = (llm_net_seq){seqs[i].n, seqs[i].block_table, seqs[i].n_table, seqs[i].block_table_swa,
+                              seqs[i].n_table_swa};
+        slots[i] = seqs[i].state_slot;
+    }
     llm_net_batch b = llm_net_batch_default();
     b.tokens = tokens;
     b.positions = positions;
     b.n_tokens = n;
     b.seqs = ns;
     b.n_seqs = n_seqs;
+    b.state_slots = slots;
     b.logits_mode = LLM_LOGITS_LAST;
     b.logits = logits;
     llm_status st = llm_net_forward(f->net, f->kv, &b);
     if (st != LLM_OK) snprintf(err, cap, "%s", llm_net_last_error());
     free(ns);
+    free(slots);
     return st;
 }
 
@@ -182,5 +194,13 @@ llm_status llm__fwd_copy_block(llm__fwd *f, bool swa, int32_t src, int32_t dst, 
     llm_status st = swa ? llm_net_kv_copy_block_swa(f->kv, src, dst, n_tokens) /* on the backend */
                         : llm_net_kv_copy_block(f->kv, src, dst, n_tokens);
     if (st != LLM_OK) snprintf(err, cap, "KV block copy: %s", llm_net_last_error());
+    return st;
+}
+
+bool llm__fwd_is_recurrent(const llm__fwd *f) { return f && f->kv && llm_net_kv_state_slots(f->kv) > 0; }
+
+llm_status llm__fwd_state_copy(llm__fwd *f, int32_t src, int32_t dst, char *err, size_t cap) {
+    llm_status st = llm_net_kv_state_copy(f->kv, src, dst); /* on the backend */
+    if (st != LLM_OK) snprintf(err, cap, "recurrent state copy: %s", llm_net_last_error());
     return st;
 }

@@ -26,6 +26,7 @@ typedef struct llm__fwd_params {
     llm_dtype type_v;    /* V cache type (the same choices) */
     int32_t n_blocks_swa; /* > 0: the window layers' own storage of that many blocks
                              (a second layer group with its own block tables); 0: none */
+    int32_t n_state_slots; /* recurrent models: per-sequence state slots (1..n); 0: none */
 } llm__fwd_params;
 
 /* K + V bytes of one token in the main group's layers and in the window
@@ -65,6 +66,7 @@ typedef struct llm__fwd_seq {
     int32_t n_table;
     const int32_t *block_table_swa; /* [n_table_swa] */
     int32_t n_table_swa;
+    int32_t state_slot; /* recurrent models: the sequence's state slot (1..); 0 otherwise */
 } llm__fwd_seq;
 
 /* Runs tokens[0..n) at positions[0..n) of one sequence whose K/V blocks are
@@ -96,6 +98,11 @@ llm_status llm__fwd_encode(llm__fwd *f, const int32_t *tokens, const int32_t *po
 llm_status llm__fwd_run_seqs(llm__fwd *f, const int32_t *tokens, const int32_t *positions, int32_t n,
                              const llm__fwd_seq *seqs, int32_t n_seqs, float *logits, char *err,
                              size_t err_cap);
+
+/* True if the model has recurrent layers (per-sequence state slots). */
+bool llm__fwd_is_recurrent(const llm__fwd *f);
+/* Copies recurrent state slot src into dst (a fork). Errors: message in err. */
+llm_status llm__fwd_state_copy(llm__fwd *f, int32_t src, int32_t dst, char *err, size_t err_cap);
 
 /* Copies token slots [0, n_tokens) of physical block src to dst in the K
  * and V of every layer of one group (swa: the window group, else the main

@@ -53,6 +53,10 @@ struct llm_model {
     int32_t *pos; /* [n_batch] positions of one forward pass, used under `lock` */
     bool vocab_only; /* tokenizer and metadata only: desc, be, pool, fwd, pos are NULL */
     llm__embed_cfg embed; /* the model's embedding pipeline (engine_embed.c) */
+    /* Recurrent models: the free state slots (engine_kv.c), a stack of
+     * n_state_free of the n_state_slots slot numbers 1..n_state_slots. */
+    int32_t *state_free;
+    int32_t n_state_free, n_state_slots;
 };
 
 /* ---- the batch loop (engine_compute.c) ----------------------------------- */

@@ -21,36 +21,66 @@ static int32_t release_point(const llm_model *m, int32_t n) {
     return p > 0 ? p : 0;
 }
 
+/* A recurrent model's state slot for a new sequence (0 when none is free). */
+static int32_t slot_take(llm_model *m) { return m->n_state_free > 0 ? m->state_free[--m->n_state_free] : 0; }
+
+static void slot_give(llm_model *m, int32_t slot) {
+    if (slot > 0 && m->n_state_free < m->n_state_slots) m->state_free[m->n_state_free++] = slot;
+}
+
+static llm_status slot_exhausted(const llm_model *m, char *err) {
+    return llm__fail(err, LLM_ERR_EXHAUSTED,
+                     "recurrent state slots exhausted: all %d are held by other sequences (raise state_seqs)",
+                     m->n_state_slots);
+}
+
 llm_status llm__kvs_create(llm_model *m, llm__kvseq *s, char *err) {
     *s = LLM__KVSEQ_NONE;
+    int32_t slot = 0;
+    if (m->n_state_slots > 0 && (slot = slot_take(m)) == 0) return slot_exhausted(m, err);
     llm_status st = llm_kv_seq_create(m->pool, &s->id);
     if (st == LLM_OK && m->pool_swa) {
         st = llm_kv_seq_create(m->pool_swa, &s->swa);
         if (st != LLM_OK) llm_kv_seq_free(m->pool, s->id);
     }
     if (st != LLM_OK) {
+        slot_give(m, slot);
         *s = LLM__KVSEQ_NONE;
         return llm__fail(err, st, "KV cache: %s", llm_kv_last_error());
     }
+    s->slot = slot; /* empty: its first pass starts at position 0, which zeroes the state */
     return LLM_OK;
 }
 
 void llm__kvs_free(llm_model *m, llm__kvseq *s) {
     if (s->id >= 0) llm_kv_seq_free(m->pool, s->id);
     if (s->swa >= 0 && m->pool_swa) llm_kv_seq_free(m->pool_swa, s->swa);
+    slot_give(m, s->slot);
     *s = LLM__KVSEQ_NONE;
 }
 
 llm_status llm__kvs_fork(llm_model *m, const llm__kvseq *src, llm__kvseq *out, char *err) {
     *out = LLM__KVSEQ_NONE;
+    int32_t slot = 0;
+    if (m->n_state_slots > 0 && (slot = slot_take(m)) == 0) return slot_exhausted(m, err);
     llm_status st = llm_kv_seq_fork(m->pool, src->id, &out->id);
     if (st == LLM_OK && m->pool_swa) {
         st = llm_kv_seq_fork(m->pool_swa, src->swa, &out->swa);
         if (st != LLM_OK) llm_kv_seq_free(m->pool, out->id);
     }
     if (st != LLM_OK) {
+        slot_give(m, slot);
         *out = LLM__KVSEQ_NONE;
         return llm__fail(err, st, "KV cache: %s", llm_kv_last_error());
+    }
+    out->slot = slot;
+    if (slot > 0) {
+        char ferr[LLM__ERR_CAP];
+        st = llm__fwd_state_copy(m->fwd, src->slot, slot, ferr, sizeof ferr);
+        if (st != LLM_OK) {
+            llm__kvs_free(m, out);
+            return llm__fail(err, st, "%s", ferr);
+        }
     }
     return LLM_OK;
 }
@@ -66,6 +96,11 @@ int32_t llm__kvs_keep(llm_model *m, llm__kvseq *s, int32_t n) {
         return 0;
     }
     if (n >= llm_kv_seq_len(m->pool, s->id)) return llm_kv_seq_len(m->pool, s->id);
+    /* A recurrent state holds every token up to the end: it cannot be cut. */
+    if (s->slot > 0) {
+        llm__kvs_free(m, s);
+        return 0;
+    }
     /* The next query, at position n, reads the window from window_start(n):
      * its blocks must still be held. */
     if (m->pool_swa && llm_kv_seq_first_pos(m->pool_swa, s->swa) > window_start(m, n)) {
@@ -80,6 +115,8 @@ int32_t llm__kvs_keep(llm_model *m, llm__kvseq *s, int32_t n) {
 void llm__kvs_attach(llm_model *m, llm__kvseq *s, const int32_t *tokens, int32_t n, int32_t *n_cached) {
     int32_t got = 0;
     *n_cached = 0;
+    /* Recurrent models reuse no prefix: the state after a cached block is not kept. */
+    if (s->slot > 0) return;
     if (llm_kv_seq_attach_prefix(m->pool, s->id, tokens, n, &got) != LLM_OK) return;
     if (m->pool_swa) {
         int32_t got_swa = 0;
@@ -146,6 +183,7 @@ void llm__kvs_tables(const llm_model *m, const llm__kvseq *s, llm__fwd_seq *fs) 
     llm_kv_seq_block_table(m->pool, s->id, &fs->block_table, &fs->n_table);
     fs->block_table_swa = NULL;
     fs->n_table_swa = 0;
+    fs->state_slot = s->slot;
     if (m->pool_swa) llm_kv_seq_block_table(m->pool_swa, s->swa, &fs->block_table_swa, &fs->n_table_swa);
 }
 

@@ -20,6 +20,15 @@
  * window blocks cannot keep the window layers: the sequence is dropped and
  * recomputed (from the prefix cache where it can).
  *
+ * A hybrid recurrent model (Qwen3.5) also gives each sequence a state slot
+ * (the recurrent layers' convolution and delta-rule states after its last
+ * token). Such a state cannot be cut back: a cut to fewer tokens drops the
+ * sequence (recomputed from position 0), and the prefix cache is not used
+ * for it (llm__kvs_attach reuses nothing), since a state after a cached
+ * prefix's last block is not kept. A fork copies the state. A failed or
+ * cancelled pass leaves the state half-updated: llm__compute's cut to the
+ * last whole pass then drops the sequence.
+ *
  * All calls need the model lock. */
 #ifndef LLM_ENGINE_KV_H
 #define LLM_ENGINE_KV_H
@@ -34,13 +43,15 @@
 
 typedef struct llm_model llm_model;
 
-/* One sequence: its id in the main pool and in the window pool (-1: none). */
+/* One sequence: its id in the main pool and in the window pool (-1: none),
+ * and a recurrent model's state slot. */
 typedef struct llm__kvseq {
     llm_kv_seq_id id;  /* main group; -1 while the sequence does not exist */
     llm_kv_seq_id swa; /* window group, or -1 (no window group, or no sequence) */
+    int32_t slot;      /* recurrent models: the sequence's state slot (1..); 0: none */
 } llm__kvseq;
 
-#define LLM__KVSEQ_NONE ((llm__kvseq){-1, -1})
+#define LLM__KVSEQ_NONE ((llm__kvseq){-1, -1, 0})
 
 static inline bool llm__kvs_live(const llm__kvseq *s) { return s->id >= 0; }
 

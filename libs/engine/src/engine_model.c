@@ -49,6 +49,7 @@ typedef struct resolved {
     int32_t n_pass; /* tokens per forward pass (llm__fwd_params.n_batch) */
     llm_dtype type_k, type_v;
     int32_t n_swa, n_blocks_swa; /* the window layers' group (0: none) */
+    int32_t n_state_slots; /* recurrent state slots (0: not a recurrent model) */
 } resolved;
 
 /* The runtime's element type of an engine cache type (-1: not one). */
@@ -136,6 +137,13 @@ static llm_status resolve(const llm_model_desc *d, const llm_model_params *p, re
      * copy-on-write block. */
     if (p->kv_swa_seqs < 0)
         return llm__fail(err, LLM_ERR_INVALID_ARG, "kv_swa_seqs must be >= 0 (got %d)", p->kv_swa_seqs);
+    if (p->state_seqs < 0 || p->state_seqs > 65536)
+        return llm__fail(err, LLM_ERR_INVALID_ARG, "state_seqs must be in [0, 65536] (got %d)", p->state_seqs);
+    r->n_state_slots = 0;
+    if (llm_model_desc_hparams(d)->ssm_n_layer > 0) {
+        const int32_t dflt = r->kv_tokens / r->n_ctx + 1;
+        r->n_state_slots = p->state_seqs > 0 ? p->state_seqs : (dflt > 4 ? dflt : 4);
+    }
     r->n_swa = llm__fwd_window(d);
     r->n_blocks_swa = 0;
     if (r->n_swa > 0 && r->n_swa < r->n_ctx) {
@@ -196,7 +204,8 @@ llm_status llm_model_plan(const char *path, const llm_model_params *params, llm_
     char err[LLM__ERR_CAP];
     st = resolve(d, &p, &r, err);
     if (st == LLM_OK) {
-        llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v, r.n_blocks_swa};
+        llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v, r.n_blocks_swa,
+                              r.n_state_slots};
         uint64_t kv = 0, scratch = 0, np;
         const char *dom;
         st = llm__fwd_sizes(d, &fp, &kv, &scratch);
@@ -224,6 +233,7 @@ void llm_model_free(llm_model *m) {
     llm__fwd_free(m->fwd);
     llm_kv_pool_free(m->pool);
     llm_kv_pool_free(m->pool_swa);
+    free(m->state_free);
     llm_tokenizer_free(m->tok);
     llm_backend_free(m->be);
     llm_model_desc_free(m->desc);
@@ -289,7 +299,8 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
         goto fail;
     }
 
-    llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v, r.n_blocks_swa};
+    llm__fwd_params fp = {r.n_ctx, r.n_pass, r.n_blocks, r.block_size, r.type_k, r.type_v, r.n_blocks_swa,
+                              r.n_state_slots};
     uint64_t kvb = 0, scratch = 0;
     st = llm__fwd_sizes(m->desc, &fp, &kvb, &scratch);
     if (st != LLM_OK) {
@@ -363,6 +374,15 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     m->n_swa = r.n_swa;
     m->kv_blocks_swa = r.n_blocks_swa;
     m->kv_bytes = kvb;
+    if (r.n_state_slots > 0) {
+        m->state_free = malloc((size_t)r.n_state_slots * sizeof *m->state_free);
+        if (!m->state_free) {
+            st = llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
+            goto fail;
+        }
+        for (int32_t i = 0; i < r.n_state_slots; i++) m->state_free[i] = r.n_state_slots - i; /* 1 on top */
+        m->n_state_free = m->n_state_slots = r.n_state_slots;
+    }
 
     llm_model_info *in = &m->info;
     in->architecture = m->arch;

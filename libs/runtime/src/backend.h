@@ -74,6 +74,13 @@ typedef struct llm__backend_ext {
     /* llm_op_matmul_invariant; NULL: LLM_ERR_UNSUPPORTED. */
     llm_status (*matmul_invariant)(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                                    const llm_tensor *w);
+    /* Recurrent ops (ops_ssm.c); NULL: LLM_ERR_UNSUPPORTED. */
+    llm_status (*unary)(llm_backend *be, const llm_tensor *out, const llm_tensor *x, llm_unary kind);
+    llm_status (*ssm_conv)(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *state,
+                           const llm_tensor *w);
+    llm_status (*gated_delta)(llm_backend *be, const llm_tensor *out, const llm_tensor *q, const llm_tensor *k,
+                              const llm_tensor *v, const llm_tensor *g, const llm_tensor *beta,
+                              const llm_tensor *state);
 } llm__backend_ext;
 
 struct llm_backend {

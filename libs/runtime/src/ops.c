@@ -200,8 +200,8 @@ static llm_status binary(llm_backend *be, llm_op op, const llm_tensor *out, cons
     CHECK(check_f32(be, out, name, "out"));
     CHECK(check_f32(be, a, name, "a"));
     CHECK(check_f32(be, b, name, "b"));
-    /* add also broadcasts a single row b [1][d] over every row of a (a bias). */
-    const int row_b = op == LLM_OP_ADD && nrows(b) == 1 && b->ne[0] == out->ne[0];
+    /* add and mul also broadcast a single row b [1][d] over every row of a (a bias, a scale). */
+    const int row_b = (op == LLM_OP_ADD || op == LLM_OP_MUL) && nrows(b) == 1 && b->ne[0] == out->ne[0];
     if (!same_shape(out, a) || (!same_shape(out, b) && !row_b)) {
         return llm__err(LLM_ERR_INVALID_ARG, "%s: shapes differ", name);
     }

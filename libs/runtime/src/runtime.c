@@ -54,6 +54,7 @@ static const char *const g_op_names[LLM_OP_COUNT] = {
     "get_rows", "matmul", "rms_norm", "rope",     "swiglu",    "add",
     "mul",      "scale",  "softmax",  "kv_write", "attention", "argmax",
     "geglu",    "layer_norm", "gelu", "attention_full", "matmul_invariant",
+    "unary",    "ssm_conv", "gated_delta",
 };
 
 const char *llm_op_name(llm_op op) {
@@ -110,6 +111,9 @@ int llm_backend_supports(const llm_backend *be, llm_op op, llm_dtype dtype) {
     case LLM_OP_LAYER_NORM: return dtype == LLM_DTYPE_F32 && be->ext.layer_norm != NULL;
     case LLM_OP_GELU: return dtype == LLM_DTYPE_F32 && be->ext.gelu != NULL;
     case LLM_OP_ATTENTION_FULL: return dtype == LLM_DTYPE_F32 && be->ext.attention_full != NULL;
+    case LLM_OP_UNARY: return dtype == LLM_DTYPE_F32 && be->ext.unary != NULL;
+    case LLM_OP_SSM_CONV: return dtype == LLM_DTYPE_F32 && be->ext.ssm_conv != NULL;
+    case LLM_OP_GATED_DELTA: return dtype == LLM_DTYPE_F32 && be->ext.gated_delta != NULL;
     case LLM_OP_MATMUL_INVARIANT:
         return be->ext.matmul_invariant != NULL && be->iface->supports(be, LLM_OP_MATMUL, dtype);
     default: return be->iface->supports(be, op, dtype);

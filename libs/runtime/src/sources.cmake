@@ -5,6 +5,7 @@ set(LLM_RUNTIME_SOURCES
   src/runtime_error.c
   src/ops.c
   src/ops_encoder.c
+  src/ops_ssm.c
   src/cpu/backend_cpu.c
   src/cpu/threadpool.c
   src/cpu/kernels_scalar.c
@@ -28,7 +29,8 @@ set(LLM_RUNTIME_SOURCES
   src/cpu/attention_cpu.c
   src/cpu/attention_fa.c
   src/cpu/encoder_cpu.c
-  src/cpu/encoder_avx2.c)
+  src/cpu/encoder_avx2.c
+  src/cpu/ssm_cpu.c)
 
 # Called by libs/runtime/CMakeLists.txt once the target exists. SIMD variants
 # are compiled per file with their ISA flags and chosen at run time, so the

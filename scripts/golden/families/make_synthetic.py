@@ -94,6 +94,15 @@ FAMILIES = {
                  n_head=8, n_head_kv=8, head_dim=96, n_embd=768, n_ff=1024, n_layer=3,
                  rope_base=10000.0, eps=1e-5, ctx=131072, fused=True, untied=True,
                  longrope=dict(orig=4096), wtype=Q.Q8_0, etype=Q.Q8_0),
+    # Qwen3.5-0.8B: gated full attention 8 / 2 heads of 256 (query and output gate from one
+    # projection, Q/K norms, partial NEOX-like rope over 64 dims, IMROPE sections 11/11/10),
+    # Gated DeltaNet layers with 16 key and 16 value heads of 128 and a causal conv of 4,
+    # one full-attention layer every 4 (here 4 layers: 3 recurrent, then 1 full).
+    "qwen35": dict(arch="qwen35", vocab="qwen35", template="Qwen3.5-4B.jinja",
+                   n_head=8, n_head_kv=2, head_dim=256, n_embd=256, n_ff=768, n_layer=4,
+                   rope_base=10000000.0, eps=1e-6, ctx=262144, n_rot=64,
+                   qwen35=dict(d_conv=4, d_state=128, n_k=16, n_v=16, interval=4, sections=[11, 11, 10, 0]),
+                   wtype=Q.Q8_0, etype=Q.Q8_0),
 }
 
 
@@ -172,13 +181,22 @@ def build(family, out):
     w.add_value_length(D)
     w.add_rope_freq_base(s["rope_base"])
     w.add_layer_norm_rms_eps(s["eps"])
-    w.add_rope_dimension_count(D)
+    w.add_rope_dimension_count(s.get("n_rot", D))
     if "longrope" in s:
         w.add_key_value(f"{arch}.rope.scaling.original_context_length", s["longrope"]["orig"],
                         gguf.GGUFValueType.UINT32)
         w.add_key_value(f"{arch}.rope.scaling.attn_factor", 1.190238, gguf.GGUFValueType.FLOAT32)
     if gem:
         w.add_sliding_window(s["gemma"]["swa"])
+    if "qwen35" in s:
+        q = s["qwen35"]
+        w.add_rope_dimension_sections(q["sections"])
+        w.add_ssm_conv_kernel(q["d_conv"])
+        w.add_ssm_state_size(q["d_state"])
+        w.add_ssm_group_count(q["n_k"])
+        w.add_ssm_time_step_rank(q["n_v"])
+        w.add_ssm_inner_size(q["d_state"] * q["n_v"])
+        w.add_full_attention_interval(q["interval"])
     w.add_file_type(1)
     n_vocab = copy_vocab(w, s["vocab"])
     with open(os.path.join(TESTDATA, "chat-templates", s["template"]), encoding="utf-8") as f:
@@ -211,6 +229,9 @@ def build(family, out):
         add_(w, "rope_factors_long.weight", 1.0 + np.abs(rng_for("rope_long").standard_normal(D // 2)).astype(np.float32) * 4, Q.F32)
         add_(w, "rope_factors_short.weight", 1.0 + np.abs(rng_for("rope_short").standard_normal(D // 2)).astype(np.float32) * 0.1, Q.F32)
     wt = s["wtype"]
+    if "qwen35" in s:
+        build_qwen35_layers(w, s, add_, norm_)
+        L = 0
     for il in range(L):
         p = f"blk.{il}."
         norm_(w, p + "attn_norm", E)
@@ -243,6 +264,48 @@ def build(family, out):
     w.write_tensors_to_file()
     w.close()
     return rec
+
+
+def build_qwen35_layers(w, s, add_, norm_):
+    """Qwen3.5's layers as llama.cpp's converter writes them: norms 1 + w, a
+    recurrent layer's attn_qkv ([q | k | v] of all heads), attn_gate (z),
+    ssm_conv1d [channels][d_conv], ssm_a = -exp(A_log), ssm_dt.bias,
+    ssm_alpha / ssm_beta projections, ssm_norm (not shifted) and ssm_out; a
+    full-attention layer's attn_q holding per head a query and an output gate.
+    A_log and dt_bias at their initial range in the released models' code
+    (A = exp(A_log) in [1, 16], softplus(dt_bias) in [0.001, 0.1]), so that the
+    decay exp(-A softplus(alpha + dt_bias)) stays in a realistic (0, 1)."""
+    q = s["qwen35"]
+    E, F, L, wt = s["n_embd"], s["n_ff"], s["n_layer"], s["wtype"]
+    H, KV, D = s["n_head"], s["n_head_kv"], s["head_dim"]
+    DS, NK, NV, K = q["d_state"], q["n_k"], q["n_v"], q["d_conv"]
+    VI, CH = DS * NV, 2 * DS * NK + DS * NV
+    for il in range(L):
+        p = f"blk.{il}."
+        norm_(w, p + "attn_norm", E)
+        if (il + 1) % q["interval"] != 0:
+            add_(w, p + "attn_qkv.weight", matrix(p + "attn_qkv", CH, E), wt)
+            add_(w, p + "attn_gate.weight", matrix(p + "attn_gate", VI, E), wt)
+            add_(w, p + "ssm_conv1d.weight", matrix(p + "ssm_conv1d", CH, K), Q.F32)
+            a_log = np.log(rng_for(p + "A_log").uniform(1.0, 16.0, NV))
+            add_(w, p + "ssm_a", (-np.exp(a_log)).astype(np.float32), Q.F32)
+            dt = rng_for(p + "dt").uniform(0.001, 0.1, NV)
+            add_(w, p + "ssm_dt.bias", np.log(np.expm1(dt)).astype(np.float32), Q.F32)
+            add_(w, p + "ssm_beta.weight", matrix(p + "ssm_beta", NV, E), wt)
+            add_(w, p + "ssm_alpha.weight", matrix(p + "ssm_alpha", NV, E), wt)
+            add_(w, p + "ssm_norm.weight", norm_weight(p + "ssm_norm", DS), Q.F32)
+            add_(w, p + "ssm_out.weight", matrix(p + "ssm_out", E, VI), wt)
+        else:
+            add_(w, p + "attn_q.weight", matrix(p + "attn_q", 2 * H * D, E), wt)
+            add_(w, p + "attn_k.weight", matrix(p + "attn_k", KV * D, E), wt)
+            add_(w, p + "attn_v.weight", matrix(p + "attn_v", KV * D, E), wt)
+            norm_(w, p + "attn_q_norm", D)
+            norm_(w, p + "attn_k_norm", D)
+            add_(w, p + "attn_output.weight", matrix(p + "attn_output", E, H * D), wt)
+        norm_(w, p + "post_attention_norm", E)
+        add_(w, p + "ffn_gate.weight", matrix(p + "ffn_gate", F, E), wt)
+        add_(w, p + "ffn_up.weight", matrix(p + "ffn_up", F, E), wt)
+        add_(w, p + "ffn_down.weight", matrix(p + "ffn_down", E, F), wt)
 
 
 # GGUF name -> Hugging Face name (Qwen2/Llama checkpoints); per layer after "blk.N.".

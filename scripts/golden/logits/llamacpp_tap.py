@@ -54,7 +54,12 @@ _QUIET = L.llama_log_callback(lambda level, text, user: None)
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 STAGES = ["attn_norm", "Qcur", "Kcur", "Vcur", "kq", "kq_soft_max", "kqv_out", "attn_out",
-          "ffn_inp", "ffn_norm", "ffn_gate_b", "ffn_up_b", "ffn_swiglu", "ffn_out", "l_out"]
+          "ffn_inp", "ffn_norm", "ffn_gate_b", "ffn_up_b", "ffn_swiglu", "ffn_out", "l_out",
+          # qwen35 (Gated DeltaNet and gated attention layers)
+          "linear_attn_qkv_mixed", "z", "beta_sigmoid", "alpha", "a_softplus", "gate", "conv_output_raw",
+          "conv_output_silu", "q_conv_predelta", "k_conv_predelta", "v_conv_predelta", "attn_output",
+          "final_output", "linear_attn_out", "attn_residual", "attn_post_norm", "Qcur_normed", "Kcur_normed",
+          "attn_pregate", "attn_gated"]
 GGML_TYPE_F32, GGML_TYPE_F16 = 0, 1
 
 

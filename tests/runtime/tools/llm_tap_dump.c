@@ -268,7 +268,8 @@ int main(int argc, char **argv) {
     if (np.max_batch < decode_from) np.max_batch = (int32_t)decode_from;
     if (llm_backend_create("cpu", &bp, &be) != LLM_OK ||
         llm_net_create(desc, be, &np, &net) != LLM_OK ||
-        llm_net_kv_create(net, N_CTX / BLOCK, BLOCK, &kv) != LLM_OK) {
+        llm_net_kv_create(net, N_CTX / BLOCK, BLOCK, &kv) != LLM_OK ||
+        (llm_net_is_recurrent(net) && llm_net_kv_state_alloc(kv, 1) != LLM_OK)) {
         fprintf(stderr, "llm-tap-dump: %s %s\n", llm_runtime_last_error(), llm_net_last_error());
         goto out;
     }
@@ -296,11 +297,13 @@ int main(int argc, char **argv) {
     for (int32_t t0 = 0, step = 0; t0 < n; step++) {
         int32_t m = step == 0 ? (int32_t)decode_from : 1;
         llm_net_seq seq = {m, table, N_CTX / BLOCK, NULL, 0};
+        const int32_t slot = 1; /* recurrent nets: state slot 1 */
         llm_net_batch b = llm_net_batch_default();
         b.tokens = tokens + t0;
         b.positions = positions + t0;
         b.n_tokens = m;
         b.seqs = &seq;
+        b.state_slots = &slot;
         b.n_seqs = 1;
         b.hidden = hidden; /* result_norm over every row, as llama.cpp with all outputs */
         b.logits_mode = want_logits ? LLM_LOGITS_ALL : LLM_LOGITS_LAST;

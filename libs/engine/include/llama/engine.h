@@ -151,6 +151,10 @@ typedef struct llm_model_params {
                             detokenizing, llm_chat_apply and llm_model_get_info work;
                             llm_session_new and llm_embed return LLM_ERR_STATE. Every
                             field above is ignored. */
+    int32_t state_seqs;  /* hybrid recurrent models (Qwen3.5): how many sequences (sessions,
+                            scheduler requests, forks) can hold a recurrent state at once; each
+                            takes llm_net_state_bytes (counted in kv_bytes). A session that finds
+                            none free gets LLM_ERR_EXHAUSTED. 0 = max(4, kv_tokens / n_ctx + 1). */
 } llm_model_params;
 
 /* The default model parameters (see each field). Never fails. */

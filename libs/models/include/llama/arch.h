@@ -84,6 +84,8 @@ typedef struct llm_net_memory {
                                         only (0 without window layers) */
     int32_t n_swa;                   /* the window in tokens of those layers (0: none) */
     int32_t n_layer_swa;             /* how many layers use the window */
+    size_t state_bytes;              /* recurrent state of one sequence (llm_net_state_bytes;
+                                        0 for nets without recurrent layers) */
 } llm_net_memory;
 
 /* Fills *out for desc and params (NULL: defaults). A K/V storage of
@@ -162,6 +164,31 @@ llm_status llm_net_kv_copy_block(llm_net_kv *kv, int32_t src, int32_t dst, int32
 /* The same for the window group's own storage (blocks in [0, n_blocks_swa));
  * LLM_ERR_INVALID_ARG if the storage has no separate window group. */
 llm_status llm_net_kv_copy_block_swa(llm_net_kv *kv, int32_t src, int32_t dst, int32_t n_tokens);
+/* Recurrent state (hybrid recurrent nets such as qwen35, whose Gated
+ * DeltaNet layers carry a per-sequence state instead of K/V): a pool of
+ * n_slots slots numbered 1..n_slots, each holding every recurrent layer's
+ * convolution state and delta-rule state (F32, llm_net_state_bytes bytes).
+ * A slot also remembers the position it has reached: a forward whose
+ * sequence starts at position 0 zeroes the slot first; one that starts at p >
+ * 0 needs the slot at p (else LLM_ERR_INVALID_ARG: recompute the sequence
+ * from 0). A forward that fails or is cancelled leaves its slots invalid
+ * (position -1), since some layers may have advanced and others not.
+ * llm_net_kv_state_alloc (once, after llm_net_kv_create) returns LLM_OK,
+ * LLM_ERR_INVALID_ARG (not a recurrent net, n_slots < 1, already allocated)
+ * or LLM_ERR_NO_MEMORY. */
+int llm_net_is_recurrent(const llm_net *net);
+size_t llm_net_state_bytes(const llm_net *net);
+llm_status llm_net_kv_state_alloc(llm_net_kv *kv, int32_t n_slots);
+int32_t llm_net_kv_state_slots(const llm_net_kv *kv);
+/* Copies slot src's state and position into slot dst (a fork). LLM_OK,
+ * LLM_ERR_INVALID_ARG (a slot out of range) or a backend error. */
+llm_status llm_net_kv_state_copy(llm_net_kv *kv, int32_t src, int32_t dst);
+/* Marks a slot empty (position -1): its next forward must start at 0. */
+void llm_net_kv_state_reset(llm_net_kv *kv, int32_t slot);
+/* The position a slot has reached (its tokens 0..pos-1 are in the state), or
+ * -1 when empty or invalid. */
+int32_t llm_net_kv_state_pos(const llm_net_kv *kv, int32_t slot);
+
 /* The K and V cache tensors of a layer (for tests and other backends' tools). */
 llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, llm_tensor *v);
 
@@ -233,6 +260,10 @@ typedef struct llm_net_batch {
     /* Optional debug tap (see llm_net_tap_fn); NULL costs nothing. */
     llm_net_tap_fn tap;
     void *tap_user;
+    /* Recurrent nets (llm_net_is_recurrent): [n_seqs] the state slot of each
+     * sequence (1..llm_net_kv_state_slots, all distinct); required there,
+     * ignored by other nets. */
+    const int32_t *state_slots;
 } llm_net_batch;
 
 /* A batch with everything zero/NULL and logits_mode LAST. */

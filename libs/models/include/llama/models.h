@@ -347,6 +347,15 @@ typedef struct llm_model_hparams {
                               (HF folders state it in sentence-transformers files, which the
                               engine reads) */
     int32_t bos_id, eos_id, pad_id, unk_id; /* -1 when absent */
+    /* Hybrid recurrent decoders (qwen35: Gated DeltaNet layers between
+     * full-attention ones); all 0 for other architectures. */
+    uint32_t ssm_d_conv;     /* causal convolution kernel (GGUF ssm.conv_kernel) */
+    uint32_t ssm_d_inner;    /* value width n_v_heads * head size (ssm.inner_size) */
+    uint32_t ssm_d_state;    /* key and value head size (ssm.state_size) */
+    uint32_t ssm_n_v_heads;  /* value heads (ssm.time_step_rank) */
+    uint32_t ssm_n_k_heads;  /* key heads (ssm.group_count); n_v_heads is a multiple */
+    uint32_t ssm_n_layer;    /* how many layers are recurrent */
+    uint64_t ssm_layers[2];  /* bit l % 64 of word l / 64: layer l is recurrent (n_layer <= 128) */
 } llm_model_hparams;
 
 /* One tensor of the model, under its GGUF-style name. */

@@ -34,7 +34,13 @@ typedef enum llm__dim {
     LLM__D_QKV,       /* (n_head + 2 * n_head_kv) * head_dim (fused Q/K/V: phi3, bert-family) */
     LLM__D_FF2,       /* 2 * n_ff (fused gate and up, phi3) */
     LLM__D_CTX,       /* n_ctx_train (absolute position embeddings) */
-    LLM__D_TYPES      /* n_token_types (token-type embeddings) */
+    LLM__D_TYPES,     /* n_token_types (token-type embeddings) */
+    LLM__D_Q2,        /* 2 * n_head * head_dim (query and output gate, qwen35) */
+    LLM__D_CONV_K,    /* ssm_d_conv */
+    LLM__D_CONV_CH,   /* 2 * ssm_n_k_heads * ssm_d_state + ssm_d_inner (conv channels) */
+    LLM__D_SSM_V,     /* ssm_d_inner */
+    LLM__D_SSM_VH,    /* ssm_n_v_heads */
+    LLM__D_SSM_STATE  /* ssm_d_state */
 } llm__dim;
 
 /* How the forward uses a tensor, which fixes what the loader checks. */

@@ -28,12 +28,24 @@ typedef struct llm__layer_w {
     /* Encoders (BERT): post-norm LayerNorms with biases; fused Q/K/V (nomic-bert). */
     llm_tensor attn_out_norm, attn_out_norm_b;   /* f32 [E] each: after attention + residual */
     llm_tensor layer_out_norm, layer_out_norm_b; /* f32 [E] each: after FFN + residual */
+    /* Gated DeltaNet layers (qwen35; wqkv above is their [CH][E] input projection,
+     * CH = 2 * n_k_heads * d_state + d_inner, VI = d_inner, VH = n_v_heads). */
+    llm_tensor ssm_gate;            /* [VI][E]: z, the output gate (attn_gate) */
+    llm_tensor ssm_conv1d;          /* f32 [CH][d_conv] */
+    llm_tensor ssm_dt, ssm_a;       /* f32 [VH] each: decay bias, -exp(A_log) */
+    llm_tensor ssm_beta, ssm_alpha; /* [VH][E] each */
+    llm_tensor ssm_norm;            /* f32 [d_state] */
+    llm_tensor ssm_out;             /* [E][VI] */
 } llm__layer_w;
 
 /* Arena slots, carved once for max_batch tokens (byte offsets into arena). */
 typedef struct llm__arena_layout {
     size_t off_x, off_xn, off_tmp, off_q, off_k, off_v, off_att, off_gate, off_up, off_logits;
     size_t bytes; /* total */
+    /* Hybrid recurrent nets only (0 bytes otherwise): the full-attention
+     * layers' query+gate and gate; the recurrent layers' projections, conv
+     * output, split q/k/v, decay, mixing weight and delta-rule output. */
+    size_t off_qg, off_agate, off_mix, off_conv, off_z, off_sq, off_sk, off_sv, off_sg, off_sbeta, off_so;
 } llm__arena_layout;
 
 /* LM-head rows per matmul (bounds the logits slot), and the shortest last
@@ -65,6 +77,8 @@ struct llm_net {
     llm_buffer **vecs;    /* [n_vecs] F32 copies of a HF checkpoint's F16/BF16 (or shifted)
                              norm and bias vectors (llm__net_f32_vector) */
     uint32_t n_vecs;
+    int32_t *row_ids;     /* host [max_batch * n_row_ids]: the arch's get_rows index scratch
+                             (qwen35: splitting interleaved heads), or NULL */
 };
 
 struct llm_net_kv {
@@ -74,6 +88,13 @@ struct llm_net_kv {
     llm_buffer **k, **v; /* [n_layer] each */
     llm_tensor *kt, *vt; /* [n_layer] cache tensors: [blocks][block_size][n_head_kv][hd],
                             blocks = n_blocks_swa for a window layer of a split storage */
+    /* Recurrent state (llm_net_kv_state_alloc): slot s (1-based) at byte
+     * (s - 1) * state_slot_bytes of `state`; inside it, the r-th recurrent
+     * layer's conv state [d_conv-1][CH] then delta state [VH][hd][hd]. */
+    int32_t n_state_slots;
+    size_t state_slot_bytes;
+    llm_buffer *state;
+    int32_t *state_pos;   /* host [n_state_slots + 1]: position reached, -1 invalid */
 };
 
 /* Layer l attends through the sliding window hp->n_swa (Gemma 3: five of
@@ -85,6 +106,18 @@ static inline int llm__kv_in_swa_group(const llm_net_kv *kv, uint32_t l) {
 }
 
 static inline int llm__has(const llm_tensor *t) { return t->buffer != NULL; }
+
+/* Layer l is recurrent (a Gated DeltaNet layer of a hybrid net). */
+static inline int llm__layer_is_recurrent(const llm_model_hparams *hp, uint32_t l) {
+    return l < 128 && hp->ssm_d_conv > 0 && ((hp->ssm_layers[l / 64] >> (l % 64)) & 1u);
+}
+/* Bytes of one recurrent layer's state: conv [d_conv-1][CH] and delta [VH][hd][hd], F32. */
+static inline size_t llm__ssm_conv_bytes(const llm_model_hparams *hp) {
+    return (size_t)(hp->ssm_d_conv - 1) * (2u * hp->ssm_n_k_heads * hp->ssm_d_state + hp->ssm_d_inner) * 4u;
+}
+static inline size_t llm__ssm_delta_bytes(const llm_model_hparams *hp) {
+    return (size_t)hp->ssm_n_v_heads * hp->ssm_d_state * hp->ssm_d_state * 4u;
+}
 
 /* Sets the thread-local message; returns st. */
 llm_status llm__net_err(llm_status st, const char *fmt, ...)

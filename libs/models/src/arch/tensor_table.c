@@ -26,6 +26,12 @@ int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d) {
     case LLM__D_FF2: return 2 * (int64_t)hp->n_ff;
     case LLM__D_CTX: return hp->n_ctx_train;
     case LLM__D_TYPES: return hp->n_token_types;
+    case LLM__D_Q2: return 2 * (int64_t)hp->n_head * hp->head_dim;
+    case LLM__D_CONV_K: return hp->ssm_d_conv;
+    case LLM__D_CONV_CH: return 2 * (int64_t)hp->ssm_n_k_heads * hp->ssm_d_state + hp->ssm_d_inner;
+    case LLM__D_SSM_V: return hp->ssm_d_inner;
+    case LLM__D_SSM_VH: return hp->ssm_n_v_heads;
+    case LLM__D_SSM_STATE: return hp->ssm_d_state;
     default: return 1;
     }
 }

@@ -109,6 +109,10 @@ typedef enum llm_op {
     LLM_OP_GELU,
     LLM_OP_ATTENTION_FULL,
     LLM_OP_MATMUL_INVARIANT, /* llm_op_matmul_invariant */
+    /* Recurrent (linear-attention) ops, "Recurrent ops" below. */
+    LLM_OP_UNARY,
+    LLM_OP_SSM_CONV,
+    LLM_OP_GATED_DELTA,
     LLM_OP_COUNT
 } llm_op;
 
@@ -277,7 +281,8 @@ llm_status llm_op_geglu(llm_backend *be, const llm_tensor *out, const llm_tensor
 /* out = a + b and out = a * b, elementwise, same shapes (out may alias a or b).
  * add also takes a single row b: F32 [1][d] (nb rows of 1) with a, out [n][d]
  * gives out[i][j] = a[i][j] + b[j] (a bias after a projection, ggml_add's
- * broadcast: one F32 add per element, so the same bits as llama.cpp). */
+ * broadcast: one F32 add per element, so the same bits as llama.cpp); mul
+ * takes such a row too (out[i][j] = a[i][j] * b[j], ggml_mul's broadcast). */
 llm_status llm_op_add(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
                       const llm_tensor *b);
 llm_status llm_op_mul(llm_backend *be, const llm_tensor *out, const llm_tensor *a,
@@ -399,6 +404,51 @@ llm_status llm_op_gelu(llm_backend *be, const llm_tensor *out, const llm_tensor 
 llm_status llm_op_attention_full(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                                  const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
                                  int32_t n_seqs, float scale);
+
+/* ---------------------------------------------------- Recurrent ops --
+ *
+ * The ops of hybrid recurrent decoders (Qwen3.5's Gated DeltaNet layers).
+ * Optional backend extensions like the encoder ops: a backend without one
+ * returns LLM_ERR_UNSUPPORTED naming it; llm_backend_supports(be, op,
+ * LLM_DTYPE_F32) tells beforehand. The CPU backend has all three (scalar
+ * reference and AVX2, same bits where stated); the CUDA backend none yet.
+ */
+
+typedef enum llm_unary {
+    LLM_UNARY_SILU = 0, /* x / (1 + exp(-x)) (exp as the CPU's swiglu evaluates it) */
+    LLM_UNARY_SIGMOID,  /* 1 / (1 + expf(-x)) */
+    LLM_UNARY_SOFTPLUS  /* x > 20 ? x : logf(1 + expf(x)) */
+} llm_unary;
+
+/* out = f(x) elementwise, f one of llm_unary. out, x: F32 of one shape (may
+ * alias). */
+llm_status llm_op_unary(llm_backend *be, const llm_tensor *out, const llm_tensor *x, llm_unary kind);
+
+/* Causal depthwise convolution of ONE sequence's n new rows with a carried
+ * state of the K - 1 rows before them:
+ *     win = [state; x]                              [K - 1 + n][C]
+ *     out[t][c] = sum_{i < K} win[t + i][c] * w[c][i]   (i ascending, from 0,
+ *                                                      product and sum rounded)
+ *     state = the last K - 1 rows of win
+ * out, x: F32 [n][C] (distinct); state: F32 [K - 1][C], updated in place;
+ * w: F32 [C][K], K >= 2. */
+llm_status llm_op_ssm_conv(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
+                           const llm_tensor *state, const llm_tensor *w);
+
+/* The gated delta rule of ONE sequence, token by token (llama.cpp's
+ * ggml_gated_delta_net order). Per value head h (key head h % H_k), with S
+ * the head's state matrix stored transposed (state[h][j][i] = S[i][j]):
+ *     S    *= exp(g[t][h])
+ *     d[j]  = (v[t][h][j] - sum_i S[i][j] k[t][h'][i]) * beta[t][h]
+ *     S[i][j] += k[t][h'][i] * d[j]                     (fused multiply-add)
+ *     out[t][h][j] = (sum_i S[i][j] q[t][h'][i]) / sqrt(D)
+ * q, k: F32 [n][H_k][D]; v, out: F32 [n][H_v][D], H_v a multiple of H_k;
+ * g, beta: F32 [n][H_v] (log-decay, mixing weight); state: F32 [H_v][D][D],
+ * updated in place. The sums over i are the CPU's F32 dot (AVX2: llama.cpp's
+ * ggml_vec_dot_f32 order; the scalar reference sums in double). */
+llm_status llm_op_gated_delta(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
+                              const llm_tensor *k, const llm_tensor *v, const llm_tensor *g,
+                              const llm_tensor *beta, const llm_tensor *state);
 
 /* out_ids[i] = index of the largest x[i][:] (first one on ties).
  * x: F32 [n][V]; out_ids: host [n]. */

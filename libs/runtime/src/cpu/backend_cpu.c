@@ -217,6 +217,9 @@ llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **ou
     be->ext.gelu = llm__cpu_gelu;
     be->ext.attention_full = llm__cpu_attention_full;
     be->ext.matmul_invariant = llm__cpu_matmul_invariant;
+    be->ext.unary = llm__cpu_unary;
+    be->ext.ssm_conv = llm__cpu_ssm_conv;
+    be->ext.gated_delta = llm__cpu_gated_delta;
     be->impl = c;
     be->params = *p;
     be->n_threads = p->n_threads > 0 ? p->n_threads : physical_cores();

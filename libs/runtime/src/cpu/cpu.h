@@ -89,6 +89,13 @@ llm_status llm__cpu_mul(llm_backend *be, const llm_tensor *out, const llm_tensor
 llm_status llm__cpu_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x, float s);
 llm_status llm__cpu_softmax(llm_backend *be, const llm_tensor *out, const llm_tensor *x);
 /* Encoder ops (encoder_cpu.c), installed as backend extensions. */
+/* Recurrent ops (ssm_cpu.c). */
+llm_status llm__cpu_unary(llm_backend *be, const llm_tensor *out, const llm_tensor *x, llm_unary kind);
+llm_status llm__cpu_ssm_conv(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *state,
+                             const llm_tensor *w);
+llm_status llm__cpu_gated_delta(llm_backend *be, const llm_tensor *out, const llm_tensor *q, const llm_tensor *k,
+                                const llm_tensor *v, const llm_tensor *g, const llm_tensor *beta,
+                                const llm_tensor *state);
 llm_status llm__cpu_layer_norm(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                                const llm_tensor *weight, const llm_tensor *bias, float eps);
 llm_status llm__cpu_gelu(llm_backend *be, const llm_tensor *out, const llm_tensor *x);

@@ -177,6 +177,9 @@ typedef struct llm__cpu_kernels {
     llm__to_float_fn to_float[LLM_DTYPE_END_];
     /* libm's expf over a vector (the scalar entry is the loop over expf). */
     llm__expf_n_fn expf_n;
+    /* out[i] = x[i] / (1 + e^-x[i]) with e^ as swiglu_row evaluates it (llama.cpp's
+     * ggml_vec_silu_f32 on AVX2): bit-identical variants. */
+    void (*silu_row)(float *out, const float *x, int64_t n);
 } llm__cpu_kernels;
 
 /* The F16 GELU table of geglu_row (gelu_table.c): built on first call,

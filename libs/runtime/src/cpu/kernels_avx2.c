@@ -435,6 +435,19 @@ static void swiglu_row_avx2(float *out, const float *x, const float *g, int64_t 
     }
 }
 
+static void silu_row_avx2(float *out, const float *x, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 xv = _mm256_loadu_ps(x + i);
+        const __m256 e = exp_poly8(_mm256_sub_ps(_mm256_setzero_ps(), xv));
+        _mm256_storeu_ps(out + i, _mm256_div_ps(xv, _mm256_add_ps(one, e)));
+    }
+    for (; i < n; i++) {
+        out[i] = x[i] / (1.0f + expf(-x[i]));
+    }
+}
+
 static double exp_sum_row_avx2(float *y, const float *x, float max, int64_t n) {
     const __m256 mv = _mm256_set1_ps(max);
     double sum = 0.0;
@@ -634,6 +647,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->attn_scores_f16 = attn_scores_f16_avx2;
     k->attn_wsum8 = attn_wsum8_avx2;
     k->swiglu_row = swiglu_row_avx2;
+    k->silu_row = silu_row_avx2;
     k->exp_sum_row = exp_sum_row_avx2;
     llm__cpu_kernels_avx2_q5(k); /* Q5_0, Q5_1, Q5_K: kernels_avx2_q5.c */
     llm__cpu_kernels_avx2_kq(k); /* Q4_K, Q6_K dots, Q8_K quantizer: kernels_avx2_kq.c */

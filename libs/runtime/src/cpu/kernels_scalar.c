@@ -373,6 +373,14 @@ static void swiglu_row(float *out, const float *x, const float *g, int64_t n) {
     }
 }
 
+static void silu_row(float *out, const float *x, int64_t n) {
+    const int64_t n8 = n - n % 8;
+    for (int64_t i = 0; i < n; i++) {
+        const float e = i < n8 ? llm__exp_poly(-x[i]) : expf(-x[i]);
+        out[i] = x[i] / (1.0f + e);
+    }
+}
+
 static void geglu_row(float *out, const float *x, const float *g, int64_t n, const uint16_t *table) {
     for (int64_t i = 0; i < n; i++) {
         const float v = x[i];
@@ -515,6 +523,7 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->attn_wsum_g = attn_wsum_g;
     k->swiglu_row = swiglu_row;
     k->geglu_row = geglu_row;
+    k->silu_row = silu_row;
     k->exp_sum_row = exp_sum_row;
     k->gemm_block = llm__gemm_block_scalar;
     k->to_float[LLM_DTYPE_F32] = to_float_f32;

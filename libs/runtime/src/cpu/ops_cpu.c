@@ -113,7 +113,15 @@ static void ew_task(void *p, int ith, int nth) {
         }
         break;
     case EW_MUL:
-        for (int64_t i = b; i < e; i++) o[i] = x[i] * y[i];
+        if (!c->bd) {
+            for (int64_t i = b; i < e; i++) o[i] = x[i] * y[i];
+            break;
+        }
+        for (int64_t i = b, m; i < e; i += m) { /* broadcast row, as for add */
+            const int64_t j = i % c->bd;
+            m = c->bd - j < e - i ? c->bd - j : e - i;
+            for (int64_t k = 0; k < m; k++) o[i + k] = x[i + k] * y[j + k];
+        }
         break;
     default:
         for (int64_t i = b; i < e; i++) o[i] = x[i] * c->s;
@@ -126,7 +134,7 @@ static llm_status ew_run(llm_backend *be, int kind, const llm_tensor *out, const
     ew_ctx c = {llm__host_ptr(out), llm__host_ptr(a), b ? (const float *)llm__host_ptr(b) : NULL, s,
                 out->ne[0] * rows_of(out), 0, kind};
     if (b && rows_of(b) != rows_of(out)) {
-        c.bd = b->ne[0]; /* add of a single row, validated in ops.c */
+        c.bd = b->ne[0]; /* add or mul of a single row, validated in ops.c */
     }
     int nth = pick_nth(be, c.n, c.n);
     llm__threadpool_run(llm__cpu_of(be)->tp, ew_task, &c, nth);

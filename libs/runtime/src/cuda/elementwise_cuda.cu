@@ -40,7 +40,7 @@ static __global__ void ew_kernel(float *out,       /* [n] */
         if (KIND == EW_ADD) {
             out[i] = x + b[bd ? i % bd : i];
         } else if (KIND == EW_MUL) {
-            out[i] = x * b[i];
+            out[i] = x * b[bd ? i % bd : i];
         } else if (KIND == EW_SWIGLU) {
             out[i] = __fmul_rn(__fdiv_rn(x, __fadd_rn(1.0f, expf(-x))), b[i]);
         } else if (KIND == EW_GEGLU) {
@@ -57,7 +57,7 @@ static llm_status ew_run(llm_backend *be, const llm_tensor *out, const llm_tenso
     llm__cuda *c = llm__cuda_of(be);
     LLM_TRY(llm__cuda_enter(c));
     const int64_t n = out->ne[0] * llm__cuda_rows(out);
-    /* add of a single row b [1][d] (validated in ops.c): a bias. */
+    /* add or mul of a single row b [1][d] (validated in ops.c): a bias, a scale. */
     const int64_t bd = b && llm__cuda_rows(b) != llm__cuda_rows(out) ? b->ne[0] : 0;
     ew_kernel<KIND><<<llm__cuda_grid(n, 256), 256, 0, c->stream>>>(
         (float *)llm__cuda_ptr(out), (const float *)llm__cuda_ptr(a),
