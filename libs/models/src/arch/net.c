@@ -248,7 +248,9 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
     out->arena_bytes = a.bytes;
     out->host_bytes = (size_t)p.max_batch * sizeof(int32_t);
     out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, &p, arch->encoder);
-    out->kv_bytes_per_token = out->kv_bytes_per_token_layer * hp->n_layer;
+    /* Recurrent layers (qwen35's Gated DeltaNet) keep a state, not K/V. */
+    const uint32_t n_kv_layers = hp->n_layer - (arch->encoder || hp->ssm_d_conv == 0 ? 0 : hp->ssm_n_layer);
+    out->kv_bytes_per_token = out->kv_bytes_per_token_layer * n_kv_layers;
     if (!arch->encoder && hp->ssm_d_conv > 0) {
         out->state_bytes = (llm__ssm_conv_bytes(hp) + llm__ssm_delta_bytes(hp)) * hp->ssm_n_layer;
     }
@@ -401,6 +403,9 @@ llm_status llm_net_kv_create_swa(llm_net *net, int32_t n_blocks, int32_t n_block
     const size_t slot_k = (size_t)net->hp.n_head_kv * kv_row_bytes(&net->hp, net->p.type_k);
     const size_t slot_v = (size_t)net->hp.n_head_kv * kv_row_bytes(&net->hp, net->p.type_v);
     for (uint32_t l = 0; st == LLM_OK && l < L; l++) {
+        if (llm__layer_is_recurrent(&net->hp, l)) {
+            continue; /* no K/V: its state lives in the state slots (kt/vt stay empty) */
+        }
         const int32_t nb = llm__kv_in_swa_group(kv, l) ? n_blocks_swa : n_blocks;
         st = llm__net_op(llm_buffer_alloc(net->be, slot_k * (size_t)block_size * (size_t)nb, &kv->k[l]));
         if (st == LLM_OK) {
@@ -511,8 +516,8 @@ static llm_status copy_block_group(llm_net_kv *kv, int swa, int32_t src, int32_t
         return LLM_OK;
     }
     for (uint32_t l = 0; l < kv->net->hp.n_layer; l++) {
-        if (llm__kv_in_swa_group(kv, l) != swa) {
-            continue;
+        if (llm__kv_in_swa_group(kv, l) != swa || !kv->k[l]) {
+            continue; /* the other group, or a recurrent layer (no K/V) */
         }
         const llm_tensor *t[2] = {&kv->kt[l], &kv->vt[l]};
         for (int w = 0; w < 2; w++) {
@@ -546,6 +551,9 @@ llm_status llm_net_kv_copy_block_swa(llm_net_kv *kv, int32_t src, int32_t dst, i
 llm_status llm_net_kv_layer(const llm_net_kv *kv, int32_t layer, llm_tensor *k, llm_tensor *v) {
     if (!kv || layer < 0 || (uint32_t)layer >= kv->net->hp.n_layer || !k || !v) {
         return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_layer: bad layer");
+    }
+    if (!kv->k[layer]) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "llm_net_kv_layer: layer %d is recurrent: it has no K/V", layer);
     }
     *k = kv->kt[layer];
     *v = kv->vt[layer];
