@@ -347,6 +347,10 @@ typedef struct llm_model_hparams {
                               (HF folders state it in sentence-transformers files, which the
                               engine reads) */
     int32_t bos_id, eos_id, pad_id, unk_id; /* -1 when absent */
+    /* Mixture of experts (qwen3moe); 0 for a dense model. */
+    uint32_t n_expert;      /* experts per layer (GGUF <arch>.expert_count) */
+    uint32_t n_expert_used; /* experts each token is routed to (<arch>.expert_used_count) */
+    uint32_t n_ff_exp;      /* an expert's feed-forward width (<arch>.expert_feed_forward_length) */
 } llm_model_hparams;
 
 /* One tensor of the model, under its GGUF-style name. */

@@ -11,4 +11,5 @@ set(LLM_MODELS_ARCH_SOURCES
   src/arch/gemma3.c
   src/arch/phi3.c
   src/arch/bert.c
-  src/arch/nomic_bert.c)
+  src/arch/nomic_bert.c
+  src/arch/qwen3moe.c)

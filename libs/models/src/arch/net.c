@@ -151,6 +151,12 @@ static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, i
     SLOT(off_gate, B * F * f);     /* [B][F] */
     SLOT(off_up, B * F * f);       /* [B][F] */
     SLOT(off_logits, LR * V * f);  /* [LR][V] */
+    const size_t X = hp->n_expert, U = X ? hp->n_expert_used : 0, FE = X ? hp->n_ff_exp : 0;
+    SLOT(off_moe_probs, B * X * f);    /* [B][X] */
+    SLOT(off_moe_w, B * U * f);        /* [B][U] */
+    SLOT(off_moe_gate, B * U * FE * f); /* [B][U][Fe] */
+    SLOT(off_moe_up, B * U * FE * f);  /* [B][U][Fe] */
+    SLOT(off_moe_out, B * U * E * f);  /* [B][U][E] */
 #undef SLOT
     a->bytes = off;
 }
@@ -231,7 +237,7 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
     llm__arena_layout a;
     arena_layout(hp, &p, arch->encoder, &a);
     out->arena_bytes = a.bytes;
-    out->host_bytes = (size_t)p.max_batch * sizeof(int32_t);
+    out->host_bytes = (size_t)p.max_batch * sizeof(int32_t) * (1 + (hp->n_expert ? hp->n_expert_used : 0));
     out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, &p, arch->encoder);
     out->kv_bytes_per_token = out->kv_bytes_per_token_layer * hp->n_layer;
     if (!arch->encoder && n_layer_swa(hp) > 0) {
@@ -245,7 +251,8 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
 static llm_status make_arena(llm_net *net) {
     arena_layout(&net->hp, &net->p, net->arch->encoder, &net->a);
     net->gather_ids = calloc((size_t)net->p.max_batch, sizeof(int32_t));
-    if (!net->gather_ids) {
+    if (net->hp.n_expert) net->moe_ids = calloc((size_t)net->p.max_batch * net->hp.n_expert_used, sizeof(int32_t));
+    if (!net->gather_ids || (net->hp.n_expert && !net->moe_ids)) {
         return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
     }
     return llm__net_op(llm_buffer_alloc(net->be, net->a.bytes, &net->arena));
@@ -315,6 +322,7 @@ void llm_net_free(llm_net *net) {
     free(net->vecs);
     free(net->layers);
     free(net->gather_ids);
+    free(net->moe_ids);
     free(net);
 }
 

@@ -28,12 +28,21 @@ typedef struct llm__layer_w {
     /* Encoders (BERT): post-norm LayerNorms with biases; fused Q/K/V (nomic-bert). */
     llm_tensor attn_out_norm, attn_out_norm_b;   /* f32 [E] each: after attention + residual */
     llm_tensor layer_out_norm, layer_out_norm_b; /* f32 [E] each: after FFN + residual */
+    /* Mixture of experts (qwen3moe), X = n_expert, Fe = n_ff_exp. */
+    llm_tensor ffn_gate_inp;                     /* f32 [X][E]: the router */
+    llm_tensor ffn_gate_exps, ffn_up_exps;       /* [X][Fe][E] each */
+    llm_tensor ffn_down_exps;                    /* [X][E][Fe] */
 } llm__layer_w;
 
 /* Arena slots, carved once for max_batch tokens (byte offsets into arena). */
 typedef struct llm__arena_layout {
     size_t off_x, off_xn, off_tmp, off_q, off_k, off_v, off_att, off_gate, off_up, off_logits;
     size_t bytes; /* total */
+    /* Mixture of experts (0 bytes each for a dense model), U = n_expert_used. */
+    size_t off_moe_probs;      /* [B][n_expert] router logits, then probabilities */
+    size_t off_moe_w;          /* [B][U] expert weights */
+    size_t off_moe_gate, off_moe_up; /* [B][U][n_ff_exp] */
+    size_t off_moe_out;        /* [B][U][E] expert outputs */
 } llm__arena_layout;
 
 /* LM-head rows per matmul (bounds the logits slot), and the shortest last
@@ -65,6 +74,7 @@ struct llm_net {
     llm_buffer **vecs;    /* [n_vecs] F32 copies of a HF checkpoint's F16/BF16 (or shifted)
                              norm and bias vectors (llm__net_f32_vector) */
     uint32_t n_vecs;
+    int32_t *moe_ids;     /* host [max_batch][n_expert_used] routed experts (NULL: dense) */
 };
 
 struct llm_net_kv {

@@ -103,6 +103,7 @@ static void cpu_destroy(llm_backend *be) {
         free(c->kv_offs);
         free(c->gemm_w);
         free(c->gemm_x);
+        free(c->moe);
         free(c);
     }
     free(be);
@@ -217,6 +218,9 @@ llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **ou
     be->ext.gelu = llm__cpu_gelu;
     be->ext.attention_full = llm__cpu_attention_full;
     be->ext.matmul_invariant = llm__cpu_matmul_invariant;
+    be->ext.matmul_id = llm__cpu_matmul_id;
+    be->ext.moe_topk = llm__cpu_moe_topk;
+    be->ext.moe_sum = llm__cpu_moe_sum;
     be->impl = c;
     be->params = *p;
     be->n_threads = p->n_threads > 0 ? p->n_threads : physical_cores();
