@@ -99,9 +99,10 @@ llm_status llm_op_matmul_id(llm_backend *be, const llm_tensor *out, const llm_te
     if (!be->ext.matmul_id) return unsupported(be, LLM_OP_MATMUL_ID);
     const uint64_t t0 = now_ns();
     llm_status st = be->ext.matmul_id(be, out, x, w, ids);
+    /* Weight bytes: at most min(n * n_used, n_expert) experts are read. */
+    const uint64_t n_read = (uint64_t)(n * n_used < n_exp ? n * n_used : n_exp);
     account(be, LLM_OP_MATMUL_ID, out, t0,
-            (uint64_t)(n * n_used) * w->ne[1] * w->nb[1] / (uint64_t)(n_exp > 0 ? n_exp : 1) +
-                llm_tensor_nbytes(x) + llm_tensor_nbytes(out));
+            n_read * (uint64_t)w->ne[1] * w->nb[1] + llm_tensor_nbytes(x) + llm_tensor_nbytes(out));
     return st;
 }
 

@@ -7,7 +7,10 @@
  * x is converted once to the weights' activation type, the rows are grouped
  * by expert, and each expert multiplies all its rows with the per-row dot of
  * the kernel registry (scalar or AVX2, chosen when the backend is created;
- * dot4 where the pair has one, equal bit for bit). Work is cut into pieces
+ * dot4 where the pair has one, equal bit for bit), or with the kernel
+ * llama.cpp's mul_mat_id takes for that type and shape: its repacked gemv,
+ * one row at a time, for the types it repacks (Q4_0, Q4_K with M % 8 == 0);
+ * its tiled kernel for an expert with 8 or more rows of a K-quant. Work is cut into pieces
  * of (expert, 16 weight rows): a piece reads its weight rows once for every
  * token routed to that expert, and each output is one dot by one thread, so
  * results depend neither on the thread count nor on how the tokens are
@@ -107,6 +110,8 @@ typedef struct {
     const llm__cpu_kernels *k;
     llm__vec_dot_fn dot;
     llm__vec_dot4_fn dot4;  /* NULL: dot only */
+    llm__vec_dot_fn tdot;   /* the tiled pair (experts with 8 or more rows), or NULL */
+    llm__vec_dot4_fn tdot4;
     llm__quantize_fn quant; /* NULL: F32 activations, copied */
     const char *x;          /* F32 [n][kx][K] */
     int64_t kx, K, M, n_used;
@@ -153,18 +158,23 @@ static void dot_task(void *p, int ith, int nth) {
         const int64_t r1 = r0 + ROWS_PER_PIECE < c->M ? r0 + ROWS_PER_PIECE : c->M;
         const int64_t g0 = c->off[ex], g1 = c->off[ex + 1];
         const char *wex = c->w + (size_t)ex * c->w_exp;
+        /* llama.cpp's tiled K-quant kernel takes an expert with 8 or more
+         * rows: groups of 4 through its dot4, the rest through its dot. */
+        const int tiled = c->tdot && g1 - g0 >= 8;
+        const llm__vec_dot_fn dot = tiled ? c->tdot : c->dot;
+        const llm__vec_dot4_fn dot4 = tiled ? c->tdot4 : c->dot4;
         for (int64_t r = r0; r < r1; r++) {
             const char *wr = wex + (size_t)r * c->w_row;
             int64_t g = g0;
-            if (c->dot4) {
+            if (dot4) {
                 for (; g + 4 <= g1; g += 4) {
                     float o4[4];
-                    c->dot4(c->K, wr, c->g + (size_t)g * c->a_row, c->a_row, o4);
+                    dot4(c->K, wr, c->g + (size_t)g * c->a_row, c->a_row, o4);
                     for (int q = 0; q < 4; q++) c->out[(size_t)c->pair[g + q] * (size_t)c->M + (size_t)r] = o4[q];
                 }
             }
             for (; g < g1; g++)
-                c->out[(size_t)c->pair[g] * (size_t)c->M + (size_t)r] = c->dot(c->K, wr, c->g + (size_t)g * c->a_row);
+                c->out[(size_t)c->pair[g] * (size_t)c->M + (size_t)r] = dot(c->K, wr, c->g + (size_t)g * c->a_row);
         }
     }
 }
@@ -194,6 +204,16 @@ llm_status llm__cpu_matmul_id(llm_backend *be, const llm_tensor *out, const llm_
     c.k = &cpu->k;
     c.dot = cpu->k.dot[wt];
     c.dot4 = cpu->k.dot4[wt];
+    /* llama.cpp's shape-dependent kernels (kernels.h), as its mul_mat_id
+     * takes them: weights it repacks (rows8, M % 8 == 0) go through its gemv
+     * one row at a time; the tiled K-quant kernel per expert (dot_task). */
+    if (cpu->k.rows8[wt].dot && c.M % 8 == 0) {
+        c.dot = cpu->k.rows8[wt].dot;
+        c.dot4 = NULL;
+    } else if (cpu->k.tiled[wt].dot) {
+        c.tdot = cpu->k.tiled[wt].dot;
+        c.tdot4 = cpu->k.tiled[wt].dot4;
+    }
     const llm_dtype at = cpu->k.act_type[wt];
     c.quant = at == LLM_DTYPE_F32 ? NULL : cpu->k.quantize[at];
     c.x = llm__host_ptr(x);
