@@ -13,6 +13,9 @@ synthetic/qwen3moe.gguf (the runtime_families_generate_qwen3moe test writes it);
 LLAMA_QUANTIZE may name llama-quantize (default
 ~/.cache/llm/llamacpp-tools/avx2/bin/llama-quantize). Work files go to
 $TMPDIR/llm-moe-quant-check/TYPE/. Exit status: the number of failing types.
+
+Result on the s6-moe branch (AVX2): Q4_K_M, Q5_K_M and Q4_0 each bit-identical
+on 1315 positions, greedy 160 / 160.
 """
 import json
 import os
