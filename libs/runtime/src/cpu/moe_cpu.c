@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "cpu/cpu.h"
+#include "dtype/blocks.h"
 
 #define ROWS_PER_PIECE 16
 
@@ -112,6 +113,10 @@ typedef struct {
     llm__vec_dot4_fn dot4;  /* NULL: dot only */
     llm__vec_dot_fn tdot;   /* the tiled pair (experts with 8 or more rows), or NULL */
     llm__vec_dot4_fn tdot4;
+    llm__vec_dot4x1_fn dot4x1; /* 4 weight rows x 1 row, same bits as dot (needs sc), or NULL */
+    llm__vec_dot8_fn dot8;  /* rows8: 8 weight rows x 1..2 rows, same bits as dot, or NULL */
+    float *sc;              /* with dot4x1: [P][K / 32][2] the rows' block scales d (and s) */
+    llm_dtype act_type;
     llm__quantize_fn quant; /* NULL: F32 activations, copied */
     const char *x;          /* F32 [n][kx][K] */
     int64_t kx, K, M, n_used;
@@ -134,6 +139,20 @@ static void gather_rows(const mmid_ctx *c, int64_t b, int64_t e) {
         char *dst = c->g + (size_t)r * c->a_row;
         if (c->quant) c->quant(src, dst, c->K);
         else memcpy(dst, src, (size_t)c->K * 4);
+        if (c->sc) { /* as matmul_cpu.c unpacks them for dot4x1 */
+            const int64_t nb = c->K / 32;
+            float *sc = c->sc + r * nb * 2;
+            if (c->act_type == LLM_DTYPE_Q8_1) {
+                const llm_block_q8_1 *y = (const llm_block_q8_1 *)dst;
+                for (int64_t k = 0; k < nb; k++) {
+                    sc[2 * k] = llm_fp16_to_fp32(y[k].d);
+                    sc[2 * k + 1] = llm_fp16_to_fp32(y[k].s);
+                }
+            } else {
+                const llm_block_q8_0 *y = (const llm_block_q8_0 *)dst;
+                for (int64_t k = 0; k < nb; k++) sc[2 * k] = llm_fp16_to_fp32(y[k].d);
+            }
+        }
     }
 }
 
@@ -163,18 +182,44 @@ static void dot_task(void *p, int ith, int nth) {
         const int tiled = c->tdot && g1 - g0 >= 8;
         const llm__vec_dot_fn dot = tiled ? c->tdot : c->dot;
         const llm__vec_dot4_fn dot4 = tiled ? c->tdot4 : c->dot4;
-        for (int64_t r = r0; r < r1; r++) {
-            const char *wr = wex + (size_t)r * c->w_row;
-            int64_t g = g0;
-            if (dot4) {
-                for (; g + 4 <= g1; g += 4) {
+        /* Groups of 4 rows through dot4 (one weight row decoded for four). */
+        int64_t g4 = g0;
+        if (dot4) {
+            for (int64_t r = r0; r < r1; r++) {
+                const char *wr = wex + (size_t)r * c->w_row;
+                for (int64_t g = g0; g + 4 <= g1; g += 4) {
                     float o4[4];
                     dot4(c->K, wr, c->g + (size_t)g * c->a_row, c->a_row, o4);
                     for (int q = 0; q < 4; q++) c->out[(size_t)c->pair[g + q] * (size_t)c->M + (size_t)r] = o4[q];
                 }
             }
-            for (; g < g1; g++)
-                c->out[(size_t)c->pair[g] * (size_t)c->M + (size_t)r] = dot(c->K, wr, c->g + (size_t)g * c->a_row);
+            g4 = g0 + (g1 - g0) / 4 * 4;
+        }
+        /* The other rows (a decode step: one row per expert) one at a time,
+         * several weight rows per call where a kernel does that with dot's
+         * bits: dot8 (rows8 types, up to 2 rows) or dot4x1. */
+        for (int64_t g = g4; g < g1;) {
+            const int two = !tiled && c->dot8 && g + 1 < g1;
+            const char *a = c->g + (size_t)g * c->a_row;
+            float *o0 = c->out + (size_t)c->pair[g] * (size_t)c->M;
+            float *o1 = two ? c->out + (size_t)c->pair[g + 1] * (size_t)c->M : NULL;
+            int64_t r = r0;
+            if (!tiled && c->dot8) {
+                for (; r + 8 <= r1; r += 8) {
+                    float o8[2][8];
+                    c->dot8(c->K, wex + (size_t)r * c->w_row, c->w_row, a, c->a_row, two ? 2 : 1, &o8[0][0], 8);
+                    memcpy(o0 + r, o8[0], sizeof o8[0]);
+                    if (two) memcpy(o1 + r, o8[1], sizeof o8[1]);
+                }
+            } else if (!tiled && c->dot4x1) {
+                const float *sc = c->sc + g * (c->K / 32) * 2;
+                for (; r + 4 <= r1; r += 4) c->dot4x1(c->K, wex + (size_t)r * c->w_row, c->w_row, a, sc, o0 + r);
+            }
+            for (; r < r1; r++) {
+                o0[r] = dot(c->K, wex + (size_t)r * c->w_row, a);
+                if (two) o1[r] = dot(c->K, wex + (size_t)r * c->w_row, a + c->a_row);
+            }
+            g += two ? 2 : 1;
         }
     }
 }
@@ -210,10 +255,14 @@ llm_status llm__cpu_matmul_id(llm_backend *be, const llm_tensor *out, const llm_
     if (cpu->k.rows8[wt].dot && c.M % 8 == 0) {
         c.dot = cpu->k.rows8[wt].dot;
         c.dot4 = NULL;
+        c.dot8 = cpu->k.rows8[wt].dot8;
     } else if (cpu->k.tiled[wt].dot) {
         c.tdot = cpu->k.tiled[wt].dot;
         c.tdot4 = cpu->k.tiled[wt].dot4;
     }
+    c.act_type = cpu->k.act_type[wt];
+    const int unpack = !c.dot8 && !c.tdot && cpu->k.dot4x1[wt] &&
+                       (c.act_type == LLM_DTYPE_Q8_0 || c.act_type == LLM_DTYPE_Q8_1);
     const llm_dtype at = cpu->k.act_type[wt];
     c.quant = at == LLM_DTYPE_F32 ? NULL : cpu->k.quantize[at];
     c.x = llm__host_ptr(x);
@@ -233,17 +282,23 @@ llm_status llm__cpu_matmul_id(llm_backend *be, const llm_tensor *out, const llm_
                         llm_dtype_name(at));
     }
     const int64_t per_exp = (c.M + ROWS_PER_PIECE - 1) / ROWS_PER_PIECE;
-    /* Scratch: off [n_exp + 1], pair [P], pieces [n_exp * per_exp][2], g [P][a_row]. */
+    /* Scratch: off [n_exp + 1], pair [P], pieces [n_exp * per_exp][2], g [P][a_row],
+     * sc [P][K / 32][2] (dot4x1 only). */
     const size_t s_off = 0, s_pair = up64(s_off + (size_t)(n_exp + 1) * sizeof(int64_t)),
                  s_pc = up64(s_pair + (size_t)P * sizeof(int32_t)),
                  s_g = up64(s_pc + (size_t)(n_exp * per_exp) * 2 * sizeof(int32_t)),
-                 need = s_g + (size_t)P * c.a_row;
+                 s_sc = up64(s_g + (size_t)P * c.a_row),
+                 need = s_sc + (unpack ? (size_t)P * (size_t)(c.K / 32) * 2 * sizeof(float) : 0);
     llm_status st = reserve(cpu, need);
     if (st) return st;
     char *s = cpu->moe;
     int64_t *off = (int64_t *)(s + s_off);
     int32_t *pair = (int32_t *)(s + s_pair), *pieces = (int32_t *)(s + s_pc);
     c.g = s + s_g;
+    if (unpack) {
+        c.sc = (float *)(s + s_sc);
+        c.dot4x1 = cpu->k.dot4x1[wt];
+    }
     /* Group the (token, slot) pairs by expert, in ascending pair order. */
     memset(off, 0, (size_t)(n_exp + 1) * sizeof(int64_t));
     for (int64_t i = 0; i < P; i++) off[ids[i] + 1]++;
