@@ -136,3 +136,6 @@ Test(family_chat, qwen2_hf_folder_tokenizes_as_gguf) {
     llm_model_free(mh);
     json_decref(g);
 }
+
+/* qwen3moe: the Qwen2 vocabulary with Qwen3's template, on the mixture-of-experts model. */
+Test(family_chat, qwen3moe) { check_family("qwen3moe"); }

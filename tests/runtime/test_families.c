@@ -27,6 +27,8 @@
  *            heads of 128, conv kernel 4) then 1 gated full-attention layer
  *            (8 / 2 heads of 256, rope over 64 dims), Q8_0, the Qwen3.5
  *            vocabulary; also prefilled in chunks of 64 (qwen35_chunked_logits)
+ *   qwen3moe Qwen3-30B-A3B's heads (32 / 4 of 128), 32 experts of which 8 are
+ *            used per token, F32 router (see the end of this file)
  *   phi3     Phi-3.5 mini's head size (8 / 8 of 96), fused attn_qkv and gate/up
  *            ffn_up, LongRoPE (rope_factors_short / _long, attn_factor), untied
  *            Q8_0, the Phi-3 SentencePiece vocabulary and template. Twice: with
@@ -279,3 +281,10 @@ static void check_llama3_kv(const char *tname, llm_dtype t) {
 
 Test(families, llama3_kv_q8_0) { check_llama3_kv("q8_0", LLM_DTYPE_Q8_0); }
 Test(families, llama3_kv_q4_0) { check_llama3_kv("q4_0", LLM_DTYPE_Q4_0); }
+
+/* qwen3moe: Qwen3-30B-A3B's heads (32 / 4 of 128) and a mixture of experts
+ * (32 experts of 128, 8 used, F32 router, normalised top-k weights), Q8_0,
+ * the Qwen2 vocabulary with Qwen3's template; its golden has a fifth prompt
+ * of 700 tokens (longer than the net's max_batch and llama.cpp's n_ubatch of
+ * 512, so two prefill chunks route their own tokens). */
+FAMILY(qwen3moe)

@@ -81,6 +81,12 @@ typedef struct llm__backend_ext {
     llm_status (*gated_delta)(llm_backend *be, const llm_tensor *out, const llm_tensor *q, const llm_tensor *k,
                               const llm_tensor *v, const llm_tensor *g, const llm_tensor *beta,
                               const llm_tensor *state);
+    /* Mixture-of-experts ops (ops_moe.c); NULL: LLM_ERR_UNSUPPORTED. */
+    llm_status (*matmul_id)(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
+                            const int32_t *ids);
+    llm_status (*moe_topk)(llm_backend *be, const llm_tensor *weights, int32_t *ids, const llm_tensor *probs,
+                           int32_t n_used, int norm);
+    llm_status (*moe_sum)(llm_backend *be, const llm_tensor *out, const llm_tensor *e, const llm_tensor *w);
 } llm__backend_ext;
 
 struct llm_backend {

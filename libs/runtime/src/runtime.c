@@ -55,6 +55,7 @@ static const char *const g_op_names[LLM_OP_COUNT] = {
     "mul",      "scale",  "softmax",  "kv_write", "attention", "argmax",
     "geglu",    "layer_norm", "gelu", "attention_full", "matmul_invariant",
     "unary",    "ssm_conv", "gated_delta",
+    "matmul_id", "moe_topk", "moe_sum",
 };
 
 const char *llm_op_name(llm_op op) {
@@ -116,6 +117,9 @@ int llm_backend_supports(const llm_backend *be, llm_op op, llm_dtype dtype) {
     case LLM_OP_GATED_DELTA: return dtype == LLM_DTYPE_F32 && be->ext.gated_delta != NULL;
     case LLM_OP_MATMUL_INVARIANT:
         return be->ext.matmul_invariant != NULL && be->iface->supports(be, LLM_OP_MATMUL, dtype);
+    case LLM_OP_MATMUL_ID: return be->ext.matmul_id != NULL && be->iface->supports(be, LLM_OP_MATMUL, dtype);
+    case LLM_OP_MOE_TOPK: return dtype == LLM_DTYPE_F32 && be->ext.moe_topk != NULL;
+    case LLM_OP_MOE_SUM: return dtype == LLM_DTYPE_F32 && be->ext.moe_sum != NULL;
     default: return be->iface->supports(be, op, dtype);
     }
 }

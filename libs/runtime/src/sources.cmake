@@ -30,7 +30,9 @@ set(LLM_RUNTIME_SOURCES
   src/cpu/attention_fa.c
   src/cpu/encoder_cpu.c
   src/cpu/encoder_avx2.c
-  src/cpu/ssm_cpu.c)
+  src/cpu/ssm_cpu.c
+  src/ops_moe.c
+  src/cpu/moe_cpu.c)
 
 # Called by libs/runtime/CMakeLists.txt once the target exists. SIMD variants
 # are compiled per file with their ISA flags and chosen at run time, so the

@@ -94,6 +94,10 @@ def main():
             {"name": "chat", "text": chat},
             {"name": "long", "file": "/usr/share/common-licenses/GPL-3", "max_tokens": 500},
         ]
+        if "moe" in make_synthetic.FAMILIES[fam]:
+            # Longer than a prefill chunk (the net's max_batch and llama.cpp's n_ubatch are
+            # 512): its second chunk routes its own tokens; 44 KV blocks of 16.
+            prompts.append({"name": "longer", "file": "/usr/share/common-licenses/GPL-3", "max_tokens": 700})
         blob = make_golden(path, prompts, n_cont=N_CONT, full_rows="last-of-first")
         out = os.path.join(HERE, "golden", f"{fam}.bin")
         with open(out, "wb") as f:

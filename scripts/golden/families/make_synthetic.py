@@ -103,6 +103,15 @@ FAMILIES = {
                    rope_base=10000000.0, eps=1e-6, ctx=262144, n_rot=64,
                    qwen35=dict(d_conv=4, d_state=128, n_k=16, n_v=16, interval=4, sections=[11, 11, 10, 0]),
                    wtype=Q.Q8_0, etype=Q.Q8_0),
+    # Qwen3-30B-A3B: 32 / 4 heads of 128, per-head Q/K norms, and in place of the dense
+    # feed-forward a mixture of experts (there 128 experts of 768, 8 used; here 32 of 128,
+    # 8 used), softmax router with normalised top-k weights (norm_topk_prob), no shared
+    # expert. The router stays F32 as llama.cpp's converter and quantizer keep it.
+    "qwen3moe": dict(arch="qwen3moe", vocab="qwen2", template="Qwen-Qwen3-0.6B.jinja",
+                     n_head=32, n_head_kv=4, head_dim=128, n_embd=256, n_ff=1024, n_layer=3,
+                     rope_base=1000000.0, eps=1e-6, ctx=40960, qk_norm=True,
+                     moe=dict(n_expert=32, n_used=8, n_ff_exp=128),
+                     wtype=Q.Q8_0, etype=Q.Q8_0),
 }
 
 
@@ -197,6 +206,10 @@ def build(family, out):
         w.add_ssm_time_step_rank(q["n_v"])
         w.add_ssm_inner_size(q["d_state"] * q["n_v"])
         w.add_full_attention_interval(q["interval"])
+    if "moe" in s:
+        w.add_expert_count(s["moe"]["n_expert"])
+        w.add_expert_used_count(s["moe"]["n_used"])
+        w.add_expert_feed_forward_length(s["moe"]["n_ff_exp"])
     w.add_file_type(1)
     n_vocab = copy_vocab(w, s["vocab"])
     with open(os.path.join(TESTDATA, "chat-templates", s["template"]), encoding="utf-8") as f:
@@ -251,12 +264,21 @@ def build(family, out):
         if gem:
             norm_(w, p + "post_attention_norm", E)
         norm_(w, p + "ffn_norm", E)
-        if s.get("fused"):
+        if "moe" in s:
+            # Router rows of std 2/sqrt(E): logits of std ~2, so a few experts stand out;
+            # expert matrices stacked [n_expert][rows][cols] (GGUF ne = cols, rows, n_expert).
+            X, FE = s["moe"]["n_expert"], s["moe"]["n_ff_exp"]
+            add_(w, p + "ffn_gate_inp.weight", matrix(p + "ffn_gate_inp", X, E) * np.float32(2.0), Q.F32)
+            for t, (r, c) in (("gate", (FE, E)), ("up", (FE, E)), ("down", (E, FE))):
+                stack = np.stack([matrix(p + f"ffn_{t}_exps.{x}", r, c) for x in range(X)])
+                add_(w, p + f"ffn_{t}_exps.weight", stack, wt)
+        elif s.get("fused"):
             add_(w, p + "ffn_up.weight", matrix(p + "ffn_up", 2 * F, E), wt)
         else:
             add_(w, p + "ffn_gate.weight", matrix(p + "ffn_gate", F, E), wt)
             add_(w, p + "ffn_up.weight", matrix(p + "ffn_up", F, E), wt)
-        add_(w, p + "ffn_down.weight", matrix(p + "ffn_down", E, F), wt)
+        if "moe" not in s:
+            add_(w, p + "ffn_down.weight", matrix(p + "ffn_down", E, F), wt)
         if gem:
             norm_(w, p + "post_ffw_norm", E)
     w.write_header_to_file()

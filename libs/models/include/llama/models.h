@@ -356,6 +356,10 @@ typedef struct llm_model_hparams {
     uint32_t ssm_n_k_heads;  /* key heads (ssm.group_count); n_v_heads is a multiple */
     uint32_t ssm_n_layer;    /* how many layers are recurrent */
     uint64_t ssm_layers[2];  /* bit l % 64 of word l / 64: layer l is recurrent (n_layer <= 128) */
+    /* Mixture of experts (qwen3moe); 0 for a dense model. */
+    uint32_t n_expert;      /* experts per layer (GGUF <arch>.expert_count) */
+    uint32_t n_expert_used; /* experts each token is routed to (<arch>.expert_used_count) */
+    uint32_t n_ff_exp;      /* an expert's feed-forward width (<arch>.expert_feed_forward_length) */
 } llm_model_hparams;
 
 /* One tensor of the model, under its GGUF-style name. */

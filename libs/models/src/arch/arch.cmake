@@ -12,4 +12,5 @@ set(LLM_MODELS_ARCH_SOURCES
   src/arch/phi3.c
   src/arch/bert.c
   src/arch/nomic_bert.c
-  src/arch/qwen35.c)
+  src/arch/qwen35.c
+  src/arch/qwen3moe.c)

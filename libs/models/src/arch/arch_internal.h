@@ -40,7 +40,13 @@ typedef enum llm__dim {
     LLM__D_CONV_CH,   /* 2 * ssm_n_k_heads * ssm_d_state + ssm_d_inner (conv channels) */
     LLM__D_SSM_V,     /* ssm_d_inner */
     LLM__D_SSM_VH,    /* ssm_n_v_heads */
-    LLM__D_SSM_STATE  /* ssm_d_state */
+    LLM__D_SSM_STATE, /* ssm_d_state */
+    LLM__D_EXPERT,    /* n_expert (mixture of experts: the router's rows) */
+    /* The experts' stacked matrices: as ne1, these give a third dimension
+     * ne2 = n_expert (llm__dim_ne2); every other dim gives ne2 = 1. */
+    LLM__D_FF_EXP_X,  /* n_ff_exp, per expert (gate and up experts' rows) */
+    LLM__D_EMBD_X,    /* n_embd, per expert (down experts' rows) */
+    LLM__D_FF_EXP     /* n_ff_exp (the down experts' columns) */
 } llm__dim;
 
 /* How the forward uses a tensor, which fixes what the loader checks. */
@@ -190,6 +196,9 @@ void llm__arch_names_join(char *buf, size_t cap);
 
 /* tensor_table.c */
 int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d);
+/* The third dimension of a tensor whose ne1 is d: n_expert for the experts'
+ * dims (LLM__D_FF_EXP_X, LLM__D_EMBD_X), else 1. */
+int64_t llm__dim_ne2(const llm_model_hparams *hp, llm__dim ne1);
 /* The GGUF name of entry s for layer l (ignored for global entries). */
 int llm__spec_name(const llm__tensor_spec *s, uint32_t l, char *out, size_t cap);
 /* Descriptor check: every required entry present with its shape, and every

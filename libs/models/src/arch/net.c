@@ -166,6 +166,12 @@ static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, i
     SLOT(off_sg, B * VH * f);           /* [B][VH]: log-decay */
     SLOT(off_sbeta, B * VH * f);        /* [B][VH]: mixing weight */
     SLOT(off_so, B * VI * f);           /* [B][VH][hd]: delta-rule output */
+    const size_t X = hp->n_expert, U = X ? hp->n_expert_used : 0, FE = X ? hp->n_ff_exp : 0;
+    SLOT(off_moe_probs, B * X * f);    /* [B][X] */
+    SLOT(off_moe_w, B * U * f);        /* [B][U] */
+    SLOT(off_moe_gate, B * U * FE * f); /* [B][U][Fe] */
+    SLOT(off_moe_up, B * U * FE * f);  /* [B][U][Fe] */
+    SLOT(off_moe_out, B * U * E * f);  /* [B][U][E] */
 #undef SLOT
     a->bytes = off;
 }
@@ -246,7 +252,7 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
     llm__arena_layout a;
     arena_layout(hp, &p, arch->encoder, &a);
     out->arena_bytes = a.bytes;
-    out->host_bytes = (size_t)p.max_batch * sizeof(int32_t);
+    out->host_bytes = (size_t)p.max_batch * sizeof(int32_t) * (1 + (hp->n_expert ? hp->n_expert_used : 0));
     out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, &p, arch->encoder);
     /* Recurrent layers (qwen35's Gated DeltaNet) keep a state, not K/V. */
     const uint32_t n_kv_layers = hp->n_layer - (arch->encoder || hp->ssm_d_conv == 0 ? 0 : hp->ssm_n_layer);
@@ -265,7 +271,8 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
 static llm_status make_arena(llm_net *net) {
     arena_layout(&net->hp, &net->p, net->arch->encoder, &net->a);
     net->gather_ids = calloc((size_t)net->p.max_batch, sizeof(int32_t));
-    if (!net->gather_ids) {
+    if (net->hp.n_expert) net->moe_ids = calloc((size_t)net->p.max_batch * net->hp.n_expert_used, sizeof(int32_t));
+    if (!net->gather_ids || (net->hp.n_expert && !net->moe_ids)) {
         return llm__net_err(LLM_ERR_NO_MEMORY, "out of memory");
     }
     return llm__net_op(llm_buffer_alloc(net->be, net->a.bytes, &net->arena));
@@ -336,6 +343,7 @@ void llm_net_free(llm_net *net) {
     free(net->layers);
     free(net->gather_ids);
     free(net->row_ids);
+    free(net->moe_ids);
     free(net);
 }
 

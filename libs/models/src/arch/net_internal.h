@@ -36,6 +36,10 @@ typedef struct llm__layer_w {
     llm_tensor ssm_beta, ssm_alpha; /* [VH][E] each */
     llm_tensor ssm_norm;            /* f32 [d_state] */
     llm_tensor ssm_out;             /* [E][VI] */
+    /* Mixture of experts (qwen3moe), X = n_expert, Fe = n_ff_exp. */
+    llm_tensor ffn_gate_inp;                     /* f32 [X][E]: the router */
+    llm_tensor ffn_gate_exps, ffn_up_exps;       /* [X][Fe][E] each */
+    llm_tensor ffn_down_exps;                    /* [X][E][Fe] */
 } llm__layer_w;
 
 /* Arena slots, carved once for max_batch tokens (byte offsets into arena). */
@@ -46,6 +50,11 @@ typedef struct llm__arena_layout {
      * layers' query+gate and gate; the recurrent layers' projections, conv
      * output, split q/k/v, decay, mixing weight and delta-rule output. */
     size_t off_qg, off_agate, off_mix, off_conv, off_z, off_sq, off_sk, off_sv, off_sg, off_sbeta, off_so;
+    /* Mixture of experts (0 bytes each for a dense model), U = n_expert_used. */
+    size_t off_moe_probs;      /* [B][n_expert] router logits, then probabilities */
+    size_t off_moe_w;          /* [B][U] expert weights */
+    size_t off_moe_gate, off_moe_up; /* [B][U][n_ff_exp] */
+    size_t off_moe_out;        /* [B][U][E] expert outputs */
 } llm__arena_layout;
 
 /* LM-head rows per matmul (bounds the logits slot), and the shortest last
@@ -79,6 +88,7 @@ struct llm_net {
     uint32_t n_vecs;
     int32_t *row_ids;     /* host [max_batch * n_row_ids]: the arch's get_rows index scratch
                              (qwen35: splitting interleaved heads), or NULL */
+    int32_t *moe_ids;     /* host [max_batch][n_expert_used] routed experts (NULL: dense) */
 };
 
 struct llm_net_kv {

@@ -16,6 +16,7 @@ extern const llm__arch llm__arch_phi3;
 extern const llm__arch llm__arch_bert;
 extern const llm__arch llm__arch_nomic_bert;
 extern const llm__arch llm__arch_qwen35;
+extern const llm__arch llm__arch_qwen3moe;
 
 static const llm__arch *const k_archs[] = {
     &llm__arch_llama,
@@ -26,8 +27,9 @@ static const llm__arch *const k_archs[] = {
     &llm__arch_bert,
     &llm__arch_nomic_bert,
     &llm__arch_qwen35,
+    &llm__arch_qwen3moe,
 };
-static const char *const k_arch_names[] = {"llama", "qwen2", "qwen3", "gemma3", "phi3", "bert", "nomic-bert", "qwen35", NULL}; /* the tags above, in order */
+static const char *const k_arch_names[] = {"llama", "qwen2", "qwen3", "gemma3", "phi3", "bert", "nomic-bert", "qwen35", "qwen3moe", NULL}; /* the tags above, in order */
 _Static_assert(sizeof k_arch_names / sizeof k_arch_names[0] == sizeof k_archs / sizeof k_archs[0] + 1,
                "k_arch_names must list every registered architecture");
 

@@ -32,8 +32,16 @@ int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d) {
     case LLM__D_SSM_V: return hp->ssm_d_inner;
     case LLM__D_SSM_VH: return hp->ssm_n_v_heads;
     case LLM__D_SSM_STATE: return hp->ssm_d_state;
+    case LLM__D_EXPERT: return hp->n_expert;
+    case LLM__D_FF_EXP_X: return hp->n_ff_exp;
+    case LLM__D_EMBD_X: return hp->n_embd;
+    case LLM__D_FF_EXP: return hp->n_ff_exp;
     default: return 1;
     }
+}
+
+int64_t llm__dim_ne2(const llm_model_hparams *hp, llm__dim ne1) {
+    return ne1 == LLM__D_FF_EXP_X || ne1 == LLM__D_EMBD_X ? hp->n_expert : 1;
 }
 
 int llm__spec_name(const llm__tensor_spec *s, uint32_t l, char *out, size_t cap) {
@@ -70,13 +78,14 @@ llm_status llm__table_validate(const llm_model_desc *d, const llm__arch *a) {
             continue;
         }
         claimed[t - first] = 1;
-        const int64_t want[4] = {llm__dim_value(hp, s->ne0), llm__dim_value(hp, s->ne1), 1, 1};
-        if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != 1 || t->ne[3] != 1)
+        const int64_t want[4] = {llm__dim_value(hp, s->ne0), llm__dim_value(hp, s->ne1),
+                                 llm__dim_ne2(hp, s->ne1), 1};
+        if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != want[2] || t->ne[3] != 1)
             st = llm__models_error(LLM_ERR_BAD_FORMAT,
                                    "model: %s: tensor '%s' has shape [%" PRId64 ", %" PRId64 ", %" PRId64
-                                   ", %" PRId64 "], expected [%" PRId64 ", %" PRId64 "]",
+                                   ", %" PRId64 "], expected [%" PRId64 ", %" PRId64 ", %" PRId64 "]",
                                    llm_model_desc_path(d), name, t->ne[0], t->ne[1], t->ne[2], t->ne[3], want[0],
-                                   want[1]);
+                                   want[1], want[2]);
     })
     /* A tensor nobody claims means the file is not what we think it is (a
      * variant with extra weights we would silently skip): refuse it. */
@@ -124,10 +133,13 @@ static llm_status load_one(llm_net *net, const llm__tensor_spec *s, const char *
         return s->optional ? LLM_OK : llm__net_err(LLM_ERR_BAD_FORMAT, "%s: tensor '%s' is missing", tag, name);
     }
     const llm_model_hparams *hp = &net->hp;
-    const int64_t ne0 = llm__dim_value(hp, s->ne0), ne1 = llm__dim_value(hp, s->ne1);
-    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != 1 || t->ne[3] != 1) {
-        return llm__net_err(LLM_ERR_BAD_FORMAT, "%s: tensor '%s' is [%lld][%lld], expected [%lld][%lld]", tag,
-                            name, (long long)t->ne[1], (long long)t->ne[0], (long long)ne1, (long long)ne0);
+    const int64_t ne0 = llm__dim_value(hp, s->ne0), ne1 = llm__dim_value(hp, s->ne1),
+                  ne2 = llm__dim_ne2(hp, s->ne1);
+    if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1) {
+        return llm__net_err(LLM_ERR_BAD_FORMAT,
+                            "%s: tensor '%s' is [%lld][%lld][%lld], expected [%lld][%lld][%lld]", tag, name,
+                            (long long)t->ne[2], (long long)t->ne[1], (long long)t->ne[0], (long long)ne2,
+                            (long long)ne1, (long long)ne0);
     }
     /* A HF checkpoint's norm and bias vectors: F16/BF16 are widened to F32
      * (exact), norms shifted where the architecture says so, as llama.cpp's

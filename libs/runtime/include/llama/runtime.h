@@ -113,6 +113,10 @@ typedef enum llm_op {
     LLM_OP_UNARY,
     LLM_OP_SSM_CONV,
     LLM_OP_GATED_DELTA,
+    /* Mixture-of-experts ops, llama/runtime.h "Mixture of experts" below. */
+    LLM_OP_MATMUL_ID,
+    LLM_OP_MOE_TOPK,
+    LLM_OP_MOE_SUM,
     LLM_OP_COUNT
 } llm_op;
 
@@ -453,6 +457,47 @@ llm_status llm_op_gated_delta(llm_backend *be, const llm_tensor *out, const llm_
 /* out_ids[i] = index of the largest x[i][:] (first one on ties).
  * x: F32 [n][V]; out_ids: host [n]. */
 llm_status llm_op_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids);
+
+/*
+ * Mixture of experts (llama.cpp's build_moe_ffn on the CPU). Per token t of
+ * n, a router gives probabilities probs[t][n_expert] (llm_op_softmax of the
+ * router's logits); llm_op_moe_topk picks the n_used largest and their
+ * weights; llm_op_matmul_id multiplies each token only by the experts it was
+ * routed to; llm_op_moe_sum adds the weighted expert outputs. Optional
+ * extensions: a backend without them (CUDA for now) returns
+ * LLM_ERR_UNSUPPORTED naming the op, and llm_backend_supports tells
+ * beforehand (LLM_OP_MATMUL_ID with the expert weights' type, the other two
+ * with F32).
+ */
+
+/* ids[t][j] = the expert of the j-th largest probs[t][:] (j < n_used; on
+ * equal probabilities the lower index first), weights[t][j] = probs[t][ids[t][j]];
+ * with norm != 0 each row of weights is then divided by its sum, the sum
+ * accumulated in double in j order, rounded to float and raised to at least
+ * 6.103515625e-5 (llama.cpp's clamp to the smallest normal F16).
+ * weights: F32 [n][n_used]; probs: F32 [n][n_expert]; ids: host [n][n_used];
+ * 1 <= n_used <= n_expert. Accounted as LLM_OP_MOE_TOPK. */
+llm_status llm_op_moe_topk(llm_backend *be, const llm_tensor *weights, int32_t *ids, const llm_tensor *probs,
+                           int32_t n_used, int norm);
+
+/* out[t][j][m] = sum_k x[t][jx][k] * w[ids[t][j]][m][k], jx = j when x has
+ * n_used rows per token, 0 when it has one (shared by all the token's
+ * experts). out: F32 [n][n_used][M]; x: F32 [n][1 or n_used][K]; w: a
+ * weight type of llm_op_matmul, [n_expert][M][K]; ids: host [n][n_used],
+ * each in [0, n_expert). Each expert's rows are read once per call for all
+ * the (token, slot) pairs routed to it. Every output is the per-row dot
+ * product of llm_op_matmul_invariant (x converted to the weights' activation
+ * type as llm_op_matmul does), never a shape-dependent kernel: llama.cpp's
+ * CPU mul_mat_id order for the types without a repacked or tiled layout
+ * (F32, F16, BF16, Q4_1, Q5_0, Q5_1, Q8_0). Accounted as LLM_OP_MATMUL_ID. */
+llm_status llm_op_matmul_id(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
+                            const int32_t *ids);
+
+/* out[t][:] = (e[t][0] * w[t][0]) + (e[t][1] * w[t][1]) + ... in j order,
+ * each product rounded to F32 before it is added (llama.cpp's ggml_mul then
+ * a chain of ggml_add over the experts' views). out: F32 [n][E]; e: F32
+ * [n][n_used][E]; w: F32 [n][n_used]. Accounted as LLM_OP_MOE_SUM. */
+llm_status llm_op_moe_sum(llm_backend *be, const llm_tensor *out, const llm_tensor *e, const llm_tensor *w);
 
 #ifdef __cplusplus
 }

@@ -103,6 +103,7 @@ static void cpu_destroy(llm_backend *be) {
         free(c->kv_offs);
         free(c->gemm_w);
         free(c->gemm_x);
+        free(c->moe);
         free(c);
     }
     free(be);
@@ -220,6 +221,9 @@ llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **ou
     be->ext.unary = llm__cpu_unary;
     be->ext.ssm_conv = llm__cpu_ssm_conv;
     be->ext.gated_delta = llm__cpu_gated_delta;
+    be->ext.matmul_id = llm__cpu_matmul_id;
+    be->ext.moe_topk = llm__cpu_moe_topk;
+    be->ext.moe_sum = llm__cpu_moe_sum;
     be->impl = c;
     be->params = *p;
     be->n_threads = p->n_threads > 0 ? p->n_threads : physical_cores();

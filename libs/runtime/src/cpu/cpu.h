@@ -28,6 +28,9 @@ typedef struct llm__cpu {
     size_t gemm_w_len;    /* floats */
     float *gemm_x;        /* [n][K] (F16 / BF16 weights only) */
     size_t gemm_x_len;
+    /* matmul_id's grouping tables and gathered activations (moe_cpu.c); grown, never shrunk. */
+    void *moe;
+    size_t moe_size;
 } llm__cpu;
 
 static inline llm__cpu *llm__cpu_of(llm_backend *be) { return (llm__cpu *)be->impl; }
@@ -39,6 +42,12 @@ llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n);
 llm_status llm__cpu_reserve_kv_offs(llm__cpu *c, int64_t n_pos);
 
 /* Op implementations (one file per family). */
+/* Mixture of experts (moe_cpu.c). */
+llm_status llm__cpu_moe_topk(llm_backend *be, const llm_tensor *weights, int32_t *ids, const llm_tensor *probs,
+                             int32_t n_used, int norm);
+llm_status llm__cpu_matmul_id(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
+                              const int32_t *ids);
+llm_status llm__cpu_moe_sum(llm_backend *be, const llm_tensor *out, const llm_tensor *e, const llm_tensor *w);
 llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                            const llm_tensor *w);
 /* The same product in the tiled order (gemm_cpu.c), for F32 / F16 / BF16 w only. */
