@@ -185,6 +185,15 @@ static void run(llm_kernels kernels, float *one, float *split) {
     cr_assert(llm_net_is_recurrent(net));
     llm_net_kv *kv;
     cr_assert_eq(llm_net_kv_create(net, 4, 16, &kv), LLM_OK);
+    /* Layer 0 is recurrent: no K/V storage, and the plan counts layer 1's K/V only. */
+    llm_tensor kt, vt;
+    cr_expect_eq(llm_net_kv_layer(kv, 0, &kt, &vt), LLM_ERR_INVALID_ARG);
+    cr_expect_eq(llm_net_kv_layer(kv, 1, &kt, &vt), LLM_OK);
+    llm_net_memory mem;
+    cr_assert_eq(llm_net_plan(d, NULL, &mem), LLM_OK, "%s", llm_net_last_error());
+    cr_expect_eq(mem.kv_bytes_per_token, mem.kv_bytes_per_token_layer, "K/V bytes per token %zu, one layer's %zu",
+                 mem.kv_bytes_per_token, mem.kv_bytes_per_token_layer);
+    cr_expect_gt(mem.state_bytes, 0);
     cr_expect_eq(llm_net_forward(net, kv, &(llm_net_batch){0}), LLM_ERR_INVALID_ARG); /* no tokens */
     cr_assert_eq(llm_net_kv_state_alloc(kv, 2), LLM_OK, "%s", llm_net_last_error());
     const int32_t toks[12] = {1, 5, 9, 2, 14, 3, 3, 7, 0, 11, 15, 6};

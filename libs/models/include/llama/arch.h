@@ -78,7 +78,8 @@ int llm_net_arch_is_encoder(const char *arch);
 typedef struct llm_net_memory {
     size_t arena_bytes;              /* backend activation arena for max_batch tokens */
     size_t host_bytes;               /* host scratch of the net */
-    size_t kv_bytes_per_token;       /* K + V of one token over all layers, in type_k / type_v */
+    size_t kv_bytes_per_token;       /* K + V of one token over all layers that hold K/V (not a hybrid
+                                        net's recurrent layers), in type_k / type_v */
     size_t kv_bytes_per_token_layer; /* the same for one layer */
     size_t kv_bytes_per_token_swa;   /* K + V of one token over the sliding-window layers
                                         only (0 without window layers) */
