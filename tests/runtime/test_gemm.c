@@ -116,7 +116,8 @@ Test(gemm, blocks_follow_the_documented_order_and_the_error_bound) {
         }
     }
     for (int v = 1; v < 3; v++)
-        if (!ran[v]) cr_log_warn("gemm: the %s block is not available here (skipped)", names[v]);
+        /* Criterion 2.4 exits 1 after a logged warning, so a block this CPU lacks is only noted. */
+        if (!ran[v]) cr_log_info("gemm: the %s block is not available here (skipped)", names[v]);
 }
 
 /* ---------------------------------------------------------- the op -- */

@@ -98,7 +98,7 @@ Test(kernels, kquant_dots_match_llamacpp) {
     if (simd) {
         llm__cpu_kernels_avx2(&v);
     } else {
-        cr_log_warn("CPU lacks AVX2/FMA/F16C: only the scalar Q4_K/Q6_K dots are checked against llama.cpp");
+        cr_log_info("CPU lacks AVX2/FMA/F16C: only the scalar Q4_K/Q6_K dots are checked against llama.cpp");
     }
     for (int i = 0; i < (int)(sizeof(g_kq_golden) / sizeof(g_kq_golden[0])); i++) {
         const llm_dtype t = g_kq_golden[i].t;
