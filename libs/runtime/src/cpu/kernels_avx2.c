@@ -247,6 +247,27 @@ static float dot_f16_avx2(int64_t n, const uint16_t *x, const uint16_t *y) { ret
 static float vdot_f32(int64_t n, const void *w, const void *a) { return dot_f32_avx2(n, w, a); }
 static float vdot_f16(int64_t n, const void *w, const void *a) { return dot_f16_avx2(n, w, a); }
 
+/* BF16 x BF16 in llama.cpp's AVX2 ggml_vec_dot_bf16 order: four 8-lane
+ * accumulators over blocks of 32 (each product of two bf16 is exact in a
+ * float, so fused or not gives the same bits), folded (c1 + c3) + (c2 + c4)
+ * and as hsum8, widened to double; the last n % 32 products added one by one
+ * in double. The scalar reference sums everything in double. */
+static float vdot_bf16(int64_t n, const void *w, const void *a) {
+    const uint16_t *x = w, *y = a;
+    __m256 c[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        for (int j = 0; j < 4; j++) {
+            c[j] = _mm256_add_ps(_mm256_mul_ps(load_bf8(x + i + 8 * j), load_bf8(y + i + 8 * j)), c[j]);
+        }
+    }
+    double s = (double)hsum8(_mm256_add_ps(_mm256_add_ps(c[0], c[2]), _mm256_add_ps(c[1], c[3])));
+    for (; i < n; i++) {
+        s += (double)(llm_bf16_to_fp32(x[i]) * llm_bf16_to_fp32(y[i]));
+    }
+    return (float)s;
+}
+
 /* P[s][d] = sum over t < nslot with t % S == s, ascending, of fma(v_t[d], p[t], .)
  * into scratch [S][hd]. Slot-major: one slot's partial sums of up to 64
  * values of d stay in registers while its rows stream by, so nothing is
@@ -622,6 +643,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->desc = "avx2+fma+f16c";
     k->dot[LLM_DTYPE_F32] = vdot_f32;
     k->dot[LLM_DTYPE_F16] = vdot_f16;
+    k->dot[LLM_DTYPE_BF16] = vdot_bf16;
     k->dot[LLM_DTYPE_Q4_0] = dot_q4_0_q8_0;
     k->dot[LLM_DTYPE_Q4_1] = dot_q4_1_q8_1;
     k->dot[LLM_DTYPE_Q8_0] = dot_q8_0_q8_0;
