@@ -6,9 +6,9 @@
 #include <math.h>
 #include <time.h>
 
-#include "backend.h"
+#include "ops_internal.h"
 
-static uint64_t now_ns(void) {
+uint64_t llm__op_now_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -18,7 +18,7 @@ static int64_t nrows(const llm_tensor *t) { return t->ne[1] * t->ne[2] * t->ne[3
 static int64_t nelem(const llm_tensor *t) { return t->ne[0] * nrows(t); }
 
 /* The tensor lives in a buffer of `be` and its byte extent fits the buffer. */
-static llm_status check_tensor(llm_backend *be, const llm_tensor *t, const char *op, const char *what) {
+llm_status llm__op_check_tensor(llm_backend *be, const llm_tensor *t, const char *op, const char *what) {
     if (!t || !t->buffer) {
         return llm__err(LLM_ERR_INVALID_ARG, "%s: %s is NULL or an invalid view", op, what);
     }
@@ -50,8 +50,8 @@ static llm_status check_tensor(llm_backend *be, const llm_tensor *t, const char 
 }
 
 /* Contiguous F32: rows of ne[0] floats back to back. */
-static llm_status check_f32(llm_backend *be, const llm_tensor *t, const char *op, const char *what) {
-    llm_status st = check_tensor(be, t, op, what);
+llm_status llm__op_check_f32(llm_backend *be, const llm_tensor *t, const char *op, const char *what) {
+    llm_status st = llm__op_check_tensor(be, t, op, what);
     if (st != LLM_OK) {
         return st;
     }
@@ -66,14 +66,18 @@ static int same_shape(const llm_tensor *a, const llm_tensor *b) {
     return a->ne[0] == b->ne[0] && nrows(a) == nrows(b);
 }
 
-static void account(llm_backend *be, llm_op op, const llm_tensor *out, uint64_t t0, uint64_t bytes) {
-    uint64_t dt = now_ns() - t0;
+void llm__op_account(llm_backend *be, llm_op op, const llm_tensor *out, uint64_t t0, uint64_t bytes) {
+    uint64_t dt = llm__op_now_ns() - t0;
     be->stats[op].calls++;
     be->stats[op].ns += dt;
     be->stats[op].bytes += bytes;
     if (be->params.hook) {
         be->params.hook(be->params.hook_user, op, out, dt, bytes);
     }
+}
+
+llm_status llm__op_unsupported(llm_backend *be, llm_op op) {
+    return llm__err(LLM_ERR_UNSUPPORTED, "%s: not implemented by the %s backend", llm_op_name(op), be->iface->name);
 }
 
 #define CHECK(expr)                                                                                \
@@ -90,8 +94,8 @@ static void account(llm_backend *be, llm_op op, const llm_tensor *out, uint64_t 
 llm_status llm_op_get_rows(llm_backend *be, const llm_tensor *out, const llm_tensor *w,
                            const int32_t *ids, int64_t n) {
     BE_CHECK(be);
-    CHECK(check_f32(be, out, "get_rows", "out"));
-    CHECK(check_tensor(be, w, "get_rows", "w"));
+    CHECK(llm__op_check_f32(be, out, "get_rows", "out"));
+    CHECK(llm__op_check_tensor(be, w, "get_rows", "w"));
     if (!ids || n <= 0 || nrows(out) != n || out->ne[0] != w->ne[0] || w->ne[2] * w->ne[3] != 1) {
         return llm__err(LLM_ERR_INVALID_ARG, "get_rows: shapes do not match");
     }
@@ -101,17 +105,17 @@ llm_status llm_op_get_rows(llm_backend *be, const llm_tensor *out, const llm_ten
                             (long long)w->ne[1]);
         }
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->iface->get_rows(be, out, w, ids, n);
-    account(be, LLM_OP_GET_ROWS, out, t0, (uint64_t)(n * (int64_t)w->nb[1]) + llm_tensor_nbytes(out));
+    llm__op_account(be, LLM_OP_GET_ROWS, out, t0, (uint64_t)(n * (int64_t)w->nb[1]) + llm_tensor_nbytes(out));
     return st;
 }
 
 static llm_status check_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
                                const char *op) {
-    CHECK(check_f32(be, out, op, "out"));
-    CHECK(check_f32(be, x, op, "x"));
-    CHECK(check_tensor(be, w, op, "w"));
+    CHECK(llm__op_check_f32(be, out, op, "out"));
+    CHECK(llm__op_check_f32(be, x, op, "x"));
+    CHECK(llm__op_check_tensor(be, w, op, "w"));
     if (x->ne[0] != w->ne[0] || out->ne[0] != w->ne[1] || nrows(out) != nrows(x) ||
         w->ne[2] * w->ne[3] != 1) {
         return llm__err(LLM_ERR_INVALID_ARG,
@@ -126,9 +130,9 @@ llm_status llm_op_matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
                          const llm_tensor *w) {
     BE_CHECK(be);
     CHECK(check_matmul(be, out, x, w, "matmul"));
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->iface->matmul(be, out, x, w);
-    account(be, LLM_OP_MATMUL, out, t0,
+    llm__op_account(be, LLM_OP_MATMUL, out, t0,
             (uint64_t)w->ne[1] * w->nb[1] + llm_tensor_nbytes(x) + llm_tensor_nbytes(out));
     return st;
 }
@@ -141,9 +145,9 @@ llm_status llm_op_matmul_invariant(llm_backend *be, const llm_tensor *out, const
         return llm__err(LLM_ERR_UNSUPPORTED, "matmul_invariant: not implemented by the %s backend",
                         be->iface->name);
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->ext.matmul_invariant(be, out, x, w);
-    account(be, LLM_OP_MATMUL_INVARIANT, out, t0,
+    llm__op_account(be, LLM_OP_MATMUL_INVARIANT, out, t0,
             (uint64_t)w->ne[1] * w->nb[1] + llm_tensor_nbytes(x) + llm_tensor_nbytes(out));
     return st;
 }
@@ -151,10 +155,10 @@ llm_status llm_op_matmul_invariant(llm_backend *be, const llm_tensor *out, const
 llm_status llm_op_rms_norm(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                            const llm_tensor *weight, float eps) {
     BE_CHECK(be);
-    CHECK(check_f32(be, out, "rms_norm", "out"));
-    CHECK(check_f32(be, x, "rms_norm", "x"));
+    CHECK(llm__op_check_f32(be, out, "rms_norm", "out"));
+    CHECK(llm__op_check_f32(be, x, "rms_norm", "x"));
     if (weight) {
-        CHECK(check_f32(be, weight, "rms_norm", "weight"));
+        CHECK(llm__op_check_f32(be, weight, "rms_norm", "weight"));
         if (nelem(weight) != x->ne[0]) {
             return llm__err(LLM_ERR_INVALID_ARG, "rms_norm: weight size != row size");
         }
@@ -162,16 +166,16 @@ llm_status llm_op_rms_norm(llm_backend *be, const llm_tensor *out, const llm_ten
     if (!same_shape(out, x) || !(eps >= 0.0f)) {
         return llm__err(LLM_ERR_INVALID_ARG, "rms_norm: out/x shapes differ or eps < 0");
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->iface->rms_norm(be, out, x, weight, eps);
-    account(be, LLM_OP_RMS_NORM, out, t0, 2 * llm_tensor_nbytes(x));
+    llm__op_account(be, LLM_OP_RMS_NORM, out, t0, 2 * llm_tensor_nbytes(x));
     return st;
 }
 
 llm_status llm_op_rope(llm_backend *be, const llm_tensor *x, const int32_t *positions,
                        const llm_rope_params *p) {
     BE_CHECK(be);
-    CHECK(check_f32(be, x, "rope", "x"));
+    CHECK(llm__op_check_f32(be, x, "rope", "x"));
     if (!positions || !p || p->n_dims <= 0 || p->n_dims % 2 != 0 || p->n_dims > x->ne[0] ||
         !(p->freq_base > 0.0f) || !(p->attn_factor >= 0.0f && p->attn_factor <= 1e6f) || x->ne[3] != 1) {
         return llm__err(LLM_ERR_INVALID_ARG, "rope: bad parameters (n_dims %d, head_dim %lld)",
@@ -187,9 +191,9 @@ llm_status llm_op_rope(llm_backend *be, const llm_tensor *x, const int32_t *posi
         p->scaling != LLM_ROPE_SCALE_LLAMA3) {
         return llm__err(LLM_ERR_INVALID_ARG, "rope: unknown scaling %d", (int)p->scaling);
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->iface->rope(be, x, positions, p);
-    account(be, LLM_OP_ROPE, x, t0, 2 * llm_tensor_nbytes(x));
+    llm__op_account(be, LLM_OP_ROPE, x, t0, 2 * llm_tensor_nbytes(x));
     return st;
 }
 
@@ -197,9 +201,9 @@ static llm_status binary(llm_backend *be, llm_op op, const llm_tensor *out, cons
                          const llm_tensor *b) {
     const char *name = llm_op_name(op);
     BE_CHECK(be);
-    CHECK(check_f32(be, out, name, "out"));
-    CHECK(check_f32(be, a, name, "a"));
-    CHECK(check_f32(be, b, name, "b"));
+    CHECK(llm__op_check_f32(be, out, name, "out"));
+    CHECK(llm__op_check_f32(be, a, name, "a"));
+    CHECK(llm__op_check_f32(be, b, name, "b"));
     /* add and mul also broadcast a single row b [1][d] over every row of a (a bias, a scale). */
     const int row_b = (op == LLM_OP_ADD || op == LLM_OP_MUL) && nrows(b) == 1 && b->ne[0] == out->ne[0];
     if (!same_shape(out, a) || (!same_shape(out, b) && !row_b)) {
@@ -209,12 +213,12 @@ static llm_status binary(llm_backend *be, llm_op op, const llm_tensor *out, cons
         return llm__err(LLM_ERR_UNSUPPORTED, "%s: not implemented by the %s backend", name,
                         be->iface->name);
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = op == LLM_OP_ADD      ? be->iface->add(be, out, a, b)
                     : op == LLM_OP_MUL    ? be->iface->mul(be, out, a, b)
                     : op == LLM_OP_GEGLU  ? be->iface->geglu(be, out, a, b)
                                           : be->iface->swiglu(be, out, a, b);
-    account(be, op, out, t0, 3 * llm_tensor_nbytes(out));
+    llm__op_account(be, op, out, t0, 3 * llm_tensor_nbytes(out));
     return st;
 }
 
@@ -237,27 +241,27 @@ llm_status llm_op_mul(llm_backend *be, const llm_tensor *out, const llm_tensor *
 
 llm_status llm_op_scale(llm_backend *be, const llm_tensor *out, const llm_tensor *x, float s) {
     BE_CHECK(be);
-    CHECK(check_f32(be, out, "scale", "out"));
-    CHECK(check_f32(be, x, "scale", "x"));
+    CHECK(llm__op_check_f32(be, out, "scale", "out"));
+    CHECK(llm__op_check_f32(be, x, "scale", "x"));
     if (!same_shape(out, x)) {
         return llm__err(LLM_ERR_INVALID_ARG, "scale: shapes differ");
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->iface->scale(be, out, x, s);
-    account(be, LLM_OP_SCALE, out, t0, 2 * llm_tensor_nbytes(out));
+    llm__op_account(be, LLM_OP_SCALE, out, t0, 2 * llm_tensor_nbytes(out));
     return st;
 }
 
 llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tensor *x) {
     BE_CHECK(be);
-    CHECK(check_f32(be, out, "softmax", "out"));
-    CHECK(check_f32(be, x, "softmax", "x"));
+    CHECK(llm__op_check_f32(be, out, "softmax", "out"));
+    CHECK(llm__op_check_f32(be, x, "softmax", "x"));
     if (!same_shape(out, x)) {
         return llm__err(LLM_ERR_INVALID_ARG, "softmax: shapes differ");
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->iface->softmax(be, out, x);
-    account(be, LLM_OP_SOFTMAX, out, t0, 2 * llm_tensor_nbytes(out));
+    llm__op_account(be, LLM_OP_SOFTMAX, out, t0, 2 * llm_tensor_nbytes(out));
     return st;
 }
 
@@ -266,7 +270,7 @@ llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tens
  * n_head_kv (head_dim whole blocks of the type). */
 static llm_status check_cache(llm_backend *be, const llm_tensor *c, llm_op op, const char *opname,
                               const char *what) {
-    CHECK(check_tensor(be, c, opname, what));
+    CHECK(llm__op_check_tensor(be, c, opname, what));
     switch (c->dtype) {
     case LLM_DTYPE_F16: case LLM_DTYPE_F32: case LLM_DTYPE_BF16: case LLM_DTYPE_Q8_0:
     case LLM_DTYPE_Q4_0: case LLM_DTYPE_Q4_1: case LLM_DTYPE_Q5_0: case LLM_DTYPE_Q5_1:
@@ -341,17 +345,17 @@ llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm
     BE_CHECK(be);
     CHECK(check_cache(be, k_cache, LLM_OP_KV_WRITE, "kv_write", "k"));
     CHECK(check_cache(be, v_cache, LLM_OP_KV_WRITE, "kv_write", "v"));
-    CHECK(check_f32(be, k, "kv_write", "k rows"));
-    CHECK(check_f32(be, v, "kv_write", "v rows"));
+    CHECK(llm__op_check_f32(be, k, "kv_write", "k rows"));
+    CHECK(llm__op_check_f32(be, v, "kv_write", "v rows"));
     int64_t n = k->ne[2] * k->ne[3];
     if (!same_cache_shape(k_cache, v_cache) || k->ne[0] != k_cache->ne[0] ||
         k->ne[1] != k_cache->ne[1] || !same_shape(k, v) || v->ne[1] != k->ne[1]) {
         return llm__err(LLM_ERR_INVALID_ARG, "kv_write: k/v [n][n_head_kv][head_dim] do not match the cache");
     }
     CHECK(check_table(k_cache, positions, n, block_table, n_table, -1, "kv_write"));
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->iface->kv_write(be, k_cache, v_cache, k, v, positions, block_table, n_table);
-    account(be, LLM_OP_KV_WRITE, NULL, t0, 2 * llm_tensor_nbytes(k) * 3 / 2);
+    llm__op_account(be, LLM_OP_KV_WRITE, NULL, t0, 2 * llm_tensor_nbytes(k) * 3 / 2);
     return st;
 }
 
@@ -365,8 +369,8 @@ llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm
                                const int32_t *positions, const int32_t *block_table,
                                int32_t n_table, const llm_attn_params *p) {
     BE_CHECK(be);
-    CHECK(check_f32(be, out, "attention", "out"));
-    CHECK(check_f32(be, q, "attention", "q"));
+    CHECK(llm__op_check_f32(be, out, "attention", "out"));
+    CHECK(llm__op_check_f32(be, q, "attention", "q"));
     CHECK(check_cache(be, k_cache, LLM_OP_ATTENTION, "attention", "k"));
     CHECK(check_cache(be, v_cache, LLM_OP_ATTENTION, "attention", "v"));
     if (!p || !isfinite(p->scale) || p->n_swa < 0) {
@@ -394,10 +398,10 @@ llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm
     }
     CHECK(check_table(k_cache, positions, n, block_table, n_table, first / k_cache->ne[2],
                       "attention"));
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st =
         be->iface->attention(be, out, q, k_cache, v_cache, positions, block_table, n_table, p);
-    account(be, LLM_OP_ATTENTION, out, t0,
+    llm__op_account(be, LLM_OP_ATTENTION, out, t0,
             2 * llm_tensor_nbytes(q) + (uint64_t)kv_len * (k_cache->nb[2] + v_cache->nb[2]) / (uint64_t)n);
     return st;
 }
@@ -413,12 +417,12 @@ llm_status llm_op_attention(llm_backend *be, const llm_tensor *out, const llm_te
 
 llm_status llm_op_argmax(llm_backend *be, const llm_tensor *x, int32_t *out_ids) {
     BE_CHECK(be);
-    CHECK(check_f32(be, x, "argmax", "x"));
+    CHECK(llm__op_check_f32(be, x, "argmax", "x"));
     if (!out_ids) {
         return llm__err(LLM_ERR_INVALID_ARG, "argmax: out_ids is NULL");
     }
-    uint64_t t0 = now_ns();
+    uint64_t t0 = llm__op_now_ns();
     llm_status st = be->iface->argmax(be, x, out_ids);
-    account(be, LLM_OP_ARGMAX, NULL, t0, llm_tensor_nbytes(x));
+    llm__op_account(be, LLM_OP_ARGMAX, NULL, t0, llm_tensor_nbytes(x));
     return st;
 }

@@ -6,40 +6,10 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
-#include <time.h>
 
-#include "backend.h"
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "ops_internal.h"
 
 static int64_t nrows(const llm_tensor *t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
-
-/* Contiguous F32 inside a buffer of be. */
-static llm_status check_f32(llm_backend *be, const llm_tensor *t, const char *op, const char *what) {
-    if (!t || !t->buffer) return llm__err(LLM_ERR_INVALID_ARG, "%s: %s is NULL or an invalid view", op, what);
-    if (t->buffer->be != be) return llm__err(LLM_ERR_INVALID_ARG, "%s: %s lives in another backend's buffer", op, what);
-    for (int i = 0; i < 4; i++)
-        if (t->ne[i] <= 0) return llm__err(LLM_ERR_INVALID_ARG, "%s: %s has empty dimension %d", op, what, i);
-    if (t->dtype != LLM_DTYPE_F32 || t->nb[0] != 4 || t->nb[1] != 4 * (size_t)t->ne[0] ||
-        t->nb[2] != t->nb[1] * (size_t)t->ne[1] || t->nb[3] != t->nb[2] * (size_t)t->ne[2])
-        return llm__err(LLM_ERR_INVALID_ARG, "%s: %s must be contiguous f32", op, what);
-    const size_t bytes = t->nb[3] * (size_t)t->ne[3];
-    if (t->offset > t->buffer->size || bytes > t->buffer->size - t->offset)
-        return llm__err(LLM_ERR_INVALID_ARG, "%s: %s extends past its buffer", op, what);
-    return LLM_OK;
-}
-
-static void account(llm_backend *be, llm_op op, const llm_tensor *out, uint64_t t0, uint64_t bytes) {
-    const uint64_t dt = now_ns() - t0;
-    be->stats[op].calls++;
-    be->stats[op].ns += dt;
-    be->stats[op].bytes += bytes;
-    if (be->params.hook) be->params.hook(be->params.hook_user, op, out, dt, bytes);
-}
 
 #define CHECK(expr)                                                                                \
     do {                                                                                           \
@@ -47,41 +17,37 @@ static void account(llm_backend *be, llm_op op, const llm_tensor *out, uint64_t 
         if (st_ != LLM_OK) return st_;                                                             \
     } while (0)
 
-static llm_status unsupported(llm_backend *be, llm_op op) {
-    return llm__err(LLM_ERR_UNSUPPORTED, "%s: not implemented by the %s backend", llm_op_name(op), be->iface->name);
-}
-
 llm_status llm_op_layer_norm(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                              const llm_tensor *weight, const llm_tensor *bias, float eps) {
     if (!be) return llm__err(LLM_ERR_INVALID_ARG, "backend is NULL");
-    CHECK(check_f32(be, out, "layer_norm", "out"));
-    CHECK(check_f32(be, x, "layer_norm", "x"));
+    CHECK(llm__op_check_f32(be, out, "layer_norm", "out"));
+    CHECK(llm__op_check_f32(be, x, "layer_norm", "x"));
     const llm_tensor *wb[2] = {weight, bias};
     for (int i = 0; i < 2; i++) {
         if (!wb[i]) continue;
-        CHECK(check_f32(be, wb[i], "layer_norm", i ? "bias" : "weight"));
+        CHECK(llm__op_check_f32(be, wb[i], "layer_norm", i ? "bias" : "weight"));
         if (wb[i]->ne[0] * nrows(wb[i]) != x->ne[0])
             return llm__err(LLM_ERR_INVALID_ARG, "layer_norm: %s size != row size", i ? "bias" : "weight");
     }
     if (out->ne[0] != x->ne[0] || nrows(out) != nrows(x) || !(eps >= 0.0f) || !isfinite(eps))
         return llm__err(LLM_ERR_INVALID_ARG, "layer_norm: out/x shapes differ or eps is not finite >= 0");
-    if (!be->ext.layer_norm) return unsupported(be, LLM_OP_LAYER_NORM);
-    const uint64_t t0 = now_ns();
+    if (!be->ext.layer_norm) return llm__op_unsupported(be, LLM_OP_LAYER_NORM);
+    const uint64_t t0 = llm__op_now_ns();
     llm_status st = be->ext.layer_norm(be, out, x, weight, bias, eps);
-    account(be, LLM_OP_LAYER_NORM, out, t0, 2 * llm_tensor_nbytes(x));
+    llm__op_account(be, LLM_OP_LAYER_NORM, out, t0, 2 * llm_tensor_nbytes(x));
     return st;
 }
 
 llm_status llm_op_gelu(llm_backend *be, const llm_tensor *out, const llm_tensor *x) {
     if (!be) return llm__err(LLM_ERR_INVALID_ARG, "backend is NULL");
-    CHECK(check_f32(be, out, "gelu", "out"));
-    CHECK(check_f32(be, x, "gelu", "x"));
+    CHECK(llm__op_check_f32(be, out, "gelu", "out"));
+    CHECK(llm__op_check_f32(be, x, "gelu", "x"));
     if (out->ne[0] != x->ne[0] || nrows(out) != nrows(x))
         return llm__err(LLM_ERR_INVALID_ARG, "gelu: shapes differ");
-    if (!be->ext.gelu) return unsupported(be, LLM_OP_GELU);
-    const uint64_t t0 = now_ns();
+    if (!be->ext.gelu) return llm__op_unsupported(be, LLM_OP_GELU);
+    const uint64_t t0 = llm__op_now_ns();
     llm_status st = be->ext.gelu(be, out, x);
-    account(be, LLM_OP_GELU, out, t0, 2 * llm_tensor_nbytes(x));
+    llm__op_account(be, LLM_OP_GELU, out, t0, 2 * llm_tensor_nbytes(x));
     return st;
 }
 
@@ -89,10 +55,10 @@ llm_status llm_op_attention_full(llm_backend *be, const llm_tensor *out, const l
                                  const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
                                  int32_t n_seqs, float scale) {
     if (!be) return llm__err(LLM_ERR_INVALID_ARG, "backend is NULL");
-    CHECK(check_f32(be, out, "attention_full", "out"));
-    CHECK(check_f32(be, q, "attention_full", "q"));
-    CHECK(check_f32(be, k, "attention_full", "k"));
-    CHECK(check_f32(be, v, "attention_full", "v"));
+    CHECK(llm__op_check_f32(be, out, "attention_full", "out"));
+    CHECK(llm__op_check_f32(be, q, "attention_full", "q"));
+    CHECK(llm__op_check_f32(be, k, "attention_full", "k"));
+    CHECK(llm__op_check_f32(be, v, "attention_full", "v"));
     const int64_t n = q->ne[2] * q->ne[3];
     if (q->ne[0] != k->ne[0] || v->ne[0] != k->ne[0] || v->ne[1] != k->ne[1] || q->ne[1] % k->ne[1] != 0 ||
         k->ne[2] * k->ne[3] != n || v->ne[2] * v->ne[3] != n || out->ne[0] != q->ne[0] || out->ne[1] != q->ne[1] ||
@@ -112,10 +78,10 @@ llm_status llm_op_attention_full(llm_backend *be, const llm_tensor *out, const l
     if (total != n)
         return llm__err(LLM_ERR_INVALID_ARG, "attention_full: sequences cover %lld of %lld tokens", (long long)total,
                         (long long)n);
-    if (!be->ext.attention_full) return unsupported(be, LLM_OP_ATTENTION_FULL);
-    const uint64_t t0 = now_ns();
+    if (!be->ext.attention_full) return llm__op_unsupported(be, LLM_OP_ATTENTION_FULL);
+    const uint64_t t0 = llm__op_now_ns();
     llm_status st = be->ext.attention_full(be, out, q, k, v, seq_lens, n_seqs, scale);
-    account(be, LLM_OP_ATTENTION_FULL, out, t0,
+    llm__op_account(be, LLM_OP_ATTENTION_FULL, out, t0,
             2 * llm_tensor_nbytes(q) + (uint64_t)q->ne[1] / (uint64_t)k->ne[1] * 2 * llm_tensor_nbytes(k));
     return st;
 }

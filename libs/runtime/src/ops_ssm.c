@@ -4,40 +4,10 @@
  * then dispatched through backend.h's llm__backend_ext.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <time.h>
 
-#include "backend.h"
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "ops_internal.h"
 
 static int64_t nrows(const llm_tensor *t) { return t->ne[1] * t->ne[2] * t->ne[3]; }
-
-/* Contiguous F32 in a buffer of be, within its bounds. */
-static llm_status check_f32(llm_backend *be, const llm_tensor *t, const char *op, const char *what) {
-    if (!t || !t->buffer) return llm__err(LLM_ERR_INVALID_ARG, "%s: %s is NULL or an invalid view", op, what);
-    if (t->buffer->be != be) return llm__err(LLM_ERR_INVALID_ARG, "%s: %s lives in another backend's buffer", op, what);
-    for (int i = 0; i < 4; i++)
-        if (t->ne[i] <= 0) return llm__err(LLM_ERR_INVALID_ARG, "%s: %s has empty dimension %d", op, what, i);
-    if (t->dtype != LLM_DTYPE_F32 || t->nb[0] != 4 || t->nb[1] != 4 * (size_t)t->ne[0] ||
-        t->nb[2] != t->nb[1] * (size_t)t->ne[1] || t->nb[3] != t->nb[2] * (size_t)t->ne[2])
-        return llm__err(LLM_ERR_INVALID_ARG, "%s: %s must be contiguous f32", op, what);
-    const size_t bytes = t->nb[3] * (size_t)t->ne[3];
-    if (t->offset > t->buffer->size || bytes > t->buffer->size - t->offset)
-        return llm__err(LLM_ERR_INVALID_ARG, "%s: %s extends past its buffer", op, what);
-    return LLM_OK;
-}
-
-static void account(llm_backend *be, llm_op op, const llm_tensor *out, uint64_t t0, uint64_t bytes) {
-    const uint64_t dt = now_ns() - t0;
-    be->stats[op].calls++;
-    be->stats[op].ns += dt;
-    be->stats[op].bytes += bytes;
-    if (be->params.hook) be->params.hook(be->params.hook_user, op, out, dt, bytes);
-}
 
 #define CHECK(expr)                                                                                \
     do {                                                                                           \
@@ -45,42 +15,38 @@ static void account(llm_backend *be, llm_op op, const llm_tensor *out, uint64_t 
         if (st_ != LLM_OK) return st_;                                                             \
     } while (0)
 
-static llm_status unsupported(llm_backend *be, llm_op op) {
-    return llm__err(LLM_ERR_UNSUPPORTED, "%s: not implemented by the %s backend", llm_op_name(op), be->iface->name);
-}
-
 llm_status llm_op_unary(llm_backend *be, const llm_tensor *out, const llm_tensor *x, llm_unary kind) {
     if (!be) return llm__err(LLM_ERR_INVALID_ARG, "backend is NULL");
-    CHECK(check_f32(be, out, "unary", "out"));
-    CHECK(check_f32(be, x, "unary", "x"));
+    CHECK(llm__op_check_f32(be, out, "unary", "out"));
+    CHECK(llm__op_check_f32(be, x, "unary", "x"));
     if (out->ne[0] != x->ne[0] || nrows(out) != nrows(x))
         return llm__err(LLM_ERR_INVALID_ARG, "unary: shapes differ");
     if (kind != LLM_UNARY_SILU && kind != LLM_UNARY_SIGMOID && kind != LLM_UNARY_SOFTPLUS)
         return llm__err(LLM_ERR_INVALID_ARG, "unary: unknown function %d", (int)kind);
-    if (!be->ext.unary) return unsupported(be, LLM_OP_UNARY);
-    const uint64_t t0 = now_ns();
+    if (!be->ext.unary) return llm__op_unsupported(be, LLM_OP_UNARY);
+    const uint64_t t0 = llm__op_now_ns();
     llm_status st = be->ext.unary(be, out, x, kind);
-    account(be, LLM_OP_UNARY, out, t0, 2 * llm_tensor_nbytes(out));
+    llm__op_account(be, LLM_OP_UNARY, out, t0, 2 * llm_tensor_nbytes(out));
     return st;
 }
 
 llm_status llm_op_ssm_conv(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                            const llm_tensor *state, const llm_tensor *w) {
     if (!be) return llm__err(LLM_ERR_INVALID_ARG, "backend is NULL");
-    CHECK(check_f32(be, out, "ssm_conv", "out"));
-    CHECK(check_f32(be, x, "ssm_conv", "x"));
-    CHECK(check_f32(be, state, "ssm_conv", "state"));
-    CHECK(check_f32(be, w, "ssm_conv", "w"));
+    CHECK(llm__op_check_f32(be, out, "ssm_conv", "out"));
+    CHECK(llm__op_check_f32(be, x, "ssm_conv", "x"));
+    CHECK(llm__op_check_f32(be, state, "ssm_conv", "state"));
+    CHECK(llm__op_check_f32(be, w, "ssm_conv", "w"));
     const int64_t C = x->ne[0], K = w->ne[0];
     if (K < 2 || K > 64 || nrows(w) != C || state->ne[0] != C || nrows(state) != K - 1 || out->ne[0] != C ||
         nrows(out) != nrows(x))
         return llm__err(LLM_ERR_INVALID_ARG, "ssm_conv: shapes do not match (x [n][C], state [K-1][C], w [C][K])");
     if (out->buffer == x->buffer && out->offset == x->offset)
         return llm__err(LLM_ERR_INVALID_ARG, "ssm_conv: out must not alias x");
-    if (!be->ext.ssm_conv) return unsupported(be, LLM_OP_SSM_CONV);
-    const uint64_t t0 = now_ns();
+    if (!be->ext.ssm_conv) return llm__op_unsupported(be, LLM_OP_SSM_CONV);
+    const uint64_t t0 = llm__op_now_ns();
     llm_status st = be->ext.ssm_conv(be, out, x, state, w);
-    account(be, LLM_OP_SSM_CONV, out, t0, 2 * llm_tensor_nbytes(out) + 2 * llm_tensor_nbytes(state));
+    llm__op_account(be, LLM_OP_SSM_CONV, out, t0, 2 * llm_tensor_nbytes(out) + 2 * llm_tensor_nbytes(state));
     return st;
 }
 
@@ -90,7 +56,7 @@ llm_status llm_op_gated_delta(llm_backend *be, const llm_tensor *out, const llm_
     if (!be) return llm__err(LLM_ERR_INVALID_ARG, "backend is NULL");
     const llm_tensor *ts[7] = {out, q, k, v, g, beta, state};
     const char *names[7] = {"out", "q", "k", "v", "g", "beta", "state"};
-    for (int i = 0; i < 7; i++) CHECK(check_f32(be, ts[i], "gated_delta", names[i]));
+    for (int i = 0; i < 7; i++) CHECK(llm__op_check_f32(be, ts[i], "gated_delta", names[i]));
     const int64_t D = v->ne[0], Hv = v->ne[1], n = v->ne[2] * v->ne[3], Hk = q->ne[1];
     if (q->ne[0] != D || k->ne[0] != D || k->ne[1] != Hk || Hk < 1 || Hv % Hk != 0 ||
         q->ne[2] * q->ne[3] != n || k->ne[2] * k->ne[3] != n || out->ne[0] != D || out->ne[1] != Hv ||
@@ -99,9 +65,9 @@ llm_status llm_op_gated_delta(llm_backend *be, const llm_tensor *out, const llm_
         return llm__err(LLM_ERR_INVALID_ARG,
                         "gated_delta: shapes do not match (q, k [n][H_k][D]; v, out [n][H_v][D]; g, beta "
                         "[n][H_v]; state [H_v][D][D])");
-    if (!be->ext.gated_delta) return unsupported(be, LLM_OP_GATED_DELTA);
-    const uint64_t t0 = now_ns();
+    if (!be->ext.gated_delta) return llm__op_unsupported(be, LLM_OP_GATED_DELTA);
+    const uint64_t t0 = llm__op_now_ns();
     llm_status st = be->ext.gated_delta(be, out, q, k, v, g, beta, state);
-    account(be, LLM_OP_GATED_DELTA, out, t0, 2 * llm_tensor_nbytes(state) + 4 * llm_tensor_nbytes(out));
+    llm__op_account(be, LLM_OP_GATED_DELTA, out, t0, 2 * llm_tensor_nbytes(state) + 4 * llm_tensor_nbytes(out));
     return st;
 }
