@@ -119,8 +119,11 @@ Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
         }
         /* dot8: eight weight rows at once, the same bits as dot4 (4 rows) and dot (1..3 rows). */
         cr_assert_not_null(k.rows8[LLM_DTYPE_Q4_0].dot8);
-        for (int v = 0; v < 3; v++) { /* the registry's, then the AVX2 and the AVX-VNNI variants */
-            llm__vec_dot8_fn dot8 = v == 0 ? k.rows8[LLM_DTYPE_Q4_0].dot8 : llm__q4_0_dot8_variant(v - 1);
+        cr_assert_not_null(k.rows8[LLM_DTYPE_Q4_0].dot8_stream);
+        for (int v = 0; v < 4; v++) { /* the registry's, the AVX2 and AVX-VNNI variants, the stream form */
+            llm__vec_dot8_fn dot8 = v == 0   ? k.rows8[LLM_DTYPE_Q4_0].dot8
+                                    : v == 3 ? k.rows8[LLM_DTYPE_Q4_0].dot8_stream
+                                             : llm__q4_0_dot8_variant(v - 1);
             if (!dot8) {
                 continue; /* VNNI not on this CPU */
             }

@@ -126,4 +126,19 @@ static inline void fold8_lanes(const float *L, int64_t hd, float *out) {
     }
 }
 
+/* Prefetch for a kernel that walks block b (of nb) of `rows` weight rows
+ * side by side, starting at w, w_stride bytes apart: the lines of the NEXT
+ * group of rows (from w + rows * w_stride) in proportion to b, so they are in
+ * cache when the caller moves on to that group, as matmul_cpu.c's tiles do.
+ * Rows of 1-2 KiB read eight at a time are too short for the hardware
+ * prefetcher to follow: a one-thread Q4_0 mat-vec over 460 MB read 4.3 GB/s
+ * without this and 9.0 GB/s with it (10 GB/s in cache). A prefetch never
+ * faults, so the group past a tensor's end costs nothing but the hint. */
+static inline void prefetch_next_group(const char *w, size_t w_stride, int rows, int64_t b, int64_t nb) {
+    const size_t group = (size_t)rows * w_stride, step = (group + (size_t)nb - 1) / (size_t)nb;
+    const char *p = w + group + (size_t)b * step;
+    /* asm, not _mm_prefetch: GCC 12 deletes a loop of prefetches as empty. */
+    for (size_t off = 0; off < step; off += 64) __asm__ volatile("prefetcht0 %0" : : "m"(p[off]));
+}
+
 #endif

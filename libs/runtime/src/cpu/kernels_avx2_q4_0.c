@@ -31,6 +31,7 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
 
 /* Block of 32 weights as signed bytes q - 8 (-8..7), in element order:
@@ -105,13 +106,14 @@ static inline __m256i sum_rows8(const __m256i p[8]) {
  * over 8 lanes instead of serializing one row's chain. */
 static inline __attribute__((always_inline)) void q4_0_8xN(int64_t n, const char *w, size_t w_stride,
                                                           const char *a, size_t a_stride, const int NA,
-                                                          float *out, size_t o_stride) {
+                                                          float *out, size_t o_stride, const int PF) {
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     const __m256i eight = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1);
     const int64_t nb = n / LLM_QK32;
     for (int64_t b = 0; b < nb; b++) {
         __m256i q[8];
         uint16_t dh[8];
+        if (PF) prefetch_next_group(w, w_stride, 8, b, nb);
         for (int r = 0; r < 8; r++) {
             const llm_block_q4_0 *x = (const llm_block_q4_0 *)(w + (size_t)r * w_stride) + b;
             const __m128i t = _mm_loadu_si128((const __m128i *)x->qs);
@@ -134,15 +136,21 @@ static inline __attribute__((always_inline)) void q4_0_8xN(int64_t n, const char
     for (int j = 0; j < NA; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
 }
 
-static void dot8_q4_0_q8_0_rows8(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride,
-                                 int n_a, float *out, size_t o_stride) {
-    switch (n_a) {
-    case 1: q4_0_8xN(n, w, w_stride, a, a_stride, 1, out, o_stride); break;
-    case 2: q4_0_8xN(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
-    case 3: q4_0_8xN(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
-    default: q4_0_8xN(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
+#define Q4_0_DOT8(NAME, ATTR, BODY, PF)                                                                          \
+    ATTR static void NAME(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, int n_a,      \
+                          float *out, size_t o_stride) {                                                        \
+        switch (n_a) {                                                                                          \
+        case 1: BODY(n, w, w_stride, a, a_stride, 1, out, o_stride, PF); break;                                  \
+        case 2: BODY(n, w, w_stride, a, a_stride, 2, out, o_stride, PF); break;                                  \
+        case 3: BODY(n, w, w_stride, a, a_stride, 3, out, o_stride, PF); break;                                  \
+        default: BODY(n, w, w_stride, a, a_stride, 4, out, o_stride, PF); break;                                 \
+        }                                                                                                       \
     }
-}
+
+/* dot8, and its stream form (kernels.h dot8_stream: the same bits, and the
+ * next 8 rows prefetched). */
+Q4_0_DOT8(dot8_q4_0_q8_0_rows8, , q4_0_8xN, 0)
+Q4_0_DOT8(dot8s_q4_0_q8_0_rows8, , q4_0_8xN, 1)
 
 #if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
 #define LLM_Q4_0_VNNI 1
@@ -154,13 +162,14 @@ static void dot8_q4_0_q8_0_rows8(int64_t n, const void *w, size_t w_stride, cons
  * chains, so the same bits. */
 __attribute__((target("avx2,fma,f16c,avxvnni"), always_inline)) static inline void
 q4_0_8xN_vnni(int64_t n, const char *w, size_t w_stride, const char *a, size_t a_stride, const int NA, float *out,
-              size_t o_stride) {
+              size_t o_stride, const int PF) {
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     const __m256i eight = _mm256_set1_epi8(8), zero = _mm256_setzero_si256();
     const int64_t nb = n / LLM_QK32;
     for (int64_t b = 0; b < nb; b++) {
         __m256i q[8];
         uint16_t dh[8];
+        if (PF) prefetch_next_group(w, w_stride, 8, b, nb);
         for (int r = 0; r < 8; r++) {
             const llm_block_q4_0 *x = (const llm_block_q4_0 *)(w + (size_t)r * w_stride) + b;
             const __m128i t = _mm_loadu_si128((const __m128i *)x->qs);
@@ -181,16 +190,9 @@ q4_0_8xN_vnni(int64_t n, const char *w, size_t w_stride, const char *a, size_t a
     for (int j = 0; j < NA; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
 }
 
-__attribute__((target("avx2,fma,f16c,avxvnni"))) static void
-dot8_q4_0_q8_0_rows8_vnni(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride, int n_a,
-                          float *out, size_t o_stride) {
-    switch (n_a) {
-    case 1: q4_0_8xN_vnni(n, w, w_stride, a, a_stride, 1, out, o_stride); break;
-    case 2: q4_0_8xN_vnni(n, w, w_stride, a, a_stride, 2, out, o_stride); break;
-    case 3: q4_0_8xN_vnni(n, w, w_stride, a, a_stride, 3, out, o_stride); break;
-    default: q4_0_8xN_vnni(n, w, w_stride, a, a_stride, 4, out, o_stride); break;
-    }
-}
+#define Q4_0_VNNI_ATTR __attribute__((target("avx2,fma,f16c,avxvnni")))
+Q4_0_DOT8(dot8_q4_0_q8_0_rows8_vnni, Q4_0_VNNI_ATTR, q4_0_8xN_vnni, 0)
+Q4_0_DOT8(dot8s_q4_0_q8_0_rows8_vnni, Q4_0_VNNI_ATTR, q4_0_8xN_vnni, 1)
 
 /* AVX-VNNI: CPUID leaf 7 sub-leaf 1, EAX bit 4 (the YMM state is enabled,
  * since AVX2 was checked before this file is used). */
@@ -216,6 +218,11 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
     k->rows8[LLM_DTYPE_Q4_0].dot4 = dot4_q4_0_q8_0_rows8;
     llm__vec_dot8_fn vnni = llm__q4_0_dot8_variant(1);
     k->rows8[LLM_DTYPE_Q4_0].dot8 = vnni ? vnni : dot8_q4_0_q8_0_rows8;
+#ifdef LLM_Q4_0_VNNI
+    k->rows8[LLM_DTYPE_Q4_0].dot8_stream = vnni ? dot8s_q4_0_q8_0_rows8_vnni : dot8s_q4_0_q8_0_rows8;
+#else
+    k->rows8[LLM_DTYPE_Q4_0].dot8_stream = dot8s_q4_0_q8_0_rows8;
+#endif
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

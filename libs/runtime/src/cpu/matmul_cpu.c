@@ -213,7 +213,7 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
         c2.dot4 = alt->dot4;
         c2.dot2x4 = NULL;
         c2.dot4x1 = NULL;
-        c2.dot8 = alt->dot8;
+        c2.dot8 = c->n <= 4 && alt->dot8_stream ? alt->dot8_stream : alt->dot8;
     }
     int nt = be->n_threads;
     c->sc = c->sc_rem = NULL;
