@@ -111,7 +111,9 @@ static void dot4x1_q4_1_q8_1(int64_t n, const void *w, size_t w_stride, const vo
     const llm_block_q8_1 *y = a;
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     __m128 summ = _mm_setzero_ps();
-    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+    const int64_t nb = n / LLM_QK32;
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_next_group(wb, w_stride, 4, b, nb); /* the next four rows */
         const size_t off = (size_t)b * sizeof(llm_block_q4_1);
         const __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);
         const __m128 dd = _mm_mul_ps(halves4(wb, w_stride, off), _mm_set1_ps(sc[2 * b]));

@@ -86,7 +86,9 @@
         const llm_block_q8_0 *y = a;                                                                       \
         __m256 c0 = _mm256_setzero_ps(), c1 = c0, c2 = c0, c3 = c0;                                        \
         float dd[4];                                                                                       \
-        for (int64_t b = 0; b < n / LLM_QK32; b++) {                                                       \
+        const int64_t nb = n / LLM_QK32;                                                                   \
+        for (int64_t b = 0; b < nb; b++) {                                                                 \
+            prefetch_next_group(wb, w_stride, 4, b, nb); /* the next four rows */                         \
             const size_t off = (size_t)b * sizeof(llm_block_q8_0);                                         \
             const __m256i qy = _mm256_loadu_si256((const __m256i *)y[b].qs);                               \
             uint16_t h[4];                                                                                 \
