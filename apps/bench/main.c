@@ -21,10 +21,18 @@
  * token embedding is not the output matrix reads only one embedding row per
  * token, so there the figure overstates the bytes by that matrix.
  *
- * --sessions N runs N sessions of the test from N threads at once and counts
- * all their tokens. The engine's public API has no batched decode: a model
- * serializes forward passes, so this measures the overhead of sharing a
- * model, not batching (that is the server's scheduler's job).
+ * --sessions N runs the test as N requests at once through the engine's
+ * scheduler (llm_sched, as llm-server serves them): every step is one
+ * forward pass holding each running request's next token, so the weights are
+ * read once per step for all N. The figure is all N requests' tokens over
+ * the time. tgN: each request's prompt is the depth's D tokens (at least 1,
+ * different per request), not timed; the clock runs from the step that gave
+ * every request its first token to the last request's end, N x N tokens
+ * (greedy, end-of-generation tokens banned so every request runs to its
+ * length). ppP (pgP,G): N prompts of P tokens, each ending after its
+ * first token (after G more), timed from submission to the last end (the
+ * scheduler packs the prompts into passes of -b tokens). A depth applies to
+ * tg tests only.
  *
  * --peak measures this machine's limits on the -t thread counts: memory read
  * bandwidth over a --peak-mib buffer (default 1024) and the int8 / fp32
@@ -118,7 +126,7 @@ static void usage(FILE *f) {
             "  -t N,..       threads (default: all CPUs)\n"
             "  -ctk T, -ctv T  K and V cache types (f16, f32, bf16, q8_0, q4_0, q4_1, q5_0, q5_1)\n"
             "  -r N          timed runs per test (default 5)\n"
-            "  --sessions N  N sessions at once from N threads (serialized by the engine)\n"
+            "  --sessions N  N requests at once through the engine's scheduler (batched decode)\n"
             "  -o FMT        md (default), json or jsonl (llama-bench's field names)\n"
             "  --no-warmup   skip the untimed warm-up run\n"
             "  --peak        measure memory read bandwidth and int8/fp32 peaks\n"
@@ -215,6 +223,16 @@ static int parse_opts(int argc, char **argv, opts *o) {
         if (o->t.v[i] == 0) o->t.v[i] = app_cpu_count();
     }
     if (!model_given && o->peak) o->n_models = 0; /* --peak alone: the machine only */
+    if (o->sessions > 1) {
+        int depth = 0, prompt = o->n_pg > 0;
+        for (int i = 0; i < o->d.n; i++) depth |= o->d.v[i] > 0;
+        for (int i = 0; i < o->p.n; i++) prompt |= o->p.v[i] > 0;
+        if (depth && prompt) {
+            fprintf(stderr, "%s: --sessions with -d: give -p 0 (a depth applies to tg tests only: each "
+                            "request's prompt is the depth)\n", PROG);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -297,6 +315,97 @@ static double run_once(llm_session **ss, int n_sess, test_shape sh, int32_t n_vo
     }
     if (n_sess > 1) pthread_barrier_destroy(&bar);
     return ok ? t1 - t0 : -1.0;
+}
+
+/* ---- N requests through the scheduler (--sessions N) ---------------------- */
+
+typedef struct batch_state batch_state;
+typedef struct {
+    batch_state *b;
+    int i;
+} batch_req; /* a request's callback argument */
+
+struct batch_state {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int n, firsts, done, failed;
+    unsigned char seen[256]; /* request i has its first token */
+    double t_first, t_done; /* the last first token, the last end */
+    int32_t want;           /* tokens each request must produce */
+    char err[256];
+    batch_req req[256];
+};
+
+static void batch_cb(const llm_sched_event *ev, void *user) {
+    const batch_req *q = user;
+    batch_state *b = q->b;
+    pthread_mutex_lock(&b->mu);
+    if (ev->kind == LLM_SCHED_TEXT) {
+        if (!b->seen[q->i]) {
+            b->seen[q->i] = 1;
+            b->firsts++;
+            b->t_first = now_s();
+        }
+    } else {
+        b->done++;
+        b->t_done = now_s();
+        if (ev->finish != LLM_FINISH_LENGTH || ev->completion_tokens != b->want) {
+            b->failed = 1;
+            snprintf(b->err, sizeof b->err, "request %llu ended after %d of %d tokens: %s",
+                     (unsigned long long)ev->id, ev->completion_tokens, b->want,
+                     ev->finish == LLM_FINISH_ERROR ? ev->message : "not by length");
+        }
+        pthread_cond_broadcast(&b->cv);
+    }
+    pthread_mutex_unlock(&b->mu);
+}
+
+/* One run of the test as n requests; returns the timed seconds, or < 0. */
+static double run_batched(llm_sched *sc, int n, test_shape sh, int32_t n_vocab, const llm_token_bias *ban,
+                          size_t n_ban) {
+    const int tg = sh.n_prompt == 0;
+    const int32_t plen = tg ? (sh.n_depth > 0 ? sh.n_depth : 1) : sh.n_prompt;
+    static batch_state b; /* one run at a time; too large for the stack */
+    memset(&b, 0, sizeof b);
+    b.n = n;
+    b.want = sh.n_gen + 1; /* the first token comes from the prompt pass */
+    pthread_mutex_init(&b.mu, NULL);
+    pthread_cond_init(&b.cv, NULL);
+    llm_token *buf = malloc(sizeof *buf * (size_t)plen * (size_t)n);
+    int submitted = 0;
+    double t0 = now_s();
+    for (int i = 0; buf && i < n; i++) {
+        llm_token *pr = buf + (size_t)i * (size_t)plen;
+        for (int32_t k = 0; k < plen; k++) pr[k] = tok_at(k + 1000 * i, n_vocab);
+        llm_sched_request r = llm_sched_default_request();
+        r.prompt = pr;
+        r.n_prompt = plen;
+        r.max_tokens = b.want;
+        r.sampling.temperature = 0.0f;
+        r.bias = ban;
+        r.n_bias = n_ban;
+        r.callback = batch_cb;
+        b.req[i] = (batch_req){&b, i};
+        r.user = &b.req[i];
+        if (llm_sched_submit(sc, &r, NULL) != LLM_OK) {
+            fprintf(stderr, "%s: submit: %s\n", PROG, llm_last_error());
+            break;
+        }
+        submitted++;
+    }
+    pthread_mutex_lock(&b.mu);
+    while (b.done < submitted) pthread_cond_wait(&b.cv, &b.mu);
+    pthread_mutex_unlock(&b.mu);
+    if (!buf) fprintf(stderr, "%s: out of memory\n", PROG);
+    free(buf);
+    pthread_cond_destroy(&b.cv);
+    pthread_mutex_destroy(&b.mu);
+    if (submitted < n) return -1.0;
+    if (b.failed) {
+        fprintf(stderr, "%s: %s\n", PROG, b.err);
+        return -1.0;
+    }
+    return tg ? b.t_done - b.t_first : b.t_done - t0;
 }
 
 /* ---- statistics and output ----------------------------------------------- */
@@ -480,7 +589,23 @@ static int bench_model(const opts *o, const char *path, int32_t nt, int32_t nb, 
     llm_model_get_info(m, &info);
     llm_session *ss[256];
     int n_sess = 0, rc = 0;
-    for (; n_sess < o->sessions; n_sess++) {
+    llm_sched *sc = NULL;
+    llm_token_bias *ban = NULL;
+    size_t n_ban = 0;
+    if (o->sessions > 1) {
+        llm_sched_params sp = llm_sched_default_params();
+        sp.max_running = o->sessions;
+        sp.max_waiting = o->sessions;
+        ban = malloc(sizeof *ban * 64);
+        for (llm_token t = 0; ban && t < info.n_vocab && n_ban < 64; t++) {
+            if (llm_token_is_eog(m, t)) ban[n_ban++] = (llm_token_bias){t, -INFINITY};
+        }
+        if (!ban || llm_sched_new(m, &sp, &sc) != LLM_OK) {
+            fprintf(stderr, "%s: %s: %s\n", PROG, path, ban ? llm_last_error() : "out of memory");
+            rc = -1;
+        }
+    }
+    for (; rc == 0 && !sc && n_sess < o->sessions; n_sess++) {
         if (llm_session_new(m, NULL, &ss[n_sess]) != LLM_OK) {
             fprintf(stderr, "%s: %s: %s\n", PROG, path, llm_last_error());
             rc = -1;
@@ -513,9 +638,13 @@ static int bench_model(const opts *o, const char *path, int32_t nt, int32_t nb, 
         r->sh = shapes[k];
         r->test_time = wall_s();
         double tokens = (double)o->sessions * (shapes[k].n_prompt + shapes[k].n_gen);
-        if (o->warmup && run_once(ss, n_sess, shapes[k], info.n_vocab) < 0) rc = -1;
+        if (o->warmup && (sc ? run_batched(sc, o->sessions, shapes[k], info.n_vocab, ban, n_ban)
+                             : run_once(ss, n_sess, shapes[k], info.n_vocab)) < 0) {
+            rc = -1;
+        }
         for (int rep = 0; rc == 0 && rep < o->reps; rep++) {
-            double t = run_once(ss, n_sess, shapes[k], info.n_vocab);
+            double t = sc ? run_batched(sc, o->sessions, shapes[k], info.n_vocab, ban, n_ban)
+                          : run_once(ss, n_sess, shapes[k], info.n_vocab);
             if (t <= 0) {
                 rc = -1;
                 break;
@@ -529,7 +658,8 @@ static int bench_model(const opts *o, const char *path, int32_t nt, int32_t nb, 
             if (shapes[k].n_prompt == 0) {
                 /* each generated token reads every weight and the K/V of its context */
                 double ctx = shapes[k].n_depth + (shapes[k].n_gen + 1) / 2.0;
-                r->bytes_per_token = (double)info.weights_bytes + kv_per_tok * ctx;
+                /* a step of N requests reads the weights once and N contexts */
+                r->bytes_per_token = (double)info.weights_bytes / o->sessions + kv_per_tok * ctx;
                 r->gbs = r->bytes_per_token * r->med_ts / 1e9;
                 r->peak_gbs = peak_gbs ? *peak_gbs : 0;
             }
@@ -538,6 +668,8 @@ static int bench_model(const opts *o, const char *path, int32_t nt, int32_t nb, 
         free(r);
     }
     for (int i = 0; i < n_sess; i++) llm_session_free(ss[i]);
+    llm_sched_free(sc);
+    free(ban);
     llm_model_free(m);
     return rc;
 }
@@ -590,8 +722,8 @@ int main(int argc, char **argv) {
     }
     if (os.json) printf(os.n_printed ? "\n]\n" : "[]\n");
     if (o.sessions > 1 && !os.json && !os.jsonl) {
-        printf("\nsessions: %d at once; the engine serializes forward passes (no batched decode in its "
-               "public API), so this is shared-model throughput, not batching\n",
+        printf("\nsessions: %d requests at once through the scheduler (one forward pass per step for all); "
+               "t/s counts all of their tokens\n",
                o.sessions);
     }
     int fin = app_finish_stdout(PROG);

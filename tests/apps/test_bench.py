@@ -62,6 +62,29 @@ tg = [x for x in rows if x.get("n_gen")]
 check("json: decode reports bytes read per token",
       all(x.get("bytes_per_token", 0) > 0.5 * x.get("model_size", 1) for x in tg), [x.get("bytes_per_token") for x in tg])
 
+# --sessions: N requests through the scheduler; all their tokens are counted
+# (tg: N x n_gen decoded tokens each sample, at a depth too; pp: N prompts).
+rows = []
+for args in (["-p", "6", "-n", "4", "-pg", "5,2"], ["-p", "0", "-n", "4", "-d", "3"]):
+    r = run("-m", MODEL, *args, "-r", "2", "-t", "1", "--sessions", "3", "--no-warmup", "-o", "json")
+    check(f"--sessions 3 {' '.join(args)}: exit 0", r.returncode == 0, r.stderr)
+    try:
+        rows += json.loads(r.stdout)
+    except ValueError as e:
+        check("--sessions json parses", False, e)
+got = sorted((x.get("n_prompt"), x.get("n_gen"), x.get("n_depth")) for x in rows)
+check("--sessions: the tests asked for", got == [(0, 4, 0), (0, 4, 3), (5, 2, 0), (6, 0, 0)], got)
+r = run("-m", MODEL, "-p", "6", "-d", "3", "--sessions", "2")
+check("--sessions with a depth and a prompt test: usage error", r.returncode == 2 and "-d" in r.stderr,
+      (r.returncode, r.stderr))
+for row in rows:
+    tag = f"x3 pp{row.get('n_prompt')}/tg{row.get('n_gen')}@d{row.get('n_depth')}"
+    n = 3 * (row.get("n_prompt", 0) + row.get("n_gen", 0))
+    ok = row.get("n_sessions") == 3 and len(row.get("samples_ns", [])) == 2 and all(
+        ns > 0 and abs(ts - n * 1e9 / ns) <= 1e-3 * ts
+        for ts, ns in zip(row.get("samples_ts", []), row.get("samples_ns", [])))
+    check(f"--sessions {tag}: 3 requests' tokens / time of each sample", ok, row)
+
 # Markdown: a header and one row per test (pp, tg, pg).
 r = run("-m", MODEL, "-p", "4", "-n", "2", "-pg", "4,2", "-r", "1", "-t", "1", "--no-warmup")
 lines = [ln for ln in r.stdout.splitlines() if ln.startswith("|")]

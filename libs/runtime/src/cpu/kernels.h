@@ -92,10 +92,10 @@ typedef struct llm__cpu_kernels {
         llm__vec_dot4_fn dot4;
         llm__vec_dot8_fn dot8; /* optional: 8 weight rows at once, same bits (NULL: unused) */
         /* optional: dot8's bits, and the next 8 weight rows prefetched
-         * while these are read. For a matmul whose activation rows all fit
-         * in one call (n <= 4: decode), where each weight byte is read
-         * once; in a larger one the same rows come back from cache for the
-         * next activation rows and the prefetches only cost. NULL: dot8. */
+         * while these are read. For a matmul with a few activation rows
+         * (decode, batched decode: matmul_cpu.c STREAM_ROWS), which reads
+         * its weights from memory once; a prompt pass keeps each tile in
+         * cache for many rows and has no use for it. NULL: dot8. */
         llm__vec_dot8_fn dot8_stream;
     } rows8[LLM_DTYPE_END_], tiled[LLM_DTYPE_END_];
     /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
