@@ -136,9 +136,10 @@ static inline void fold8_lanes(const float *L, int64_t hd, float *out) {
  * faults, so the group past a tensor's end costs nothing but the hint. */
 static inline void prefetch_next_group(const char *w, size_t w_stride, int rows, int64_t b, int64_t nb) {
     const size_t group = (size_t)rows * w_stride, step = (group + (size_t)nb - 1) / (size_t)nb;
-    const char *p = w + group + (size_t)b * step;
+    /* An address, not a C pointer: past a tensor's end it points at no object. */
+    const uintptr_t p = (uintptr_t)w + group + (size_t)b * step;
     /* asm, not _mm_prefetch: GCC 12 deletes a loop of prefetches as empty. */
-    for (size_t off = 0; off < step; off += 64) __asm__ volatile("prefetcht0 %0" : : "m"(p[off]));
+    for (size_t off = 0; off < step; off += 64) __asm__ volatile("prefetcht0 (%0)" : : "r"(p + off));
 }
 
 #endif
