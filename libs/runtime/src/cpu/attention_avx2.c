@@ -151,30 +151,94 @@ INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const 
     }
 }
 
-/* Dot-product order (hd a multiple of 32): per (query, key) four
- * accumulators, chunk c into accumulator c % 4, folded by reduce4. One row
- * chunk live at a time, q read from L1 by the FMAs: 4 nq + 1 ymm. */
-INLINE void scores32_block(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd,
-                           const float *qf, const int nq, float scale, float *scores, int64_t sstride) {
+/* Dot-product order (hd a multiple of 32), query j of key row r: four
+ * accumulators, chunk c into accumulator c % 4, then the first step of
+ * reduce4, (a0 + a2) + (a1 + a3), into X[j * 8]; the rest of reduce4 is
+ * done for 8 keys at once (reduce8_keys). One row chunk live at a time, q
+ * read from L1 by the FMAs: 4 nq + 1 ymm. */
+INLINE void scores32_key(const uint16_t *r, int64_t hd, const float *qf, const int nq, __m256 *X) {
     const int64_t nc = hd / 8;
-    for (int64_t t = 0; t < len; t++) {
+    __m256 acc[QB][4];
+    for (int j = 0; j < nq; j++)
+        for (int i = 0; i < 4; i++) acc[j][i] = _mm256_setzero_ps();
+    for (int64_t c = 0; c < nc; c += 4) {
+        for (int i = 0; i < 4; i++) {
+            const __m256 kv = load_h8(r + 8 * (c + i));
+            for (int j = 0; j < nq; j++)
+                acc[j][i] = _mm256_fmadd_ps(_mm256_loadu_ps(qf + j * hd + 8 * (c + i)), kv, acc[j][i]);
+        }
+    }
+    for (int j = 0; j < nq; j++)
+        X[j * 8] = _mm256_add_ps(_mm256_add_ps(acc[j][0], acc[j][2]), _mm256_add_ps(acc[j][1], acc[j][3]));
+}
+
+/* The rest of reduce4 for the 8 keys x[0..7], times scale: lane k of the
+ * result is reduce4 of key k. reduce4 adds the halves (t = lo + hi), then
+ * (t0 + t1) + (t2 + t3); here the halves of keys k and k + 4 are added in
+ * one vector, and two rounds of hadd make the same pair sums in the same
+ * order, so every lane has reduce4's bits (the shuffles only move values). */
+INLINE __m256 reduce8_keys(const __m256 *x, __m256 scale) {
+    __m256 y[4];
+    for (int k = 0; k < 4; k++) {
+        y[k] = _mm256_add_ps(_mm256_permute2f128_ps(x[k], x[k + 4], 0x20),
+                             _mm256_permute2f128_ps(x[k], x[k + 4], 0x31));
+    }
+    const __m256 h01 = _mm256_hadd_ps(y[0], y[1]); /* k0: s01 s23, k1: s01 s23 | k4, k5 */
+    const __m256 h23 = _mm256_hadd_ps(y[2], y[3]); /* k2, k3 | k6, k7 */
+    return _mm256_mul_ps(_mm256_hadd_ps(h01, h23), scale);
+}
+
+/* All nq queries of a group, key by key: each K row comes from memory once
+ * for the whole group (the queries past the first QB read it from L1). The
+ * score of a key is reduce4(...) * scale, as dot_f16_4acc then the scale;
+ * (float)(double) of a float changes nothing. */
+#define SB (2 * QB) /* queries per pass over the keys */
+
+/* The last steps of reduce4 on x = (a0 + a2) + (a1 + a3). */
+INLINE float reduce4_rest(__m256 x) {
+    const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    const __m128 t1 = _mm_hadd_ps(t0, t0);
+    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+}
+
+static void scores32_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
+                          int64_t nq, float scale, float *scores, int64_t sstride) {
+    __m256 X[SB * 8]; /* [query][key of the 8] */
+    const __m256 sc = _mm256_set1_ps(scale);
+    int64_t t = 0;
+    for (; t < len; t++) {
         const uint16_t *r = krow(k, t);
         if (t + PF_KEYS < len) {
             prefetch_row(krow(k, t + PF_KEYS), 2 * hd);
             if (vpf) prefetch_row_l2(krow(vpf, t + PF_KEYS), 2 * hd);
         }
-        __m256 acc[QB][4];
-        for (int j = 0; j < nq; j++)
-            for (int i = 0; i < 4; i++) acc[j][i] = _mm256_setzero_ps();
-        for (int64_t c = 0; c < nc; c += 4) {
-            for (int i = 0; i < 4; i++) {
-                const __m256 kv = load_h8(r + 8 * (c + i));
-                for (int j = 0; j < nq; j++)
-                    acc[j][i] = _mm256_fmadd_ps(_mm256_loadu_ps(qf + j * hd + 8 * (c + i)), kv, acc[j][i]);
+        for (int64_t j0 = 0; j0 < nq; j0 += QB) {
+            const int64_t m = nq - j0 < QB ? nq - j0 : QB;
+            const float *q = qf + j0 * hd;
+            __m256 *x = X + j0 * 8 + (t & 7);
+            if (m == 3) scores32_key(r, hd, q, 3, x);
+            else if (m == 2) scores32_key(r, hd, q, 2, x);
+            else scores32_key(r, hd, q, 1, x);
+        }
+        if ((t & 7) == 7) {
+            for (int64_t j = 0; j < nq; j++) {
+                _mm256_storeu_ps(scores + j * sstride + t - 7, reduce8_keys(X + j * 8, sc));
             }
         }
-        for (int j = 0; j < nq; j++)
-            scores[j * sstride + t] = (float)(double)reduce4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]) * scale;
+    }
+    for (int64_t t0 = t & ~(int64_t)7; t0 < t; t0++) { /* the last len % 8 keys */
+        for (int64_t j = 0; j < nq; j++) {
+            const __m256 x = X[j * 8 + (t0 & 7)];
+            scores[j * sstride + t0] = reduce4_rest(x) * scale;
+        }
+    }
+}
+
+static void scores32_all(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
+                         int64_t nq, float scale, float *scores, int64_t sstride) {
+    for (int64_t j0 = 0; j0 < nq; j0 += SB) {
+        scores32_pass(k, j0 == 0 ? vpf : NULL, len, hd, qf + j0 * hd, nq - j0 < SB ? nq - j0 : SB, scale,
+                      scores + j0 * sstride, sstride);
     }
 }
 
@@ -205,19 +269,17 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vp
     for (int64_t i = 0; i < nq * hd; i += 8) {
         _mm256_storeu_ps(qf + i, load_h8(q16 + i)); /* exact: every F16 is a float */
     }
+    if (!tiled) {
+        scores32_all(k, vpf, len, hd, qf, nq, scale, scores, sstride);
+        return;
+    }
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
         const int64_t m = nq - j0 < QB ? nq - j0 : QB;
         const float *q = qf + j0 * hd;
         float *s = scores + j0 * sstride;
-        if (tiled) {
-            if (m == 3) scores8_block(k, len, hd, q, 3, 4, scale, s, sstride);
-            else if (m == 2) scores8_block(k, len, hd, q, 2, 4, scale, s, sstride);
-            else scores8_block(k, len, hd, q, 1, 4, scale, s, sstride);
-        } else {
-            if (m == 3) scores32_block(k, j0 == 0 ? vpf : NULL, len, hd, q, 3, scale, s, sstride);
-            else if (m == 2) scores32_block(k, j0 == 0 ? vpf : NULL, len, hd, q, 2, scale, s, sstride);
-            else scores32_block(k, j0 == 0 ? vpf : NULL, len, hd, q, 1, scale, s, sstride);
-        }
+        if (m == 3) scores8_block(k, len, hd, q, 3, 4, scale, s, sstride);
+        else if (m == 2) scores8_block(k, len, hd, q, 2, 4, scale, s, sstride);
+        else scores8_block(k, len, hd, q, 1, 4, scale, s, sstride);
     }
 }
 
