@@ -26,16 +26,8 @@
  * forward runs ~30x slower (~9 ms a token on 2 threads: with all the texts
  * this file took 353 s). The checks are the same; the embedding tests run
  * on fewer texts. */
-#if defined(__SANITIZE_ADDRESS__)
-#define LIGHT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIGHT 1
-#endif
-#endif
-#ifndef LIGHT
-#define LIGHT 0
-#endif
+#include "under_asan.h"
+#define LIGHT LLM_UNDER_ASAN
 
 /* The texts the embedding tests use under LIGHT; token ids are still
  * checked on all 200 (that is cheap), and outside LIGHT nothing changes.

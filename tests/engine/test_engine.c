@@ -16,16 +16,8 @@
 
 /* Sanitizer builds (Debug, ASan+UBSan) run the forward ~50x slower: the
  * generation-heavy tests then check fewer steps and cases. */
-#if defined(__SANITIZE_ADDRESS__)
-#define SLOW 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SLOW 1
-#endif
-#endif
-#ifndef SLOW
-#define SLOW 0
-#endif
+#include "under_asan.h"
+#define SLOW LLM_UNDER_ASAN
 #define STEPS(fast, slow) (SLOW ? (slow) : (fast))
 #define MAX_CASES STEPS(100, 2)
 

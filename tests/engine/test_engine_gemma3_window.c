@@ -26,16 +26,8 @@
 
 #include "llama/engine.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define LIGHT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIGHT 1
-#endif
-#endif
-#ifndef LIGHT
-#define LIGHT 0
-#endif
+#include "under_asan.h"
+#define LIGHT LLM_UNDER_ASAN
 
 #define WINDOW 512
 #define BLOCK 16

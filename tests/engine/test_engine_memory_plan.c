@@ -17,13 +17,7 @@
 
 #include "llama/engine.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
+#include "under_asan.h"
 
 /* A "Vm...:  N kB" line of /proc/self/status, in bytes; 0 if absent. */
 static uint64_t status_kib(const char *key) {
@@ -49,7 +43,7 @@ static bool on_text(const char *t, size_t n, llm_token tok, void *u) {
 }
 
 Test(memory_plan, within_10_percent_of_resident_growth_at_ctx_4096) {
-#ifdef UNDER_ASAN
+#if LLM_UNDER_ASAN
     cr_skip_test("AddressSanitizer adds shadow memory to every allocation");
 #endif
     const char *p = getenv("LLM_DEFAULT_MODEL");

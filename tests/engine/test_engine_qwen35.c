@@ -32,16 +32,8 @@
 
 /* LIGHT: 1 under AddressSanitizer: the golden check skips the 500-token
  * prompt and takes 8 greedy steps (same checks, less work). */
-#if defined(__SANITIZE_ADDRESS__)
-#define LIGHT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIGHT 1
-#endif
-#endif
-#ifndef LIGHT
-#define LIGHT 0
-#endif
+#include "under_asan.h"
+#define LIGHT LLM_UNDER_ASAN
 
 static llm_model *M;
 static int32_t NV;

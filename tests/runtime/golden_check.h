@@ -12,16 +12,8 @@
 
 /* LIGHT: 1 under AddressSanitizer, where the golden checks run on fewer
  * positions and steps (same checks, less work). */
-#if defined(__SANITIZE_ADDRESS__)
-#define LIGHT 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define LIGHT 1
-#endif
-#endif
-#ifndef LIGHT
-#define LIGHT 0
-#endif
+#include "under_asan.h"
+#define LIGHT LLM_UNDER_ASAN
 
 #define GC_N_BLOCKS 64
 #define GC_BLOCK 16
