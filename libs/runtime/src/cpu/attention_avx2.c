@@ -188,19 +188,12 @@ INLINE __m256 reduce8_keys(const __m256 *x, __m256 scale) {
     return _mm256_mul_ps(_mm256_hadd_ps(h01, h23), scale);
 }
 
-/* All nq queries of a group, key by key: each K row comes from memory once
- * for the whole group (the queries past the first QB read it from L1). The
- * score of a key is reduce4(...) * scale, as dot_f16_4acc then the scale;
- * (float)(double) of a float changes nothing. */
 #define SB (2 * QB) /* queries per pass over the keys */
 
-/* The last steps of reduce4 on x = (a0 + a2) + (a1 + a3). */
-INLINE float reduce4_rest(__m256 x) {
-    const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    const __m128 t1 = _mm_hadd_ps(t0, t0);
-    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
-}
-
+/* Up to SB queries of a group, key by key: each K row comes from memory once
+ * for all of them (the queries past the first QB read it from L1). The
+ * score of a key is reduce4(...) * scale, as dot_f16_4acc then the scale;
+ * (float)(double) of a float changes nothing. */
 static void scores32_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
                           int64_t nq, float scale, float *scores, int64_t sstride) {
     __m256 X[SB * 8]; /* [query][key of the 8] */

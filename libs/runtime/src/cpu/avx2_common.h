@@ -43,11 +43,15 @@ static inline int32_t hsum_i32(__m256i v) {
 
 /* Four 8-lane accumulators folded as llama.cpp's float dot products fold
  * them: (a0 + a2) + (a1 + a3), then the 128-bit halves, then pairwise. */
-static inline float reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
-    __m256 x = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
-    __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-    __m128 t1 = _mm_hadd_ps(t0, t0);
+/* The steps of reduce4 after its first, on x = (a0 + a2) + (a1 + a3). */
+static inline float reduce4_rest(__m256 x) {
+    const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+    const __m128 t1 = _mm_hadd_ps(t0, t0);
     return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+}
+
+static inline float reduce4(__m256 a0, __m256 a1, __m256 a2, __m256 a3) {
+    return reduce4_rest(_mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3)));
 }
 
 /* 16 bytes of packed nibbles -> 32 bytes 0..15 in element order (low nibbles

@@ -65,7 +65,7 @@ static void *aligned_zalloc(size_t size) {
     }
 #ifdef MADV_HUGEPAGE
     if (huge) {
-        (void)madvise(p, (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1), MADV_HUGEPAGE);
+        (void)madvise(p, size, MADV_HUGEPAGE); /* only the buffer: a partial 2 MiB tail keeps small pages */
     }
 #endif
     memset(p, 0, size);
