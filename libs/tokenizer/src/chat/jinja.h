@@ -31,9 +31,12 @@
  * mutation of lists or dicts (as in the immutable sandbox); parse depth,
  * evaluation steps, range() sizes and output size are bounded.
  *
- * Files: jinja_lex.c (tokens), jinja_parse.c (AST), jinja_value.c (values,
- * arena, str/repr/json), jinja_builtins.c (tests, methods, functions),
- * jinja_filters.c (filters), jinja_eval.c (statements, expressions, entry
+ * Files: jinja_lex.c (tokens), jinja_parse.c (AST: statements and blocks),
+ * jinja_parse_expr.c (AST: the expression grammar; jinja_parse.h holds what
+ * the two parser files share), jinja_value.c (values, arena, str/repr/json),
+ * jinja_ops.c (operators on values: subscripts, slices, unary and binary
+ * operators), jinja_builtins.c (tests, methods, functions), jinja_filters.c
+ * (filters), jinja_eval.c (statements, expressions, calls and macros, entry
  * point).
  */
 #ifndef LLM_CHAT_JINJA_H
@@ -323,5 +326,22 @@ jv llm__jj_list_from(jj_state *S, const jv *items, size_t n);
 jj_list llm__jj_iterate(jj_state *S, jv v, int line);
 /* Python-style strip of chars (NULL: whitespace); which: 1 left, 2 right, 3 both. */
 jv llm__jj_strip(jj_state *S, jv s, const char *chars, size_t chars_n, int which);
+
+/* ---- operators (jinja_ops.c), with Python semantics ---- */
+/* obj[key]: a list or string index (negative counts from the end), a dict
+ * key; undefined when out of range or missing. Fails on an undefined obj or
+ * a generator. */
+jv llm__jj_get_item(jj_state *S, jv obj, jv key, int line);
+/* obj[a:b:c] of a list or string; a, b, c are ints, or none/undefined where
+ * omitted. Fails on other types and on a zero step. */
+jv llm__jj_slice(jj_state *S, jv obj, jv a, jv b, jv c, int line);
+/* -v (neg) or +v of a number (a bool counts as an int). */
+jv llm__jj_unary(jj_state *S, bool neg, jv v, int line);
+/* a op b, op being an EX_BIN operator: "==", "!=", "<", ">", "<=", ">=",
+ * "in", "not in", "~", "+", "-", "*", "/", "//", "%", "**". A type error or
+ * a division by zero is LLM_ERR_INVALID_ARG; integer overflow (never a wrap),
+ * a repetition beyond JJ_MAX_OUTPUT and what we do not model (str %
+ * formatting, a negative or fractional exponent) LLM_ERR_UNSUPPORTED. */
+jv llm__jj_binary(jj_state *S, const char *op, jv a, jv b, int line);
 
 #endif /* LLM_CHAT_JINJA_H */

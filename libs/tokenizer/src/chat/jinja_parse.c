@@ -1,489 +1,11 @@
-/* jinja_parse.c -- tokens -> statement/expression tree, following jinja2's
- * grammar and operator precedence (filters and tests bind tighter than any
- * binary operator: 'a' + x | trim is 'a' + (x | trim)). */
+/* jinja_parse.c -- tokens -> statement tree: text, {{ }} output and the
+ * {% %} statements (if/elif/else, for, set and block set, break/continue,
+ * macro, call, filter, block, include/import/from/extends, generation), with
+ * the end tags each one takes, following jinja2's grammar. The expressions
+ * inside them come from the expression grammar in jinja_parse_expr.c. */
 #include <string.h>
 
-#include "chat/jinja.h"
-
-/* A growable array of pointers in the arena. */
-typedef struct ptrvec {
-    void **p;
-    size_t n, cap;
-} ptrvec;
-
-typedef struct parser {
-    jj_state *S;
-    const jj_tok *t;
-    size_t n, i;
-    ptrvec blocks; /* {% block %} statements, for duplicate names and self.NAME */
-} parser;
-
-static const jj_tok *cur(parser *P) { return &P->t[P->i]; }
-static const jj_tok *peek(parser *P, size_t k) {
-    return P->i + k < P->n ? &P->t[P->i + k] : &P->t[P->n - 1];
-}
-static void advance(parser *P) {
-    if (P->i + 1 < P->n)
-        P->i++;
-}
-
-static bool tok_is(const jj_tok *t, jj_tok_type type, const char *s) {
-    if (t->type != type)
-        return false;
-    return !s || (t->n == strlen(s) && memcmp(t->s, s, t->n) == 0);
-}
-static bool is_op(parser *P, const char *op) { return tok_is(cur(P), TK_OP, op); }
-static bool is_name(parser *P, const char *name) { return tok_is(cur(P), TK_NAME, name); }
-
-_Noreturn static void syntax(parser *P, const char *what) {
-    const jj_tok *t = cur(P);
-    llm__jj_fail(P->S, LLM_ERR_BAD_FORMAT, "template syntax error, line %d: %s (at '%.*s')", t->line, what,
-            (int)(t->n > 20 ? 20 : t->n), t->s ? t->s : "");
-}
-
-static void expect_op(parser *P, const char *op) {
-    if (!is_op(P, op))
-        syntax(P, op);
-    advance(P);
-}
-
-static const char *take_name(parser *P) {
-    if (cur(P)->type != TK_NAME)
-        syntax(P, "expected a name");
-    const char *s = llm__jj_strndup(P->S, cur(P)->s, cur(P)->n);
-    advance(P);
-    return s;
-}
-
-static jj_ex *new_ex(parser *P, jj_ex_kind kind) {
-    jj_ex *e = llm__jj_alloc(P->S, sizeof *e);
-    e->kind = kind;
-    e->line = cur(P)->line;
-    return e;
-}
-
-static void enter(parser *P) {
-    if (++P->S->depth > JJ_MAX_DEPTH)
-        llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "template nesting deeper than %d", JJ_MAX_DEPTH);
-}
-static void leave(parser *P) { P->S->depth--; }
-
-static void pv_push(jj_state *S, ptrvec *v, void *x) {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 4;
-        void **p = llm__jj_alloc(S, cap * sizeof *p);
-        if (v->n)
-            memcpy(p, v->p, v->n * sizeof *p);
-        v->p = p;
-        v->cap = cap;
-    }
-    v->p[v->n++] = x;
-}
-
-static jj_ex *parse_expr(parser *P);
-static jj_ex *parse_or(parser *P);
-static jj_ex *parse_unary(parser *P, bool with_filter);
-static jj_ex *parse_primary(parser *P);
-
-/* (args...) after the callee: positional then name=value keywords. */
-static void parse_args(parser *P, jj_ex *e) {
-    expect_op(P, "(");
-    ptrvec args = {0}, kwn = {0}, kwv = {0};
-    while (!is_op(P, ")")) {
-        if (args.n + kwn.n > 0)
-            expect_op(P, ",");
-        if (is_op(P, ")"))
-            break;
-        if (cur(P)->type == TK_NAME && tok_is(peek(P, 1), TK_OP, "=")) {
-            pv_push(P->S, &kwn, (void *)take_name(P));
-            advance(P);
-            pv_push(P->S, &kwv, parse_expr(P));
-        } else {
-            if (kwn.n)
-                syntax(P, "positional argument after keyword argument");
-            pv_push(P->S, &args, parse_expr(P));
-        }
-    }
-    advance(P);
-    e->args = (jj_ex **)args.p;
-    e->n_args = args.n;
-    e->kw_names = (const char **)kwn.p;
-    e->kw_vals = (jj_ex **)kwv.p;
-    e->n_kw = kwn.n;
-}
-
-static jj_ex *parse_postfix(parser *P, jj_ex *e) {
-    for (;;) {
-        if (is_op(P, ".")) {
-            advance(P);
-            jj_ex *a = new_ex(P, EX_ATTR);
-            a->a = e;
-            if (cur(P)->type == TK_INT) { /* x.0 is x[0] */
-                a->kind = EX_INDEX;
-                a->b = new_ex(P, EX_LIT);
-                a->b->lit = llm__jv_int(cur(P)->i);
-                advance(P);
-            } else {
-                a->name = take_name(P);
-            }
-            e = a;
-        } else if (is_op(P, "[")) {
-            advance(P);
-            jj_ex *x = new_ex(P, EX_INDEX);
-            x->a = e;
-            jj_ex *parts[3] = {NULL, NULL, NULL};
-            int k = 0;
-            bool slice = false;
-            for (;;) {
-                if (is_op(P, ":")) {
-                    slice = true;
-                    if (++k > 2)
-                        syntax(P, "too many ':' in a slice");
-                    advance(P);
-                    continue;
-                }
-                if (is_op(P, "]"))
-                    break;
-                if (parts[k])
-                    syntax(P, "expected ':' or ']'");
-                parts[k] = parse_expr(P);
-            }
-            advance(P);
-            if (slice) {
-                x->kind = EX_SLICE;
-                x->b = parts[0];
-                x->c = parts[1];
-                x->args = llm__jj_alloc(P->S, sizeof *x->args);
-                x->args[0] = parts[2];
-                x->n_args = 1;
-            } else {
-                if (!parts[0])
-                    syntax(P, "empty subscript");
-                x->b = parts[0];
-            }
-            e = x;
-        } else if (is_op(P, "(")) {
-            jj_ex *c = new_ex(P, EX_CALL);
-            c->a = e;
-            parse_args(P, c);
-            e = c;
-        } else {
-            return e;
-        }
-    }
-}
-
-/* | filter and "is [not] test" chains (jinja's parse_filter_expr). */
-static jj_ex *parse_filters(parser *P, jj_ex *e) {
-    for (;;) {
-        if (is_op(P, "|")) {
-            advance(P);
-            jj_ex *f = new_ex(P, EX_FILTER);
-            f->a = e;
-            f->name = take_name(P);
-            while (is_op(P, ".")) { /* dotted filter names: keep the last part */
-                advance(P);
-                f->name = take_name(P);
-            }
-            if (is_op(P, "("))
-                parse_args(P, f);
-            e = f;
-        } else if (is_name(P, "is")) {
-            advance(P);
-            jj_ex *t = new_ex(P, EX_TEST);
-            t->a = e;
-            if (is_name(P, "not")) {
-                t->negate = true;
-                advance(P);
-            }
-            t->name = take_name(P);
-            if (is_op(P, "(")) {
-                parse_args(P, t);
-            } else {
-                const jj_tok *c = cur(P);
-                bool arg = c->type == TK_STRING || c->type == TK_INT || c->type == TK_FLOAT ||
-                           tok_is(c, TK_OP, "[") || tok_is(c, TK_OP, "{") || tok_is(c, TK_OP, "(") ||
-                           (c->type == TK_NAME && !tok_is(c, TK_NAME, "else") &&
-                            !tok_is(c, TK_NAME, "or") && !tok_is(c, TK_NAME, "and"));
-                if (arg) {
-                    t->args = llm__jj_alloc(P->S, sizeof *t->args);
-                    t->args[0] = parse_postfix(P, parse_primary(P));
-                    t->n_args = 1;
-                }
-            }
-            e = t;
-        } else if (is_op(P, "(")) {
-            jj_ex *c = new_ex(P, EX_CALL);
-            c->a = e;
-            parse_args(P, c);
-            e = c;
-        } else {
-            return e;
-        }
-    }
-}
-
-static jj_ex *parse_primary(parser *P) {
-    const jj_tok *t = cur(P);
-    jj_ex *e;
-    if (t->type == TK_NAME) {
-        e = new_ex(P, EX_LIT);
-        if (tok_is(t, TK_NAME, "true") || tok_is(t, TK_NAME, "True"))
-            e->lit = llm__jv_bool(true);
-        else if (tok_is(t, TK_NAME, "false") || tok_is(t, TK_NAME, "False"))
-            e->lit = llm__jv_bool(false);
-        else if (tok_is(t, TK_NAME, "none") || tok_is(t, TK_NAME, "None"))
-            e->lit = llm__jv_none();
-        else {
-            e->kind = EX_NAME;
-            e->name = llm__jj_strndup(P->S, t->s, t->n);
-        }
-        advance(P);
-        return e;
-    }
-    if (t->type == TK_STRING) { /* adjacent literals concatenate */
-        llm__sb sb = {0};
-        while (cur(P)->type == TK_STRING) {
-            llm__sb_put(&sb, cur(P)->s, cur(P)->n);
-            advance(P);
-        }
-        e = new_ex(P, EX_LIT);
-        char *s = llm__jj_strndup(P->S, sb.data ? sb.data : "", sb.len);
-        bool failed = sb.failed;
-        size_t n = sb.len;
-        llm__sb_free(&sb);
-        if (failed)
-            llm__jj_fail(P->S, LLM_ERR_NO_MEMORY, "out of memory");
-        e->lit = llm__jv_str(s, n);
-        return e;
-    }
-    if (t->type == TK_INT || t->type == TK_FLOAT) {
-        e = new_ex(P, EX_LIT);
-        e->lit = t->type == TK_INT ? llm__jv_int(t->i) : llm__jv_float(t->f);
-        advance(P);
-        return e;
-    }
-    if (tok_is(t, TK_OP, "(")) {
-        advance(P);
-        if (is_op(P, ")")) { /* empty tuple */
-            advance(P);
-            e = new_ex(P, EX_LIST);
-            e->negate = true;
-            return e;
-        }
-        jj_ex *first = parse_expr(P);
-        if (!is_op(P, ",")) {
-            expect_op(P, ")");
-            return first;
-        }
-        ptrvec items = {0};
-        pv_push(P->S, &items, first);
-        while (is_op(P, ",")) {
-            advance(P);
-            if (is_op(P, ")"))
-                break;
-            pv_push(P->S, &items, parse_expr(P));
-        }
-        expect_op(P, ")");
-        e = new_ex(P, EX_LIST);
-        e->args = (jj_ex **)items.p;
-        e->n_args = items.n;
-        e->negate = true; /* a tuple */
-        return e;
-    }
-    if (tok_is(t, TK_OP, "[")) {
-        advance(P);
-        ptrvec items = {0};
-        while (!is_op(P, "]")) {
-            if (items.n)
-                expect_op(P, ",");
-            if (is_op(P, "]"))
-                break;
-            pv_push(P->S, &items, parse_expr(P));
-        }
-        advance(P);
-        e = new_ex(P, EX_LIST);
-        e->args = (jj_ex **)items.p;
-        e->n_args = items.n;
-        return e;
-    }
-    if (tok_is(t, TK_OP, "{")) {
-        advance(P);
-        ptrvec keys = {0}, vals = {0};
-        while (!is_op(P, "}")) {
-            if (keys.n)
-                expect_op(P, ",");
-            if (is_op(P, "}"))
-                break;
-            pv_push(P->S, &keys, parse_expr(P));
-            expect_op(P, ":");
-            pv_push(P->S, &vals, parse_expr(P));
-        }
-        advance(P);
-        e = new_ex(P, EX_DICT);
-        e->args = (jj_ex **)keys.p;
-        e->kw_vals = (jj_ex **)vals.p;
-        e->n_args = keys.n;
-        return e;
-    }
-    syntax(P, "expected an expression");
-}
-
-static jj_ex *parse_unary(parser *P, bool with_filter) {
-    enter(P);
-    jj_ex *e;
-    if (is_op(P, "-") || is_op(P, "+")) {
-        e = new_ex(P, is_op(P, "-") ? EX_NEG : EX_POS);
-        advance(P);
-        e->a = parse_unary(P, false);
-    } else {
-        e = parse_primary(P);
-    }
-    e = parse_postfix(P, e);
-    if (with_filter)
-        e = parse_filters(P, e);
-    leave(P);
-    return e;
-}
-
-static jj_ex *bin(parser *P, const char *op, jj_ex *l, jj_ex *r) {
-    jj_ex *e = new_ex(P, EX_BIN);
-    e->name = op;
-    e->a = l;
-    e->b = r;
-    return e;
-}
-
-static jj_ex *parse_pow(parser *P) {
-    jj_ex *l = parse_unary(P, true);
-    while (is_op(P, "**")) {
-        advance(P);
-        l = bin(P, "**", l, parse_unary(P, true));
-    }
-    return l;
-}
-
-static jj_ex *parse_math2(parser *P) {
-    jj_ex *l = parse_pow(P);
-    for (;;) {
-        const char *op = is_op(P, "*") ? "*" : is_op(P, "/") ? "/" : is_op(P, "//") ? "//"
-                       : is_op(P, "%") ? "%" : NULL;
-        if (!op)
-            return l;
-        advance(P);
-        l = bin(P, op, l, parse_pow(P));
-    }
-}
-
-static jj_ex *parse_concat(parser *P) {
-    jj_ex *l = parse_math2(P);
-    while (is_op(P, "~")) {
-        advance(P);
-        l = bin(P, "~", l, parse_math2(P));
-    }
-    return l;
-}
-
-static jj_ex *parse_math1(parser *P) {
-    jj_ex *l = parse_concat(P);
-    for (;;) {
-        const char *op = is_op(P, "+") ? "+" : is_op(P, "-") ? "-" : NULL;
-        if (!op)
-            return l;
-        advance(P);
-        l = bin(P, op, l, parse_concat(P));
-    }
-}
-
-static jj_ex *parse_compare(parser *P) {
-    jj_ex *l = parse_math1(P);
-    jj_ex *result = NULL; /* chained comparisons: a < b < c is (a < b) and (b < c) */
-    for (;;) {
-        const char *op = NULL;
-        static const char *const ops[] = {"==", "!=", "<=", ">=", "<", ">"};
-        for (size_t k = 0; k < 6 && !op; k++)
-            if (is_op(P, ops[k]))
-                op = ops[k];
-        if (!op && is_name(P, "in"))
-            op = "in";
-        if (!op && is_name(P, "not") && tok_is(peek(P, 1), TK_NAME, "in")) {
-            advance(P);
-            op = "not in";
-        }
-        if (!op)
-            break;
-        advance(P);
-        jj_ex *r = parse_math1(P);
-        jj_ex *c = bin(P, op, l, r);
-        if (result) {
-            jj_ex *a = new_ex(P, EX_AND);
-            a->a = result;
-            a->b = c;
-            result = a;
-        } else {
-            result = c;
-        }
-        l = r;
-    }
-    return result ? result : l;
-}
-
-static jj_ex *parse_not(parser *P) {
-    if (is_name(P, "not")) {
-        enter(P);
-        jj_ex *e = new_ex(P, EX_NOT);
-        advance(P);
-        e->a = parse_not(P);
-        leave(P);
-        return e;
-    }
-    return parse_compare(P);
-}
-
-static jj_ex *parse_and(parser *P) {
-    jj_ex *l = parse_not(P);
-    while (is_name(P, "and")) {
-        advance(P);
-        jj_ex *e = new_ex(P, EX_AND);
-        e->a = l;
-        e->b = parse_not(P);
-        l = e;
-    }
-    return l;
-}
-
-static jj_ex *parse_or(parser *P) {
-    jj_ex *l = parse_and(P);
-    while (is_name(P, "or")) {
-        advance(P);
-        jj_ex *e = new_ex(P, EX_OR);
-        e->a = l;
-        e->b = parse_and(P);
-        l = e;
-    }
-    return l;
-}
-
-/* condexpr: a if cond [else b] */
-static jj_ex *parse_expr(parser *P) {
-    enter(P);
-    jj_ex *e = parse_or(P);
-    while (is_name(P, "if")) {
-        advance(P);
-        jj_ex *c = new_ex(P, EX_COND);
-        c->a = e;
-        c->b = parse_or(P);
-        if (is_name(P, "else")) {
-            advance(P);
-            c->c = parse_expr(P);
-        }
-        e = c;
-    }
-    leave(P);
-    return e;
-}
-
-/* ---- statements ---- */
+#include "chat/jinja_parse.h"
 
 static jj_st *new_st(parser *P, jj_st_kind kind) {
     jj_st *s = llm__jj_alloc(P->S, sizeof *s);
@@ -514,7 +36,7 @@ static bool at_end_tag(parser *P, const char *const *ends) {
 
 static jj_st *parse_if(parser *P) { /* at the condition, after if/elif */
     jj_st *s = new_st(P, ST_IF);
-    s->expr = parse_expr(P);
+    s->expr = llm__jj_parse_expr(P);
     expect_block_end(P);
     static const char *const ends[] = {"elif", "else", "endif", NULL};
     s->body = parse_body(P, ends);
@@ -559,10 +81,10 @@ static jj_st *parse_for(parser *P) {
     if (!is_name(P, "in"))
         syntax(P, "expected 'in'");
     advance(P);
-    s->expr = parse_or(P); /* no conditional expression: "if" filters */
+    s->expr = llm__jj_parse_or(P); /* no conditional expression: "if" filters */
     if (is_name(P, "if")) {
         advance(P);
-        s->filter = parse_expr(P);
+        s->filter = llm__jj_parse_expr(P);
     }
     if (is_name(P, "recursive")) {
         advance(P);
@@ -609,7 +131,7 @@ static jj_st *parse_set(parser *P) {
         return s;
     }
     expect_op(P, "=");
-    s->expr = parse_expr(P);
+    s->expr = llm__jj_parse_expr(P);
     if (is_op(P, ","))
         llm__jj_fail(P->S, LLM_ERR_UNSUPPORTED, "line %d: tuple values are not supported", s->line);
     expect_block_end(P);
@@ -702,7 +224,7 @@ static void parse_signature(parser *P, jj_st *s) {
         jj_ex *d = NULL;
         if (is_op(P, "=")) {
             advance(P);
-            d = parse_expr(P);
+            d = llm__jj_parse_expr(P);
         } else if (defs.n && defs.p[defs.n - 1]) {
             syntax(P, "non-default argument follows default argument");
         }
@@ -755,7 +277,7 @@ static jj_st *parse_call_block(parser *P) {
     s->n_target = 1;
     if (is_op(P, "("))
         parse_signature(P, s);
-    s->expr = parse_expr(P);
+    s->expr = llm__jj_parse_expr(P);
     if (s->expr->kind != EX_CALL)
         syntax(P, "expected call");
     expect_block_end(P);
@@ -822,7 +344,7 @@ static void skip_context(parser *P) {
 static jj_st *parse_load(parser *P, int kind) {
     jj_st *s = new_st(P, ST_LOAD);
     s->load_kind = kind;
-    s->expr = parse_expr(P);
+    s->expr = llm__jj_parse_expr(P);
     if (kind == JJ_LOAD_INCLUDE) {
         if (is_name(P, "ignore") && tok_is(peek(P, 1), TK_NAME, "missing")) {
             advance(P);
@@ -873,8 +395,8 @@ static jj_st *parse_filter_block(parser *P) {
     f->a = base;
     f->name = take_name(P);
     if (is_op(P, "("))
-        parse_args(P, f);
-    s->expr = parse_filters(P, f);
+        llm__jj_parse_args(P, f);
+    s->expr = llm__jj_parse_filters(P, f);
     expect_block_end(P);
     static const char *const end[] = {"endfilter", NULL};
     s->body = parse_body(P, end);
@@ -967,7 +489,7 @@ static jj_body parse_body(parser *P, const char *const *ends) {
         } else if (t->type == TK_VAR_BEGIN) {
             jj_st *s = new_st(P, ST_OUTPUT);
             advance(P);
-            s->expr = parse_expr(P);
+            s->expr = llm__jj_parse_expr(P);
             if (cur(P)->type != TK_VAR_END)
                 syntax(P, "expected '}}'");
             advance(P);
