@@ -177,10 +177,7 @@ Test(llama_order, tiled_attention_products_bit_identical) {
  * Odd shapes: head sizes that are not multiples of 8 or 32 (fallbacks),
  * group sizes 1 to 7 (GQA 1, 3, 4 and the register blocks' tails), lengths
  * with tails of 4, 8 and 32 cells, n_all beyond len, a scrambled block
- * table, F16 and F32 caches for the value sums. Decode steps gather the
- * value rows while the scores stream (kernels.h, vg): the value sums from
- * the gather must equal those from the cache, also from a window start
- * t_start > 0, and the SIMD variant must gather where it says it does. */
+ * table, F16 and F32 caches for the value sums. */
 Test(llama_order, grouped_attention_equals_per_query) {
     llm__cpu_kernels s, v;
     kernel_sets(&s, &v);
@@ -208,42 +205,28 @@ Test(llama_order, grouped_attention_equals_per_query) {
         float *qf = malloc(4 * (size_t)(nq * hd)), *sg = malloc(4 * (size_t)(nq * stride));
         float *s1 = malloc(4 * (size_t)len), *pr = malloc(4 * (size_t)(nq * stride));
         float *scr = malloc(4 * (size_t)(nq * 32 * hd)), *og = malloc(4 * (size_t)(nq * hd + 1));
-        float *o1 = malloc(4 * (size_t)hd), *og2 = malloc(4 * (size_t)(nq * hd));
-        const size_t nvg = llm__vg_halves(len, hd);
-        uint16_t *vgb = malloc(2 * (nvg + 1));
-        const int64_t ts = rep % 5 == 4 ? (int64_t)(rnd() % (uint64_t)len) : 0; /* window start */
+        float *o1 = malloc(4 * (size_t)hd);
         for (int64_t i = 0; i < nq * hd; i++) q16[i] = llm_fp32_to_fp16(frand() * 2);
         llm__kv_rows kr = {kh, offs, (size_t)(kvh * hd), 1};
         for (int var = 0; var < 2; var++) {
             const llm__cpu_kernels *K = var ? &v : &s;
-            int gathered = 0; /* by the dot-product order's scores (tiled 0) */
             for (int tiled = 0; tiled < 2; tiled++) {
                 for (int64_t i = 0; i < nq * stride; i++) sg[i] = 1234.5f; /* nothing past len is written */
                 llm__kv_rows vr = {vh, offs, (size_t)(kvh * hd), 1};
-                vgb[nvg] = 0x7777;
-                const int g = K->attn_scores_f16_g(&kr, rep % 2 ? &vr : NULL, ts, len, hd, q16, nq, 0.125f, tiled,
-                                                   sg, stride, qf, vgb);
-                cr_assert(vgb[nvg] == 0x7777, "the value gather writes past its size");
-                cr_assert(!g || (!tiled && rep % 2), "gathered without value rows or in the tiled order");
-                if (var && v.attn_scores_f16_g != s.attn_scores_f16_g && !tiled && rep % 2 && hd % 32 == 0) {
-                    cr_assert(g, "the SIMD decode scores (hd=%lld) did not gather", (long long)hd);
-                }
-                if (!tiled) gathered = g;
+                K->attn_scores_f16_g(&kr, rep % 2 ? &vr : NULL, 0, len, hd, q16, nq, 0.125f, tiled, sg, stride, qf);
                 for (int64_t j = 0; j < nq; j++) {
                     K->attn_scores_f16(&kr, len, hd, q16 + j * hd, 0.125f, tiled, s1);
-                    cr_assert(memcmp(s1 + ts, sg + j * stride + ts, 4 * (size_t)(len - ts)) == 0,
-                              "%s attn_scores_f16_g hd=%lld nq=%lld len=%lld ts=%lld tiled=%d query %lld",
-                              var ? "avx2" : "scalar", (long long)hd, (long long)nq, (long long)len, (long long)ts,
-                              tiled, (long long)j);
-                    for (int64_t t = 0; t < ts; t++) cr_assert(sg[j * stride + t] == 1234.5f);
+                    cr_assert(memcmp(s1, sg + j * stride, 4 * (size_t)len) == 0,
+                              "%s attn_scores_f16_g hd=%lld nq=%lld len=%lld tiled=%d query %lld",
+                              var ? "avx2" : "scalar", (long long)hd, (long long)nq, (long long)len, tiled,
+                              (long long)j);
                     for (int64_t t = len; t < stride; t++) cr_assert(sg[j * stride + t] == 1234.5f);
                 }
                 if (tiled) {
                     /* The tiled order is the same in both variants. */
                     for (int64_t j = 0; j < nq; j++) {
                         s.attn_scores_f16(&kr, len, hd, q16 + j * hd, 0.125f, 1, s1);
-                        cr_assert(memcmp(s1 + ts, sg + j * stride + ts, 4 * (size_t)(len - ts)) == 0,
-                                  "tiled scores scalar vs grouped");
+                        cr_assert(memcmp(s1, sg + j * stride, 4 * (size_t)len) == 0, "tiled scores scalar vs grouped");
                     }
                 }
             }
@@ -252,7 +235,7 @@ Test(llama_order, grouped_attention_equals_per_query) {
                 llm__kv_rows vr = {f16 ? (const void *)vh : (const void *)vf, offs, (size_t)(kvh * hd), f16};
                 for (int tiled = 0; tiled < 2; tiled++) {
                     og[nq * hd] = 777.0f;
-                    K->attn_wsum_g(&vr, 0, len, n_all, hd, pr, stride, nq, tiled, og, scr, NULL);
+                    K->attn_wsum_g(&vr, 0, len, n_all, hd, pr, stride, nq, tiled, og, scr);
                     cr_assert(og[nq * hd] == 777.0f, "attn_wsum_g writes past nq * hd");
                     for (int64_t j = 0; j < nq; j++) {
                         if (tiled) {
@@ -269,25 +252,55 @@ Test(llama_order, grouped_attention_equals_per_query) {
                             cr_assert(memcmp(o1, og + j * hd, 4 * (size_t)hd) == 0, "tiled wsum scalar vs grouped");
                         }
                     }
-                    if (f16 && !tiled && gathered) {
-                        /* From the gather, keys ts .. len - 1, against the cache. */
-                        K->attn_wsum_g(&vr, ts, len, n_all, hd, pr, stride, nq, 0, og, scr, NULL);
-                        K->attn_wsum_g(&vr, ts, len, n_all, hd, pr, stride, nq, 0, og2, scr, vgb);
-                        cr_assert(memcmp(og, og2, 4 * (size_t)(nq * hd)) == 0,
-                                  "attn_wsum_g from the gather hd=%lld nq=%lld len=%lld ts=%lld", (long long)hd,
-                                  (long long)nq, (long long)len, (long long)ts);
-                    }
                 }
             }
         }
         free(kh); free(vh); free(vf); free(q16); free(qf); free(sg); free(s1); free(pr); free(scr); free(og);
-        free(o1); free(og2); free(vgb);
+        free(o1);
     }
 }
 
 /* The 2 x 4 and 4 x 1 matmul micro-kernels (unpacked activation scales)
  * against the plain dot product they stand in for: same bits, or the forward would
  * depend on how the matmul tiles its rows. */
+/* The value sums of a decode step over long contexts, where the SIMD variant
+ * sums the 32 slot chains in stretches of keys (attention_avx2.c,
+ * wsum_stretches): against the single-query kernel, bit for bit, for
+ * lengths across several stretches and their edges, window starts
+ * (t_start > 0, with p[t] = 0 before it for the reference, kernels.h) that
+ * fall inside and on the edge of a stretch, and a scrambled block table. */
+Test(llama_order, grouped_value_sums_long_and_windowed) {
+    llm__cpu_kernels s, v;
+    kernel_sets(&s, &v);
+    static const int64_t lens[] = {255, 256, 257, 511, 700, 1024, 1337};
+    static const int64_t hds[] = {64, 128, 96, 32, 40};
+    const int64_t bs = 16, n_kv = 2, nmax = 1344;
+    const int64_t nblk = nmax / bs;
+    size_t *offs = malloc(sizeof(size_t) * (size_t)nmax);
+    for (int64_t t = 0; t < nmax; t++) offs[t] = (size_t)((((t / bs) * 29 + 5) % nblk * bs + t % bs) * n_kv * 128);
+    uint16_t *vh = malloc(2 * (size_t)(nmax * n_kv * 128));
+    for (int64_t i = 0; i < nmax * n_kv * 128; i++) vh[i] = llm_fp32_to_fp16(frand());
+    float *pr = malloc(4 * (size_t)(4 * nmax)), *scr = malloc(4 * (size_t)(4 * 32 * 128));
+    float *og = malloc(4 * (size_t)(4 * 128)), *o1 = malloc(4 * 128), *p1 = malloc(4 * (size_t)nmax);
+    for (int rep = 0; rep < 70; rep++) {
+        const int64_t len = lens[rep % 7], hd = hds[rep % 5], nq = 1 + rep % 4;
+        const int64_t ts = rep % 3 == 0 ? 0 : rep % 3 == 1 ? len - 1 - (int64_t)(rnd() % (uint64_t)(len - 1))
+                                                           : (len > 512 ? len - 512 : 0);
+        const int64_t n_all = (len + 31) / 32 * 32;
+        llm__kv_rows vr = {vh, offs, (size_t)((rep % 2) * hd), 1};
+        for (int64_t i = 0; i < nq * nmax; i++) pr[i] = (frand() + 1.0f) / (float)len;
+        v.attn_wsum_g(&vr, ts, len, n_all, hd, pr, nmax, nq, 0, og, scr);
+        for (int64_t j = 0; j < nq; j++) {
+            for (int64_t t = 0; t < len; t++) p1[t] = t < ts ? 0.0f : pr[j * nmax + t];
+            v.attn_wsum(&vr, len, n_all, hd, p1, o1, scr);
+            cr_assert(memcmp(o1, og + j * hd, 4 * (size_t)hd) == 0,
+                      "attn_wsum_g hd=%lld nq=%lld len=%lld t_start=%lld query %lld", (long long)hd, (long long)nq,
+                      (long long)len, (long long)ts, (long long)j);
+        }
+    }
+    free(offs); free(vh); free(pr); free(scr); free(og); free(o1); free(p1);
+}
+
 Test(llama_order, micro_kernels_equal_dot) {
     llm__cpu_kernels s, v;
     kernel_sets(&s, &v);

@@ -195,8 +195,7 @@ INLINE __m256 reduce8_keys(const __m256 *x, __m256 scale) {
  * score of a key is reduce4(...) * scale, as dot_f16_4acc then the scale;
  * (float)(double) of a float changes nothing. */
 static void scores32_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
-                          int64_t nq, float scale, float *scores, int64_t sstride, uint16_t *vg, int64_t tabs,
-                          int64_t nper) {
+                          int64_t nq, float scale, float *scores, int64_t sstride) {
     __m256 X[SB * 8]; /* [query][key of the 8] */
     const __m256 sc = _mm256_set1_ps(scale);
     int64_t t = 0;
@@ -219,16 +218,6 @@ static void scores32_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_
                 _mm256_storeu_ps(scores + j * sstride + t - 7, reduce8_keys(X + j * 8, sc));
             }
         }
-        if (vg) {
-            /* Value row t (in L2 since its prefetch PF_KEYS keys ago) to its
-             * slot's run in the gather. */
-            const int64_t ta = tabs + t;
-            const __m256i *src = (const __m256i *)(const void *)krow(vpf, t);
-            __m256i *dst = (__m256i *)(void *)(vg + ((ta & 31) * nper + (ta >> 5)) * hd);
-            for (int64_t c = 0; c < hd / 16; c++) {
-                _mm256_storeu_si256(dst + c, _mm256_loadu_si256(src + c));
-            }
-        }
     }
     for (int64_t t0 = t & ~(int64_t)7; t0 < t; t0++) { /* the last len % 8 keys */
         for (int64_t j = 0; j < nq; j++) {
@@ -239,18 +228,16 @@ static void scores32_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_
 }
 
 static void scores32_all(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
-                         int64_t nq, float scale, float *scores, int64_t sstride, uint16_t *vg, int64_t tabs,
-                         int64_t nper) {
+                         int64_t nq, float scale, float *scores, int64_t sstride) {
     for (int64_t j0 = 0; j0 < nq; j0 += SB) {
         scores32_pass(k, j0 == 0 ? vpf : NULL, len, hd, qf + j0 * hd, nq - j0 < SB ? nq - j0 : SB, scale,
-                      scores + j0 * sstride, sstride, j0 == 0 ? vg : NULL, tabs, nper);
+                      scores + j0 * sstride, sstride);
     }
 }
 
-static int attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
-                                  int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled,
-                                  float *scores, int64_t sstride, float *qf, uint16_t *vg) {
-    const int64_t nper = (len + 31) / 32; /* gather rows per slot */
+static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+                                   int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled,
+                                   float *scores, int64_t sstride, float *qf) {
     /* A score does not depend on its key's index: the loops below run over
      * a view that starts at key t_start (rows, offsets and scores shifted). */
     llm__kv_rows kw = *k, vw;
@@ -270,18 +257,14 @@ static int attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf
                 scores[j * sstride + t] = (tiled ? dot_f16_tiled(hd, q, r) : dot_f16_4acc(hd, q, r)) * scale;
             }
         }
-        return 0;
+        return;
     }
     for (int64_t i = 0; i < nq * hd; i += 8) {
         _mm256_storeu_ps(qf + i, load_h8(q16 + i)); /* exact: every F16 is a float */
     }
     if (!tiled) {
-        /* The value sums of this order visit the rows slot by slot, 32 rows
-         * apart; gathered here, each slot's rows are adjacent (see
-         * wsum_slots_g). */
-        if (!vpf || !vpf->f16) vg = NULL;
-        scores32_all(k, vpf, len, hd, qf, nq, scale, scores, sstride, vg, t_start, nper);
-        return vg != NULL;
+        scores32_all(k, vpf, len, hd, qf, nq, scale, scores, sstride);
+        return;
     }
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
         const int64_t m = nq - j0 < QB ? nq - j0 : QB;
@@ -291,7 +274,6 @@ static int attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf
         else if (m == 2) scores8_block(k, len, hd, q, 2, 4, scale, s, sstride);
         else scores8_block(k, len, hd, q, 1, 4, scale, s, sstride);
     }
-    return 0;
 }
 
 /* --------------------------------------------------------- value sums -- */
@@ -305,11 +287,12 @@ INLINE int64_t slot_first(int64_t sl, int64_t t_start, int64_t S) {
 /* For nq <= QB queries, slot sl, d in [d0, d0 + 8 nv): P_j[sl][d] = sum over
  * t_start <= t < nslot, t % S == sl, ascending, of fma(v_t[d], p_j[t], .) --
  * the chain of wsum_slots in kernels_avx2.c, with the row chunk loaded once
- * for all nq queries. gath: the rows come from the gather (S = 32, F16), the
- * slot's row of key t at gs + t / 32 * hd. */
-INLINE void slot_block(const llm__kv_rows *v, const uint16_t *gs, int64_t sl, int64_t t_start, int64_t nslot,
-                       int64_t S, int64_t hd, int64_t d0, const float *p, int64_t pstride, float *P, const int nq,
-                       const int nv, const int f16, const int gath) {
+ * for all nq queries. cont: the chain goes on from the partials in P (a
+ * stretch of keys after those already summed there) and this function does
+ * not prefetch (its caller does). */
+INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
+                       int64_t d0, const float *p, int64_t pstride, float *P, const int nq, const int nv,
+                       const int f16, const int cont) {
     /* Named accumulators a<query><chunk> rather than an array: GCC keeps
      * an array of vectors on the stack and stores it on every row. Unused
      * ones (j >= nq or c >= nv, constants here) are dead code. 4 nq
@@ -317,18 +300,26 @@ INLINE void slot_block(const llm__kv_rows *v, const uint16_t *gs, int64_t sl, in
     __m256 a00 = _mm256_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
     __m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
     __m256 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
+    float *o = P + sl * hd + d0;
+    if (cont) {
+#define LOAD(j, c, A) \
+    if (nq > j && nv > c) A = _mm256_loadu_ps(o + j * S * hd + 8 * c);
+        LOAD(0, 0, a00) LOAD(0, 1, a01) LOAD(0, 2, a02) LOAD(0, 3, a03)
+        LOAD(1, 0, a10) LOAD(1, 1, a11) LOAD(1, 2, a12) LOAD(1, 3, a13)
+        LOAD(2, 0, a20) LOAD(2, 1, a21) LOAD(2, 2, a22) LOAD(2, 3, a23)
+#undef LOAD
+    }
     for (int64_t t = slot_first(sl, t_start, S); t < nslot; t += S) {
-        const size_t e = gath ? (size_t)((t >> 5) * hd + d0) : v->offs[t] + v->head_off + (size_t)d0;
+        const size_t e = v->offs[t] + v->head_off + (size_t)d0;
         /* Ahead: this slot's row 4 steps on (the chunk this pass reads),
-         * and the whole of row t + 1, which the next slot's passes read. (A
-         * gathered slot is one run of memory: the hardware follows it.) */
-        if (!gath && S == 32 && t + 4 * S < nslot) {
+         * and the whole of row t + 1, which the next slot's passes read. */
+        if (!cont && S == 32 && t + 4 * S < nslot) {
             const size_t ea = v->offs[t + 4 * S] + v->head_off + (size_t)d0;
             prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea)
                              : (const void *)((const float *)v->base + ea),
                          nv * (f16 ? 16 : 32));
         }
-        if (!gath && S == 32 && d0 == 0 && t + 1 < nslot) {
+        if (!cont && S == 32 && d0 == 0 && t + 1 < nslot) {
             const size_t ea = v->offs[t + 1] + v->head_off;
             prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea)
                              : (const void *)((const float *)v->base + ea),
@@ -339,9 +330,8 @@ INLINE void slot_block(const llm__kv_rows *v, const uint16_t *gs, int64_t sl, in
         const __m256 p2 = nq > 2 ? _mm256_broadcast_ss(p + 2 * pstride + t) : p0;
 #define ROW(c, A0, A1, A2)                                                                               \
     if (nv > c) {                                                                                        \
-        const __m256 x = gath  ? load_h8(gs + e + 8 * c)                                                 \
-                         : f16 ? load_h8((const uint16_t *)v->base + e + 8 * c)                          \
-                               : _mm256_loadu_ps((const float *)v->base + e + 8 * c);                    \
+        const __m256 x = f16 ? load_h8((const uint16_t *)v->base + e + 8 * c)                            \
+                             : _mm256_loadu_ps((const float *)v->base + e + 8 * c);                      \
         A0 = _mm256_fmadd_ps(x, p0, A0);                                                                 \
         if (nq > 1) A1 = _mm256_fmadd_ps(x, p1, A1);                                                     \
         if (nq > 2) A2 = _mm256_fmadd_ps(x, p2, A2);                                                     \
@@ -352,7 +342,6 @@ INLINE void slot_block(const llm__kv_rows *v, const uint16_t *gs, int64_t sl, in
         ROW(3, a03, a13, a23)
 #undef ROW
     }
-    float *o = P + sl * hd + d0;
 #define STORE(j, c, A) \
     if (nq > j && nv > c) _mm256_storeu_ps(o + j * S * hd + 8 * c, A);
     STORE(0, 0, a00) STORE(0, 1, a01) STORE(0, 2, a02) STORE(0, 3, a03)
@@ -363,15 +352,15 @@ INLINE void slot_block(const llm__kv_rows *v, const uint16_t *gs, int64_t sl, in
 
 #define SLOT_CASE(NQ, NV)                                                                                \
     if (nq == NQ && nv == NV) {                                                                          \
-        if (gs) slot_block(v, gs, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1, 1);           \
-        else if (f16) slot_block(v, gs, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1, 0);     \
-        else slot_block(v, gs, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 0, 0);              \
+        if (cont) slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1, 1);             \
+        else if (f16) slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1, 0);         \
+        else slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 0, 0);                  \
         return;                                                                                          \
     }
 
-static void slot_dispatch(const llm__kv_rows *v, const uint16_t *gs, int64_t sl, int64_t t_start, int64_t nslot,
-                          int64_t S, int64_t hd, int64_t d0, const float *p, int64_t pstride, float *P, int64_t nq,
-                          int64_t nv) {
+/* cont: F16 rows only (see slot_block). */
+static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
+                          int64_t d0, const float *p, int64_t pstride, float *P, int64_t nq, int64_t nv, int cont) {
     const int f16 = v->f16;
     SLOT_CASE(3, 4) SLOT_CASE(3, 3) SLOT_CASE(3, 2) SLOT_CASE(3, 1)
     SLOT_CASE(2, 4) SLOT_CASE(2, 3) SLOT_CASE(2, 2) SLOT_CASE(2, 1)
@@ -379,25 +368,55 @@ static void slot_dispatch(const llm__kv_rows *v, const uint16_t *gs, int64_t sl,
 }
 #undef SLOT_CASE
 
+/* Keys per stretch of wsum_stretches: 8 rows per slot. */
+#define STRETCH 256
+
+/* The 32 slot chains of the dot-product order over an F16 cache, hd % 32 ==
+ * 0, in stretches of STRETCH keys: every slot's chain over the keys of one
+ * stretch, its partials left in P, then the next stretch goes on from them.
+ * Each chain still runs over its keys in ascending order, from +0, so the
+ * sums are those of one pass per slot. Why: the rows of one slot are 32 keys
+ * apart (32 KiB with 8 KV heads of 64), so a slot's whole chain maps to a few
+ * cache sets and, past 16 rows or so, comes from L3 row by row. A stretch's
+ * rows (32 KB of one head) stay in L2 for all its slots, and while one
+ * stretch is summed the next is prefetched, in key order. */
+static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot, int64_t hd, const float *p,
+                           int64_t pstride, int64_t nq, float *scratch) {
+    for (int64_t tb = t_start & ~(int64_t)31; tb < nslot; tb += STRETCH) {
+        const int64_t lo = tb > t_start ? tb : t_start, hi = tb + STRETCH < nslot ? tb + STRETCH : nslot;
+        for (int64_t sl = 0; sl < 32; sl++) {
+            for (int64_t t = hi + sl * (STRETCH / 32); t < hi + (sl + 1) * (STRETCH / 32) && t < nslot; t++) {
+                prefetch_row_l2(llm__kv_row(v, t), 2 * hd);
+            }
+            for (int64_t j0 = 0; j0 < nq; j0 += QB) {
+                const int64_t m = nq - j0 < QB ? nq - j0 : QB;
+                for (int64_t d0 = 0; d0 < hd; d0 += 32) {
+                    slot_dispatch(v, sl, lo, hi, 32, hd, d0, p + j0 * pstride, pstride, scratch + j0 * 32 * hd, m,
+                                  4, 1);
+                }
+            }
+        }
+    }
+}
+
 /* Slot partials of nq queries into scratch [nq][S][hd]; slots with no cell
- * stay zero, as in wsum_slots. Slot by slot, then the queries in register
- * blocks, so that a slot's rows are read from memory once for all of them.
- * vg: the gather of the keys' rows (attn_scores_f16_g; S = 32, hd % 32 ==
- * 0), with nper rows per slot, or NULL. */
+ * stay zero, as in wsum_slots. */
 static void wsum_slots_g(const llm__kv_rows *v, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
-                         const float *p, int64_t pstride, int64_t nq, float *scratch, const uint16_t *vg,
-                         int64_t nper) {
+                         const float *p, int64_t pstride, int64_t nq, float *scratch) {
     const int64_t hd8 = hd & ~(int64_t)7;
     memset(scratch, 0, sizeof(float) * (size_t)(nq * S * hd));
-    for (int64_t sl = 0; sl < S && sl < nslot; sl++) {
-        const uint16_t *gs = vg ? vg + sl * nper * hd : NULL;
-        for (int64_t j0 = 0; j0 < nq; j0 += QB) {
-            const int64_t m = nq - j0 < QB ? nq - j0 : QB;
-            const float *pj = p + j0 * pstride;
-            float *P = scratch + j0 * S * hd;
+    if (S == 32 && v->f16 && hd % 32 == 0) {
+        wsum_stretches(v, t_start, nslot, hd, p, pstride, nq, scratch);
+        return;
+    }
+    for (int64_t j0 = 0; j0 < nq; j0 += QB) {
+        const int64_t m = nq - j0 < QB ? nq - j0 : QB;
+        const float *pj = p + j0 * pstride;
+        float *P = scratch + j0 * S * hd;
+        for (int64_t sl = 0; sl < S && sl < nslot; sl++) {
             for (int64_t d0 = 0; d0 < hd8; d0 += 32) {
                 const int64_t nv = (hd8 - d0) / 8 < 4 ? (hd8 - d0) / 8 : 4;
-                slot_dispatch(v, gs, sl, t_start, nslot, S, hd, d0, pj, pstride, P, m, nv);
+                slot_dispatch(v, sl, t_start, nslot, S, hd, d0, pj, pstride, P, m, nv, 0);
             }
             for (int64_t j = 0; j < m; j++) {
                 for (int64_t d = hd8; d < hd; d++) {
@@ -415,11 +434,10 @@ static void wsum_slots_g(const llm__kv_rows *v, int64_t t_start, int64_t nslot, 
 }
 
 static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
-                             const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch,
-                             const uint16_t *vg) {
+                             const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
     if (tiled) {
         /* attn_wsum8_avx2: 8 slots (lane t % 8), folded as llm__hsum8. */
-        wsum_slots_g(v, t_start, len, 8, hd, p, pstride, nq, scratch, NULL, 0);
+        wsum_slots_g(v, t_start, len, 8, hd, p, pstride, nq, scratch);
         for (int64_t j = 0; j < nq; j++) {
             fold8_lanes(scratch + j * 8 * hd, hd, out + j * hd);
         }
@@ -428,7 +446,7 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len
     /* attn_wsum_avx2: 32 slots folded as reduce4, cells past the last whole
      * 32 of n_all added in double. */
     const int64_t np = n_all & ~(int64_t)31, nslot = len < np ? len : np;
-    wsum_slots_g(v, t_start, nslot, 32, hd, p, pstride, nq, scratch, vg, (len + 31) / 32);
+    wsum_slots_g(v, t_start, nslot, 32, hd, p, pstride, nq, scratch);
     for (int64_t j = 0; j < nq; j++) {
         const float *pj = p + j * pstride;
         for (int64_t d = 0; d < hd; d++) {

@@ -77,22 +77,12 @@ typedef struct {
     int64_t n_swa; /* 0: no window */
     int f16;
     int tiled; /* 1: sum in the order of a tiled matrix product (see below) */
-    int gather; /* 1: the value rows are gathered slot-major (kernels.h) */
 } attn_ctx;
 
-/* The value gather of decode steps (kernels.h, attn_scores_f16_g) makes the
- * value sums read each slot's rows from one run of memory rather than 32
- * rows apart (which maps a slot's rows to a few cache sets); up to this size
- * per thread (32768 cells of 64 halves), beyond which it would no longer stay
- * in a shared L3 and the kernels read the cache in place. */
-#define GATHER_MAX_BYTES ((size_t)4 << 20)
-
 /* Per-thread scratch: [GMAX][smax] scores, [GMAX][hd] q as floats,
- * [GMAX][hd] q16 (halves, in floats' room), [GMAX][32][hd] slot partials,
- * then, with gather, the gathered value rows (halves, in floats' room). */
-static size_t scratch_floats(int64_t smax, int64_t hd, int gather) {
-    const size_t g = gather ? (llm__vg_halves(smax, hd) + 1) / 2 : 0;
-    return (size_t)(GMAX * smax + GMAX * hd + GMAX * hd + GMAX * 32 * hd + 16) + g;
+ * [GMAX][hd] q16 (halves, in floats' room), [GMAX][32][hd] slot partials. */
+static size_t scratch_floats(int64_t smax, int64_t hd) {
+    return (size_t)(GMAX * smax + GMAX * hd + GMAX * hd + GMAX * 32 * hd + 16);
 }
 
 /* First key query i sees: 0, or the start of its sliding window. */
@@ -152,8 +142,6 @@ static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int6
     float *qf = scores + GMAX * c->smax;                  /* [nq][hd] */
     uint16_t *q16 = (uint16_t *)(qf + GMAX * c->hd);      /* [nq][hd] */
     float *partial = qf + 2 * GMAX * c->hd;               /* [nq][32][hd] */
-    uint16_t *vg = c->gather ? (uint16_t *)(partial + GMAX * 32 * c->hd) : NULL;
-    int gathered = 0;
     const int64_t u = i * c->n_head + h;
     const float *qr = c->q + u * c->hd;                   /* [nq][hd], heads are adjacent */
     const int64_t len = (int64_t)c->pos[i] + 1;
@@ -164,8 +152,7 @@ static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int6
     if (c->f16) {
         /* q is rounded to F16 like llama.cpp does before its F16 dot. */
         c->k->quantize[LLM_DTYPE_F16](qr, q16, nq * c->hd);
-        gathered = c->k->attn_scores_f16_g(&kr, &vr, ts, len, c->hd, q16, nq, c->scale, c->tiled, scores, c->smax,
-                                           qf, vg);
+        c->k->attn_scores_f16_g(&kr, &vr, ts, len, c->hd, q16, nq, c->scale, c->tiled, scores, c->smax, qf);
     } else {
         for (int64_t j = 0; j < nq; j++) {
             for (int64_t t = ts; t < len; t++) {
@@ -200,8 +187,7 @@ static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int6
             c->k->round_f16(len - ts, s + ts);
         }
     }
-    c->k->attn_wsum_g(&vr, ts, len, c->n_all, c->hd, scores, c->smax, nq, c->tiled, c->out + u * c->hd, partial,
-                      gathered ? vg : NULL);
+    c->k->attn_wsum_g(&vr, ts, len, c->n_all, c->hd, scores, c->smax, nq, c->tiled, c->out + u * c->hd, partial);
 }
 
 static void attn_task(void *p, int ith, int nth) {
@@ -269,8 +255,7 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
     c.tiled = c.n >= 2 && c.hd % 8 == 0;
     c.n_all = (maxpos + 1 + 31) / 32 * 32;
     c.smax = (maxpos + 1 + 15) / 16 * 16;
-    c.gather = !c.tiled && c.f16 && 2 * llm__vg_halves(c.smax, c.hd) <= GATHER_MAX_BYTES;
-    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, scratch_floats(c.smax, c.hd, c.gather));
+    llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, scratch_floats(c.smax, c.hd));
     if (st != LLM_OK) {
         return st;
     }

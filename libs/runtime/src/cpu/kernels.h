@@ -71,15 +71,6 @@ static inline const void *llm__kv_row(const llm__kv_rows *r, int64_t t) {
     return r->f16 ? (const void *)((const uint16_t *)r->base + e) : (const void *)((const float *)r->base + e);
 }
 
-/* The slot-major value gather of the grouped attention kernels (see
- * attn_scores_f16_g): 32 slots of ceil(len / 32) rows of hd halves. */
-static inline size_t llm__vg_halves(int64_t len, int64_t hd) {
-    return (size_t)(32 * ((len + 31) / 32) * hd);
-}
-static inline size_t llm__vg_row(int64_t t, int64_t len, int64_t hd) {
-    return (size_t)(((t % 32) * ((len + 31) / 32) + t / 32) * hd);
-}
-
 typedef struct llm__cpu_kernels {
     const char *desc;                          /* "scalar", "avx2+fma+f16c" */
     llm_dtype act_type[LLM_DTYPE_END_];        /* weight type -> activation type */
@@ -156,20 +147,12 @@ typedef struct llm__cpu_kernels {
      *   fma(v, 0, +0) = +0 to a still-zero slot, so skipping it is exact:
      *   a sliding window gives llama.cpp's bits for its masked cells.
      * Neither reads a row (nor an offs entry) before t_start, so the blocks of
-     * keys that left a sliding window may be freed.
-     * Value gather (vg, NULL for none): room for llm__vg_halves(len, hd)
-     * halves. attn_scores_f16_g may copy the F16 value rows vpf of keys
-     * t_start <= t < len into vg, slot-major (row t at llm__vg_row(t, len,
-     * hd): the rows of one slot t % 32 of the dot-product order adjacent),
-     * while it streams the keys; it returns 1 if it did, 0 if vg is
-     * untouched. attn_wsum_g given that vg (same t_start, len) reads the value
-     * rows from it instead of v: the same values, so the same bits. */
-    int (*attn_scores_f16_g)(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
-                             int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
-                             int64_t sstride, float *qf, uint16_t *vg);
+     * keys that left a sliding window may be freed. */
+    void (*attn_scores_f16_g)(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+                              int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
+                              int64_t sstride, float *qf);
     void (*attn_wsum_g)(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
-                        const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch,
-                        const uint16_t *vg);
+                        const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch);
     /* out[i] = x[i] / (1 + e^-x[i]) * g[i] over one row, e^ by llm__exp_poly
      * for the first n - n % 8 elements and libm expf for the rest.
      * Scalar and SIMD variants are bit-identical. */

@@ -342,24 +342,20 @@ static void attn_wsum8(const llm__kv_rows *v, int64_t len, int64_t hd, const flo
 
 /* Grouped forms: the simple per-query loops (the reference the SIMD
  * variants are checked against). */
-static int attn_scores_f16_g(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
-                             int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
-                             int64_t sstride, float *qf, uint16_t *vg) {
+static void attn_scores_f16_g(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+                              int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
+                              int64_t sstride, float *qf) {
     (void)qf;
     (void)vpf;
-    (void)vg;
     for (int64_t j = 0; j < nq; j++) {
         scores_from(k, t_start, len, hd, q16 + j * hd, scale, tiled, scores + j * sstride);
     }
-    return 0; /* no gather: attn_wsum_g reads the cache */
 }
 
 static void attn_wsum_g(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
-                        const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch,
-                        const uint16_t *vg) {
+                        const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
     (void)n_all;
     (void)scratch;
-    (void)vg;
     for (int64_t j = 0; j < nq; j++) {
         if (tiled) {
             wsum8_from(v, t_start, len, hd, p + j * pstride, out + j * hd);
