@@ -225,6 +225,82 @@ Test(gguf, version2_and_file_path) {
     gw_free(&s.w);
 }
 
+/* String arrays longer than the index stride (an entry every 16 elements,
+ * the rest reached by skipping strings): every element of arrays of 1..50
+ * strings of varied lengths (0 to 40 bytes), read in reverse order, through
+ * array_string and array_get; and the same inside a nested array of 20
+ * string arrays (the index of each child array is sparse too). */
+static void str_at(char *buf, size_t n, int a, int i) {
+    size_t len = (size_t)((a * 7 + i * 13) % 41);
+    if (len >= n) len = n - 1;
+    for (size_t k = 0; k < len; k++) buf[k] = (char)('a' + (a + i + (int)k) % 26);
+    buf[len] = '\0';
+}
+
+static void expect_str_array(const llm_gguf_value *arr, int a, uint64_t n) {
+    cr_assert_eq(arr->type, LLM_GGUF_ARRAY);
+    cr_assert_eq(arr->elem_type, LLM_GGUF_STRING);
+    cr_assert_eq(arr->count, n);
+    for (uint64_t i = n; i-- > 0;) {
+        char want[64];
+        str_at(want, sizeof want, a, (int)i);
+        const char *str;
+        size_t len;
+        cr_assert_eq(llm_gguf_array_string(arr, i, &str, &len), LLM_OK);
+        cr_assert(len == strlen(want) && memcmp(str, want, len) == 0, "array %d element %d", a, (int)i);
+        llm_gguf_value e;
+        cr_assert_eq(llm_gguf_array_get(arr, i, &e), LLM_OK);
+        cr_assert(e.type == LLM_GGUF_STRING && e.count == len && e.data == (const void *)str);
+    }
+    const char *str;
+    size_t len;
+    cr_expect_eq(llm_gguf_array_string(arr, n, &str, &len), LLM_ERR_INVALID_ARG);
+}
+
+Test(gguf, long_string_arrays) {
+    enum { N_FLAT = 50, N_NESTED = 20 };
+    gw w;
+    gw_init(&w);
+    gw_header(&w, 3, 0, N_FLAT + 1);
+    char key[32], buf[64];
+    for (int a = 1; a <= N_FLAT; a++) {
+        snprintf(key, sizeof key, "s.%d", a);
+        gw_key(&w, key, 9);
+        gw_u32(&w, 8);
+        gw_u64(&w, (uint64_t)a);
+        for (int i = 0; i < a; i++) {
+            str_at(buf, sizeof buf, a, i);
+            gw_str(&w, buf);
+        }
+    }
+    gw_key(&w, "nested", 9);
+    gw_u32(&w, 9);
+    gw_u64(&w, N_NESTED);
+    for (int a = 0; a < N_NESTED; a++) {
+        gw_u32(&w, 8);
+        gw_u64(&w, (uint64_t)(a * 3));
+        for (int i = 0; i < a * 3; i++) {
+            str_at(buf, sizeof buf, 100 + a, i);
+            gw_str(&w, buf);
+        }
+    }
+    llm_gguf *g = open_ok(&w);
+    llm_gguf_value arr, sub;
+    for (int a = N_FLAT; a >= 1; a--) {
+        snprintf(key, sizeof key, "s.%d", a);
+        cr_assert_eq(llm_gguf_get_array(g, key, &arr), LLM_OK);
+        expect_str_array(&arr, a, (uint64_t)a);
+    }
+    cr_assert_eq(llm_gguf_get_array(g, "nested", &arr), LLM_OK);
+    cr_assert_eq(arr.count, (uint64_t)N_NESTED);
+    for (int a = N_NESTED - 1; a >= 0; a--) {
+        cr_assert_eq(llm_gguf_array_get(&arr, (uint64_t)a, &sub), LLM_OK);
+        expect_str_array(&sub, 100 + a, (uint64_t)(a * 3));
+    }
+    llm_gguf_close(g);
+    gw_free(&w);
+}
+
 /* Expect open to fail with st and a message containing needle (and always
  * "byte offset" for format errors). */
 static void expect_bad(const uint8_t *buf, size_t len, llm_status want, const char *needle) {

@@ -133,7 +133,9 @@ typedef struct llm_gguf_value {
  * first dim a multiple of the block size, data offset aligned and data inside
  * the file). String values are not UTF-8-checked (some vocabularies hold raw
  * bytes). Open is O(file metadata): it builds an index so that key lookup,
- * tensor lookup and string-array element access are O(1).
+ * tensor lookup and string-array element access are O(1) (a string array's
+ * index keeps every 16th element's position, so an access skips at most 15
+ * string headers; 0.4 MiB for a 128k-token vocabulary with 280k merges).
  * Returns LLM_OK; LLM_ERR_INVALID_ARG (NULL args); LLM_ERR_IO (cannot open,
  * stat or map); LLM_ERR_BAD_FORMAT (malformed: see the message);
  * LLM_ERR_UNSUPPORTED (version 1, big-endian); LLM_ERR_NO_MEMORY.

@@ -207,19 +207,26 @@ static llm_status parse_array(cursor *c, int depth, llm_gguf_value *v, int64_t *
         return fail(c, LLM_ERR_BAD_FORMAT, at, msg);
     }
     if (n == 0) return LLM_OK; /* no index: priv_ stays NULL */
+    /* Strings: an entry every LLM__GGUF_STR_STRIDE elements (gguf_internal.h). */
+    const uint64_t n_entries = et == LLM_GGUF_STRING ? (n - 1) / LLM__GGUF_STR_STRIDE + 1 : n;
     int64_t start;
-    if ((st = pool_reserve(c->g, n, &start)))
+    if ((st = pool_reserve(c->g, n_entries, &start)))
         return llm__models_error(st, "gguf: %s: out of memory indexing an array", c->g->name);
     *index_start = start;
     for (uint64_t i = 0; i < n; i++) {
-        const int64_t e = start + (int64_t)i;
-        c->g->pool[e].p = c->base + c->pos;
-        c->g->pool[e].child_rel = 0;
         if (et == LLM_GGUF_STRING) {
+            if (i % LLM__GGUF_STR_STRIDE == 0) {
+                const int64_t e = start + (int64_t)(i / LLM__GGUF_STR_STRIDE);
+                c->g->pool[e].p = c->base + c->pos;
+                c->g->pool[e].child_rel = 0;
+            }
             const uint8_t *s;
             uint64_t len;
             if ((st = rd_str(c, &s, &len, "string array element"))) return st;
         } else {
+            const int64_t e = start + (int64_t)i;
+            c->g->pool[e].p = c->base + c->pos;
+            c->g->pool[e].child_rel = 0;
             llm_gguf_value sub;
             int64_t sub_start;
             if ((st = parse_array(c, depth + 1, &sub, &sub_start))) return st;

@@ -8,10 +8,18 @@
 #include "formats/formats_internal.h"
 
 /* Element index entry of an array whose elements have variable size
- * (strings, arrays): where element i's encoding starts, and for an array
+ * (strings, arrays): where an element's encoding starts, and for an array
  * element whose own elements are variable-size, the distance (in entries)
  * from this entry to the first entry of its own index (0: none). Relative
- * distances keep the pool valid across reallocations while parsing. */
+ * distances keep the pool valid across reallocations while parsing.
+ *
+ * An array of arrays has one entry per element. An array of strings has one
+ * entry per LLM__GGUF_STR_STRIDE elements (entry k: element k * stride);
+ * element i is reached from entry i / stride by skipping i % stride string
+ * headers (u64 length + bytes, validated at open). A full index of a Llama 3
+ * vocabulary (128k tokens + 280k merges) took 16 bytes per string, 6.2 MiB
+ * resident for the life of the model; this one takes 0.4 MiB. */
+#define LLM__GGUF_STR_STRIDE 16
 typedef struct llm__gguf_elem {
     const uint8_t *p;
     int64_t child_rel;

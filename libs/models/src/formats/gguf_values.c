@@ -1,6 +1,7 @@
 /*
  * gguf_values.c -- read access to an open GGUF: accessors, metadata getters
- * with type conversion rules, O(1) array element access, tensor lookup.
+ * with type conversion rules, O(1) array element access (a string array's
+ * element: at most LLM__GGUF_STR_STRIDE - 1 strings skipped), tensor lookup.
  * Everything here reads data that gguf.c has already validated.
  */
 #include <inttypes.h>
@@ -233,6 +234,16 @@ llm_status llm_gguf_get_array(const llm_gguf *g, const char *key, llm_gguf_value
     return LLM_OK;
 }
 
+/* The encoding (u64 length, bytes) of string element i of a non-empty
+ * string array: from the index entry at or before it, skip the strings in
+ * between (fewer than LLM__GGUF_STR_STRIDE, all validated at open). */
+static const uint8_t *string_elem(const llm_gguf_value *arr, uint64_t i) {
+    const llm__gguf_elem *e = (const llm__gguf_elem *)arr->priv_ + i / LLM__GGUF_STR_STRIDE;
+    const uint8_t *p = e->p;
+    for (uint64_t k = i % LLM__GGUF_STR_STRIDE; k > 0; k--) p += 8 + llm__rd64(p);
+    return p;
+}
+
 llm_status llm_gguf_array_get(const llm_gguf_value *arr, uint64_t i, llm_gguf_value *out) {
     if (!arr || !out || arr->type != LLM_GGUF_ARRAY || i >= arr->count)
         return llm__models_error(LLM_ERR_INVALID_ARG, "gguf: array element index out of range");
@@ -244,16 +255,17 @@ llm_status llm_gguf_array_get(const llm_gguf_value *arr, uint64_t i, llm_gguf_va
         out->data = (const uint8_t *)arr->data + i * esz;
         return LLM_OK;
     }
-    const llm__gguf_elem *e = (const llm__gguf_elem *)arr->priv_ + i;
     if (arr->elem_type == LLM_GGUF_STRING) {
-        out->count = llm__rd64(e->p);
-        out->data = e->p + 8;
-    } else { /* nested array */
-        out->elem_type = (llm_gguf_type)llm__rd32(e->p);
-        out->count = llm__rd64(e->p + 4);
-        out->data = e->p + 12;
-        out->priv_ = e->child_rel ? e + e->child_rel : NULL;
+        const uint8_t *p = string_elem(arr, i);
+        out->count = llm__rd64(p);
+        out->data = p + 8;
+        return LLM_OK;
     }
+    const llm__gguf_elem *e = (const llm__gguf_elem *)arr->priv_ + i; /* nested array */
+    out->elem_type = (llm_gguf_type)llm__rd32(e->p);
+    out->count = llm__rd64(e->p + 4);
+    out->data = e->p + 12;
+    out->priv_ = e->child_rel ? e + e->child_rel : NULL;
     return LLM_OK;
 }
 
@@ -261,9 +273,9 @@ llm_status llm_gguf_array_string(const llm_gguf_value *arr, uint64_t i, const ch
     if (!arr || !s || !len || arr->type != LLM_GGUF_ARRAY || arr->elem_type != LLM_GGUF_STRING ||
         i >= arr->count)
         return llm__models_error(LLM_ERR_INVALID_ARG, "gguf: not a string array, or index out of range");
-    const llm__gguf_elem *e = (const llm__gguf_elem *)arr->priv_ + i;
-    *len = (size_t)llm__rd64(e->p);
-    *s = (const char *)e->p + 8;
+    const uint8_t *p = string_elem(arr, i);
+    *len = (size_t)llm__rd64(p);
+    *s = (const char *)p + 8;
     return LLM_OK;
 }
 
