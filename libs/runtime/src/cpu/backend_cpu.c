@@ -54,7 +54,15 @@ static int physical_cores(void) {
  * Attention reads the cache a head at a time, 128-256 bytes per cell at a
  * stride of a whole cell row, and with 4 KiB pages nearly every few cells
  * cost a TLB miss. Where THP is off (or "never") madvise fails and nothing
- * changes. */
+ * changes.
+ *
+ * On Linux such a buffer is zeroed by dropping its whole pages
+ * (MADV_DONTNEED on private anonymous memory: the next touch of a page maps
+ * a zero-filled one) rather than by writing it, so the pages a buffer never
+ * touches never become resident: e.g. the arena's logits slot holds 71 rows
+ * of n_vocab floats (35 MiB for a 128k vocabulary) and a prompt pass that
+ * needs only its last token's logits writes one row. Only the partial last
+ * page is written. Should madvise fail, the buffer is written as before. */
 #define HUGE_PAGE ((size_t)2 << 20)
 
 static void *aligned_zalloc(size_t size) {
@@ -66,6 +74,16 @@ static void *aligned_zalloc(size_t size) {
 #ifdef MADV_HUGEPAGE
     if (huge) {
         (void)madvise(p, size, MADV_HUGEPAGE); /* only the buffer: a partial 2 MiB tail keeps small pages */
+    }
+#endif
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    const long page = sysconf(_SC_PAGESIZE);
+    if (huge && page > 0 && HUGE_PAGE % (size_t)page == 0) { /* p is page aligned */
+        const size_t whole = size / (size_t)page * (size_t)page;
+        if (madvise(p, whole, MADV_DONTNEED) == 0) {
+            memset((char *)p + whole, 0, size - whole);
+            return p;
+        }
     }
 #endif
     memset(p, 0, size);
