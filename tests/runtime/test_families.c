@@ -127,6 +127,32 @@ FAMILY(qwen3)
 FAMILY(phi3)
 FAMILY(qwen35)
 
+/* The llama-style FFN in runs of 8..15 rows (llm_net_params.ffn_rows 8;
+ * the default is 128, past every golden prompt): each prompt's pass goes
+ * through many run boundaries, and the logits must still be llama.cpp's
+ * (one batch there), bit for bit, with Q4_0 (llama3), F16 (mistral, qwen2:
+ * the tiled F16 product) and Q8_0 (qwen3) weights. */
+static void check_logits_ffn_runs(const char *family) {
+    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
+    char model[1024], gold[1024];
+    snprintf(model, sizeof model, "%s/synthetic/%s.gguf", bin ? bin : ".", family);
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/%s.bin", src ? src : ".", family);
+    llm_net_params np = llm_net_default_params();
+    np.ffn_rows = 8;
+    gc_fx f;
+    gc_open_np(&f, model, 2, LLM_KERNELS_AUTO, &np);
+    golden_set g;
+    cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
+
+Test(families, llama3_ffn_runs_logits) { check_logits_ffn_runs("llama3"); }
+Test(families, mistral_ffn_runs_logits) { check_logits_ffn_runs("mistral"); }
+Test(families, qwen2_ffn_runs_logits) { check_logits_ffn_runs("qwen2"); }
+Test(families, qwen3_ffn_runs_logits) { check_logits_ffn_runs("qwen3"); }
+
 /* qwen35 prefilled in chunks of 64 tokens (llama.cpp: one batch): the
  * recurrent states (convolution and delta rule) carry over every chunk
  * boundary of the 500-token prompt, bit for bit. */

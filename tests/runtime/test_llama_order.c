@@ -471,3 +471,60 @@ Test(llama_order, matmul_picks_llamacpp_kquant_kernels) {
     }
     llm_backend_free(be);
 }
+
+/* A prompt pass may run its feed-forward block on the batch's rows in runs
+ * (the models' llm_net_params.ffn_rows): runs of a multiple of 4 rows, none
+ * shorter than 8, the last taking what is left. The matmul picks its kernels
+ * by the number of rows and splits them in groups of 4 plus a tail (kernels.h,
+ * llm__dot_pair), so every row must meet the same kernel in a run as in the
+ * whole batch: here, for every weight type the CPU backend multiplies, with
+ * M % 8 == 0 (rows8 pairs) and not (tiled K-quant pairs from 8 rows), the
+ * rows of one matmul against the same rows in runs of 8 (and a last run of
+ * 8..15), bit for bit. */
+Test(llama_order, matmul_rows_in_runs_equal_one_pass) {
+    llm__cpu_kernels s, v;
+    kernel_sets(&s, &v);
+    (void)s;
+    llm_backend_params bp = llm_backend_default_params();
+    bp.n_threads = 2;
+    llm_backend *be;
+    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+    static const llm_dtype types[] = {LLM_DTYPE_F32,  LLM_DTYPE_F16,  LLM_DTYPE_BF16, LLM_DTYPE_Q4_0, LLM_DTYPE_Q4_1,
+                                      LLM_DTYPE_Q5_0, LLM_DTYPE_Q5_1, LLM_DTYPE_Q8_0, LLM_DTYPE_Q2_K, LLM_DTYPE_Q3_K,
+                                      LLM_DTYPE_Q4_K, LLM_DTYPE_Q5_K, LLM_DTYPE_Q6_K};
+    static const int64_t Ms[] = {16, 12}, ns[] = {20, 45, 38};
+    const int64_t K = 512;
+    int checked = 0;
+    for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        const llm_dtype wt = types[ti];
+        if (!v.dot[wt]) continue; /* not multiplied by this build's CPU kernels */
+        size_t wr;
+        cr_assert_eq(llm_dtype_row_size(wt, (uint64_t)K, &wr), LLM_OK);
+        for (size_t mi = 0; mi < sizeof(Ms) / sizeof(Ms[0]); mi++) {
+            const int64_t M = Ms[mi];
+            char *w = malloc(wr * (size_t)M);
+            for (size_t b = 0; b < wr * (size_t)M; b++) w[b] = (char)(rnd() & 0x3f);
+            for (size_t ni = 0; ni < sizeof(ns) / sizeof(ns[0]); ni++) {
+                const int64_t n = ns[ni];
+                float *x = malloc(sizeof(float) * (size_t)(n * K)), *whole = malloc(sizeof(float) * (size_t)(n * M));
+                float *runs = malloc(sizeof(float) * (size_t)(n * M));
+                for (int64_t i = 0; i < n * K; i++) x[i] = frand() * 2.0f;
+                matmul_rows(be, wt, M, n, w, wr, x, K, whole);
+                for (int64_t r0 = 0, c; r0 < n; r0 += c) {
+                    c = n - r0 <= 15 ? n - r0 : 8;
+                    matmul_rows(be, wt, M, c, w, wr, x + r0 * K, K, runs + r0 * M);
+                }
+                for (int64_t i = 0; i < n * M; i++) {
+                    cr_assert(memcmp(&whole[i], &runs[i], 4) == 0, "%s M=%lld n=%lld out[%lld][%lld]: %a vs %a",
+                              llm_dtype_name(wt), (long long)M, (long long)n, (long long)(i / M),
+                              (long long)(i % M), (double)whole[i], (double)runs[i]);
+                }
+                free(x); free(whole); free(runs);
+                checked++;
+            }
+            free(w);
+        }
+    }
+    cr_assert(checked >= 12 * 6, "only %d cases ran", checked);
+    llm_backend_free(be);
+}

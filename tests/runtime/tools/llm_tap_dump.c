@@ -47,6 +47,11 @@ typedef struct dump {
     int failed;
     float *buf;
     size_t cap;
+    /* The FFN's n_ff-wide stages of a long batch come in runs of rows
+     * (llama/arch.h): joined here into one [rows][n_ff] entry. */
+    float *join;
+    size_t join_cap;
+    int64_t join_rows;
 } dump;
 
 static int write_entry(dump *d, const char *name, int32_t layer, const float *data,
@@ -101,6 +106,27 @@ static void tap(void *user, const char *name, int32_t layer, const llm_tensor *t
     if (llm_buffer_read(t->buffer, t->offset, d->buf, nbytes) != LLM_OK) {
         fprintf(stderr, "llm-tap-dump: reading %s-%d: %s\n", name, (int)layer, llm_runtime_last_error());
         d->failed = 1;
+        return;
+    }
+    if (layer >= 0 && t->ne[2] == 1 && t->ne[1] < d->rows &&
+        (!strcmp(name, "ffn_gate_b") || !strcmp(name, "ffn_up_b") || !strcmp(name, "ffn_swiglu"))) {
+        /* A run of rows: runs come in row order, one stage at a time. */
+        const size_t need = (size_t)d->rows * (size_t)t->ne[0] * sizeof(float);
+        if (need > d->join_cap) {
+            float *nj = realloc(d->join, need);
+            if (!nj) {
+                d->failed = 1;
+                return;
+            }
+            d->join = nj;
+            d->join_cap = need;
+        }
+        memcpy(d->join + (size_t)d->join_rows * (size_t)t->ne[0], d->buf, nbytes);
+        d->join_rows += t->ne[1];
+        if (d->join_rows < d->rows) return;
+        d->join_rows = 0;
+        const int64_t jshape[2] = {d->rows, t->ne[0]};
+        if (write_entry(d, name, layer, d->join, jshape, 2) != 0) d->failed = 1;
         return;
     }
     /* Shape outermost first, rows (the step's tokens) first: per-layer
@@ -335,6 +361,7 @@ int main(int argc, char **argv) {
 out:
     if (d.index) fclose(d.index);
     free(d.buf);
+    free(d.join);
     free(hidden);
     free(logits);
     free(positions);

@@ -61,9 +61,17 @@ typedef struct llm_net_params {
                            rope.scaling.original_context_length, else rope_factors_short,
                            as llama.cpp does for a context of n_ctx_seq tokens (it pads
                            n_ctx to 256) */
+    int32_t ffn_rows;   /* the feed-forward block of the llama-style architectures
+                           (llama, qwen2, qwen3) runs on at most this many of a
+                           batch's tokens at a time (the last run may take up to 7
+                           more), so the arena holds its two n_ff-wide intermediates
+                           for that many rows rather than max_batch: 0 (default) =
+                           128; rounded down to a multiple of 4, at least 8. The
+                           runs take the same kernels, in the same groups of rows, as
+                           the whole batch, so the results are the same bits */
 } llm_net_params;
 
-/* Defaults: max_batch 512, F16 K and V, n_ctx_seq 0. */
+/* Defaults: max_batch 512, F16 K and V, n_ctx_seq 0, ffn_rows 0 (128). */
 llm_net_params llm_net_default_params(void);
 
 /* Non-zero if an architecture tag has a forward here ("llama"). Every
@@ -231,6 +239,9 @@ typedef enum llm_logits_mode {
  *   "ffn_gate_b" [n][n_ff]              gate projection + its bias (only with ffn_gate.bias)
  *   "ffn_up_b"   [n][n_ff]              up projection + its bias (only with ffn_up.bias)
  *   "ffn_swiglu" [n][n_ff]              silu(gate) * up
+ *                (these three, of a batch longer than the net's ffn_rows,
+ *                come as several calls, one per run of rows, [rows][n_ff]
+ *                each, in row order: join them to get [n][n_ff])
  *   "ffn_out"    [n][n_embd]            after the down projection
  *   "l_out"      [n][n_embd]            residual after the FFN add
  * then, with layer -1 and only when logits or hidden states are requested:

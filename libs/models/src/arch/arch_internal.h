@@ -92,7 +92,28 @@ typedef struct llm__arch {
      * a batch, no KV cache (forward gets kv NULL and ignores block tables),
      * hidden states only. */
     int encoder;
+    /* 1: the forward runs the FFN in runs of llm__ffn_run rows, and the
+     * arena's gate / up slots hold llm__ffn_rows(p) + 7 rows, not max_batch. */
+    int ffn_chunked;
 } llm__arch;
+
+/* The FFN's run length of a net's params (llm_net_params.ffn_rows): a
+ * multiple of 4, at least 8. */
+static inline int64_t llm__ffn_rows(const llm_net_params *p) {
+    return p->ffn_rows <= 0 ? 128 : p->ffn_rows < 8 ? 8 : p->ffn_rows & ~(int32_t)3;
+}
+
+/* Rows of the FFN run that starts at row r0 of n: rows, or all that are
+ * left when that is at most rows + 7. The matmul picks its kernels by the
+ * number of rows, as llama.cpp does (from 8 rows the batch kernels), and
+ * some of those give each group of 4 rows one call and the last n % 4 rows
+ * another that need not sum alike (kernels.h, llm__dot_pair). So no run is
+ * shorter than 8 rows unless the batch is, and every run but the last is a
+ * multiple of 4 rows: each row meets the kernel it meets in one pass. */
+static inline int64_t llm__ffn_run(const llm_net_params *p, int64_t n, int64_t r0) {
+    const int64_t rows = llm__ffn_rows(p);
+    return n - r0 <= rows + 7 ? n - r0 : rows;
+}
 
 /* Table entries: GGUF name, HF name, required/optional, use, shape (ne0
  * innermost), field. */
@@ -166,7 +187,7 @@ typedef struct llm__acts {
     llm_tensor x, xn, tmp;       /* [n][E]: residual stream, normed copy, block output */
     llm_tensor q, k, v;          /* [n][n_head][hd], [n][n_head_kv][hd] x2 */
     llm_tensor q2, k2, v2, att2; /* 2-D views [n][heads * hd] for the projections */
-    llm_tensor gate, up;         /* [n][F] */
+    llm_tensor gate, up;         /* [n][F]; not for an ffn_chunked arch (its slots are shorter) */
 } llm__acts;
 
 static inline llm__acts llm__decoder_acts(const llm_net *net, int64_t n) {

@@ -207,14 +207,20 @@ llm_status llm__llama_load(llm_net *net) {
         if (llm__has(&(bias))) OP(llm_op_add(be, &(y), &(y), &(bias)));                            \
     } while (0)
 
+/* Rows r0 .. r0 + c - 1 of the [.][ne0] F32 arena slot at off. */
+static llm_tensor rows_of(const llm_net *net, size_t off, int64_t ne0, int64_t r0, int64_t c) {
+    return llm_tensor_4d(net->arena, off + (size_t)(r0 * ne0) * sizeof(float), LLM_DTYPE_F32, ne0, c, 1, 1);
+}
+
 llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
     const llm_model_hparams *hp = &net->hp;
     llm_backend *be = net->be;
     const int64_t n = b->n_tokens;
     const float eps = hp->norm_eps, kq_scale = 1.0f / sqrtf((float)hp->head_dim);
 
+    const int64_t E = hp->n_embd, F = hp->n_ff;
     const llm__acts a = llm__decoder_acts(net, n);
-    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, q = a.q, k = a.k, v = a.v, gate = a.gate, up = a.up;
+    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, q = a.q, k = a.k, v = a.v;
     llm_tensor q2 = a.q2, k2 = a.k2, v2 = a.v2, att2 = a.att2;
 
     OP(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n));
@@ -248,16 +254,23 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         TAP("ffn_inp", l, x);
         OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
         TAP("ffn_norm", l, xn);
-        OP(llm_op_matmul(be, &gate, &xn, &w->wg));
-        BIAS(gate, w->bg);
-        OP(llm_op_matmul(be, &up, &xn, &w->wu));
-        BIAS(up, w->bu);
-        if (llm__has(&w->bg)) TAP("ffn_gate_b", l, gate);
-        if (llm__has(&w->bu)) TAP("ffn_up_b", l, up);
-        OP(llm_op_swiglu(be, &gate, &gate, &up));
-        TAP("ffn_swiglu", l, gate);
-        OP(llm_op_matmul(be, &tmp, &gate, &w->wd));
-        BIAS(tmp, w->bd);
+        /* In runs of rows (llm__ffn_run): the n_ff-wide intermediates of a
+         * 512-token pass would take 32 MiB for a 1B model's 8192. */
+        for (int64_t r0 = 0, c; r0 < n; r0 += c) {
+            c = llm__ffn_run(&net->p, n, r0);
+            llm_tensor xr = rows_of(net, net->a.off_xn, E, r0, c), tr = rows_of(net, net->a.off_tmp, E, r0, c);
+            llm_tensor gate = rows_of(net, net->a.off_gate, F, 0, c), up = rows_of(net, net->a.off_up, F, 0, c);
+            OP(llm_op_matmul(be, &gate, &xr, &w->wg));
+            BIAS(gate, w->bg);
+            OP(llm_op_matmul(be, &up, &xr, &w->wu));
+            BIAS(up, w->bu);
+            if (llm__has(&w->bg)) TAP("ffn_gate_b", l, gate);
+            if (llm__has(&w->bu)) TAP("ffn_up_b", l, up);
+            OP(llm_op_swiglu(be, &gate, &gate, &up));
+            TAP("ffn_swiglu", l, gate);
+            OP(llm_op_matmul(be, &tr, &gate, &w->wd));
+            BIAS(tr, w->bd);
+        }
         TAP("ffn_out", l, tmp);
         OP(llm_op_add(be, &x, &x, &tmp));
         TAP("l_out", l, x);
@@ -365,4 +378,5 @@ const llm__arch llm__arch_llama = {
     .hparams_hf = llm__llama_hparams_hf,
     .load = llm__llama_load,
     .forward = llm__llama_forward,
+    .ffn_chunked = 1,
 };

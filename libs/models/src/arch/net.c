@@ -130,8 +130,12 @@ static size_t align64(size_t x) { return (x + 63) & ~(size_t)63; }
 
 /* The arena's slots for max_batch tokens. llm_net_plan reports exactly what
  * make_arena allocates, since both call this. */
-static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, int encoder, llm__arena_layout *a) {
+static void arena_layout(const llm__arch *arch, const llm_model_hparams *hp, const llm_net_params *p,
+                         llm__arena_layout *a) {
+    const int encoder = arch->encoder;
     const size_t B = (size_t)p->max_batch, f = sizeof(float);
+    /* Rows of the FFN intermediates: a chunked FFN's longest run. */
+    const size_t FR = arch->ffn_chunked && (size_t)llm__ffn_rows(p) + 7 < B ? (size_t)llm__ffn_rows(p) + 7 : B;
     const size_t E = hp->n_embd, QD = (size_t)hp->n_head * hp->head_dim;
     /* An encoder has no LM head (no logits slot). */
     const size_t KD = (size_t)hp->n_head_kv * hp->head_dim, F = hp->n_ff, V = encoder ? 0 : hp->n_vocab;
@@ -148,8 +152,8 @@ static void arena_layout(const llm_model_hparams *hp, const llm_net_params *p, i
     SLOT(off_att, B * QD * f);     /* [B][n_head][hd] attention output */
     SLOT(off_k, B * KD * f);       /* [B][n_head_kv][hd] */
     SLOT(off_v, B * KD * f);       /* [B][n_head_kv][hd] */
-    SLOT(off_gate, B * F * f);     /* [B][F] */
-    SLOT(off_up, B * F * f);       /* [B][F] */
+    SLOT(off_gate, FR * F * f);    /* [FR][F] */
+    SLOT(off_up, FR * F * f);      /* [FR][F] */
     SLOT(off_logits, LR * V * f);  /* [LR][V] */
     /* Hybrid recurrent nets (qwen35): CH conv channels, VI value width, VH value heads. */
     const size_t rec = hp->ssm_d_conv > 0;
@@ -208,8 +212,8 @@ static uint32_t n_layer_swa(const llm_model_hparams *hp) {
 
 static llm_status check_params(const llm_net_params *p, const char *fn) {
     if (p->max_batch < 1 || p->max_batch > (1 << 20) || !kv_type_ok(p->type_k) || !kv_type_ok(p->type_v) ||
-        p->n_ctx_seq < 0) {
-        return llm__net_err(LLM_ERR_INVALID_ARG, "%s: bad max_batch, type_k, type_v or n_ctx_seq", fn);
+        p->n_ctx_seq < 0 || p->ffn_rows < 0 || p->ffn_rows > (1 << 20)) {
+        return llm__net_err(LLM_ERR_INVALID_ARG, "%s: bad max_batch, type_k, type_v, n_ctx_seq or ffn_rows", fn);
     }
     return LLM_OK;
 }
@@ -250,7 +254,7 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
         return st;
     }
     llm__arena_layout a;
-    arena_layout(hp, &p, arch->encoder, &a);
+    arena_layout(arch, hp, &p, &a);
     out->arena_bytes = a.bytes;
     out->host_bytes = (size_t)p.max_batch * sizeof(int32_t) * (1 + (hp->n_expert ? hp->n_expert_used : 0));
     out->kv_bytes_per_token_layer = kv_bytes_per_token_layer(hp, &p, arch->encoder);
@@ -269,7 +273,7 @@ llm_status llm_net_plan(const llm_model_desc *desc, const llm_net_params *params
 }
 
 static llm_status make_arena(llm_net *net) {
-    arena_layout(&net->hp, &net->p, net->arch->encoder, &net->a);
+    arena_layout(net->arch, &net->hp, &net->p, &net->a);
     net->gather_ids = calloc((size_t)net->p.max_batch, sizeof(int32_t));
     if (net->hp.n_expert) net->moe_ids = calloc((size_t)net->p.max_batch * net->hp.n_expert_used, sizeof(int32_t));
     if (!net->gather_ids || (net->hp.n_expert && !net->moe_ids)) {

@@ -46,4 +46,5 @@ const llm__arch llm__arch_qwen2 = {
     .hparams_hf = llm__llama_hparams_hf, /* same config.json keys; NEOX rope */
     .load = llm__llama_load,
     .forward = llm__llama_forward,
+    .ffn_chunked = 1,
 };

@@ -45,4 +45,5 @@ const llm__arch llm__arch_qwen3 = {
     .hparams_hf = llm__llama_hparams_hf,
     .load = llm__llama_load,
     .forward = llm__llama_forward,
+    .ffn_chunked = 1,
 };
