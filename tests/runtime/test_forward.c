@@ -245,9 +245,22 @@ Test(forward, plan) {
     cr_expect_eq(m.kv_bytes_per_token, 30u * 2 * 3 * 64 * 2); /* SmolLM2: 30 layers, F16 */
     cr_expect_eq(m.host_bytes, 512u * sizeof(int32_t));
     /* Arena for 512 tokens: x, xn, tmp [512][576]; q, att [512][576]; k, v
-     * [512][192]; gate, up [512][1536]; logits [71][49152], each 64-aligned. */
-    const size_t want = 4u * (512u * 576 * 5 + 512u * 192 * 2 + 512u * 1536 * 2 + 71u * 49152);
+     * [512][192]; gate, up [135][1536] (the FFN runs on 128 rows at a time,
+     * the last run up to 135); logits [71][49152], each 64-aligned. */
+    const size_t want = 4u * (512u * 576 * 5 + 512u * 192 * 2 + 135u * 1536 * 2 + 71u * 49152);
     cr_expect_eq(m.arena_bytes, want);
+    {
+        /* ffn_rows 8: gate, up [15][1536]; beyond max_batch: [512][1536]. */
+        llm_net_params r = llm_net_default_params();
+        r.ffn_rows = 8;
+        cr_assert_eq(llm_net_plan(f.desc, &r, &m), LLM_OK);
+        cr_expect_eq(m.arena_bytes, want - 4u * (135u - 15u) * 1536 * 2);
+        r.ffn_rows = 600;
+        cr_assert_eq(llm_net_plan(f.desc, &r, &m), LLM_OK);
+        cr_expect_eq(m.arena_bytes, want + 4u * (512u - 135u) * 1536 * 2);
+        r.ffn_rows = -1;
+        cr_assert_eq(llm_net_plan(f.desc, &r, &m), LLM_ERR_INVALID_ARG);
+    }
     llm_net_params p = llm_net_default_params();
     p.type_k = p.type_v = LLM_DTYPE_F32;
     p.max_batch = 1;
