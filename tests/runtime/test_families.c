@@ -85,6 +85,22 @@ static void check_greedy_ctx(const char *family, const char *suffix) {
 
 static void check_greedy(const char *family) { check_greedy_ctx(family, ""); }
 
+/* A family's logits against its golden (llama.cpp at n_ctx 1024) with the
+ * net's params np, bit for bit; max_pos as gc_check_logits (0: all). */
+static void check_logits_np(const char *family, const llm_net_params *np, int32_t max_pos) {
+    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
+    char model[1024], gold[1024];
+    snprintf(model, sizeof model, "%s/synthetic/%s.gguf", bin ? bin : ".", family);
+    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/%s.bin", src ? src : ".", family);
+    gc_fx f;
+    gc_open_np(&f, model, 2, LLM_KERNELS_AUTO, np);
+    golden_set g;
+    cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), max_pos);
+    golden_free(&g);
+    gc_close(&f);
+}
+
 /* Gemma 3 270M Q4_K_M, the real model (scripts/fetch-model.sh gemma3-270m),
  * against tests/runtime/data/gemma3_golden.bin (make_logits_golden.py
  * --full last-of-first, the default model's six prompts): window layers
@@ -133,19 +149,9 @@ FAMILY(qwen35)
  * (one batch there), bit for bit, with Q4_0 (llama3), F16 (mistral, qwen2:
  * the tiled F16 product) and Q8_0 (qwen3) weights. */
 static void check_logits_ffn_runs(const char *family) {
-    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
-    char model[1024], gold[1024];
-    snprintf(model, sizeof model, "%s/synthetic/%s.gguf", bin ? bin : ".", family);
-    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/%s.bin", src ? src : ".", family);
     llm_net_params np = llm_net_default_params();
     np.ffn_rows = 8;
-    gc_fx f;
-    gc_open_np(&f, model, 2, LLM_KERNELS_AUTO, &np);
-    golden_set g;
-    cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
-    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
-    golden_free(&g);
-    gc_close(&f);
+    check_logits_np(family, &np, LIGHT ? 48 : 0);
 }
 
 Test(families, llama3_ffn_runs_logits) { check_logits_ffn_runs("llama3"); }
@@ -157,19 +163,9 @@ Test(families, qwen3_ffn_runs_logits) { check_logits_ffn_runs("qwen3"); }
  * recurrent states (convolution and delta rule) carry over every chunk
  * boundary of the 500-token prompt, bit for bit. */
 Test(families, qwen35_chunked_logits) {
-    const char *bin = getenv("LLM_BINARY_DIR"), *src = getenv("LLM_SOURCE_DIR");
-    char model[1024], gold[1024];
-    snprintf(model, sizeof model, "%s/synthetic/qwen35.gguf", bin ? bin : ".");
-    snprintf(gold, sizeof gold, "%s/scripts/golden/families/golden/qwen35.bin", src ? src : ".");
     llm_net_params np = llm_net_default_params();
     np.max_batch = 64;
-    gc_fx f;
-    gc_open_np(&f, model, 2, LLM_KERNELS_AUTO, &np);
-    golden_set g;
-    cr_assert_eq(golden_load(gold, &g), 0, "cannot read %s", gold);
-    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 160 : 0);
-    golden_free(&g);
-    gc_close(&f);
+    check_logits_np("qwen35", &np, LIGHT ? 160 : 0);
 }
 
 /* A cancelled (or failed) pass leaves some recurrent layers advanced and

@@ -260,9 +260,6 @@ Test(llama_order, grouped_attention_equals_per_query) {
     }
 }
 
-/* The 2 x 4 and 4 x 1 matmul micro-kernels (unpacked activation scales)
- * against the plain dot product they stand in for: same bits, or the forward would
- * depend on how the matmul tiles its rows. */
 /* The value sums of a decode step over long contexts, where the SIMD variant
  * sums the 32 slot chains in stretches of keys (attention_avx2.c,
  * wsum_stretches): against the single-query kernel, bit for bit, for
@@ -301,6 +298,9 @@ Test(llama_order, grouped_value_sums_long_and_windowed) {
     free(offs); free(vh); free(pr); free(scr); free(og); free(o1); free(p1);
 }
 
+/* The 2 x 4 and 4 x 1 matmul micro-kernels (unpacked activation scales)
+ * against the plain dot product they stand in for: same bits, or the forward would
+ * depend on how the matmul tiles its rows. */
 Test(llama_order, micro_kernels_equal_dot) {
     llm__cpu_kernels s, v;
     kernel_sets(&s, &v);

@@ -82,6 +82,16 @@ static int write_entry(dump *d, const char *name, int32_t layer, const float *da
     return 0;
 }
 
+/* *p holds at least need bytes (grown with realloc): 0, or -1 out of memory. */
+static int reserve(float **p, size_t *cap, size_t need) {
+    if (need <= *cap) return 0;
+    float *np = realloc(*p, need);
+    if (!np) return -1;
+    *p = np;
+    *cap = need;
+    return 0;
+}
+
 /* The tap: copies the tensor to host (all tapped tensors are contiguous F32)
  * and writes it. Failures are remembered; the forward cannot be stopped. */
 static void tap(void *user, const char *name, int32_t layer, const llm_tensor *t) {
@@ -94,34 +104,22 @@ static void tap(void *user, const char *name, int32_t layer, const llm_tensor *t
         d->failed = 1;
         return;
     }
-    if (nbytes > d->cap) {
-        float *nb = realloc(d->buf, nbytes);
-        if (!nb) {
-            d->failed = 1;
-            return;
-        }
-        d->buf = nb;
-        d->cap = nbytes;
+    /* A run of rows of the FFN's n_ff-wide stages (runs come in row order,
+     * one stage at a time): read into its place in the joined tensor. */
+    const int run = layer >= 0 && t->ne[2] == 1 && t->ne[1] < d->rows &&
+                    (!strcmp(name, "ffn_gate_b") || !strcmp(name, "ffn_up_b") || !strcmp(name, "ffn_swiglu"));
+    if (run ? reserve(&d->join, &d->join_cap, (size_t)d->rows * (size_t)t->ne[0] * sizeof(float))
+            : reserve(&d->buf, &d->cap, nbytes)) {
+        d->failed = 1;
+        return;
     }
-    if (llm_buffer_read(t->buffer, t->offset, d->buf, nbytes) != LLM_OK) {
+    float *dst = run ? d->join + (size_t)d->join_rows * (size_t)t->ne[0] : d->buf;
+    if (llm_buffer_read(t->buffer, t->offset, dst, nbytes) != LLM_OK) {
         fprintf(stderr, "llm-tap-dump: reading %s-%d: %s\n", name, (int)layer, llm_runtime_last_error());
         d->failed = 1;
         return;
     }
-    if (layer >= 0 && t->ne[2] == 1 && t->ne[1] < d->rows &&
-        (!strcmp(name, "ffn_gate_b") || !strcmp(name, "ffn_up_b") || !strcmp(name, "ffn_swiglu"))) {
-        /* A run of rows: runs come in row order, one stage at a time. */
-        const size_t need = (size_t)d->rows * (size_t)t->ne[0] * sizeof(float);
-        if (need > d->join_cap) {
-            float *nj = realloc(d->join, need);
-            if (!nj) {
-                d->failed = 1;
-                return;
-            }
-            d->join = nj;
-            d->join_cap = need;
-        }
-        memcpy(d->join + (size_t)d->join_rows * (size_t)t->ne[0], d->buf, nbytes);
+    if (run) {
         d->join_rows += t->ne[1];
         if (d->join_rows < d->rows) return;
         d->join_rows = 0;

@@ -181,6 +181,11 @@ static inline llm_tensor act(const llm_net *net, size_t off, int64_t ne0, int64_
     return llm_tensor_4d(net->arena, off, LLM_DTYPE_F32, ne0, ne1, n, 1);
 }
 
+/* Rows r0 .. r0 + c - 1 of the [.][ne0] slot at off, as a [c][ne0] view. */
+static inline llm_tensor act_rows(const llm_net *net, size_t off, int64_t ne0, int64_t r0, int64_t c) {
+    return act(net, off + (size_t)(r0 * ne0) * sizeof(float), ne0, c, 1);
+}
+
 /* The activations of a decoder's forward for n tokens, as views of the
  * arena's slots (net->a). */
 typedef struct llm__acts {

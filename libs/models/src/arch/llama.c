@@ -207,11 +207,6 @@ llm_status llm__llama_load(llm_net *net) {
         if (llm__has(&(bias))) OP(llm_op_add(be, &(y), &(y), &(bias)));                            \
     } while (0)
 
-/* Rows r0 .. r0 + c - 1 of the [.][ne0] F32 arena slot at off. */
-static llm_tensor rows_of(const llm_net *net, size_t off, int64_t ne0, int64_t r0, int64_t c) {
-    return llm_tensor_4d(net->arena, off + (size_t)(r0 * ne0) * sizeof(float), LLM_DTYPE_F32, ne0, c, 1, 1);
-}
-
 llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
     const llm_model_hparams *hp = &net->hp;
     llm_backend *be = net->be;
@@ -258,8 +253,8 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
          * 512-token pass would take 32 MiB for a 1B model's 8192. */
         for (int64_t r0 = 0, c; r0 < n; r0 += c) {
             c = llm__ffn_run(&net->p, n, r0);
-            llm_tensor xr = rows_of(net, net->a.off_xn, E, r0, c), tr = rows_of(net, net->a.off_tmp, E, r0, c);
-            llm_tensor gate = rows_of(net, net->a.off_gate, F, 0, c), up = rows_of(net, net->a.off_up, F, 0, c);
+            llm_tensor xr = act_rows(net, net->a.off_xn, E, r0, c), tr = act_rows(net, net->a.off_tmp, E, r0, c);
+            llm_tensor gate = act(net, net->a.off_gate, F, c, 1), up = act(net, net->a.off_up, F, c, 1);
             OP(llm_op_matmul(be, &gate, &xr, &w->wg));
             BIAS(gate, w->bg);
             OP(llm_op_matmul(be, &up, &xr, &w->wu));
