@@ -3,7 +3,7 @@
  * bytes streamed, decode-shaped: one activation row) and, given a model,
  * prefill and decode tokens/s with a per-op time breakdown.
  *
- *   llm-bench-runtime [-m MODEL.gguf] [-t THREADS] [-p PROMPT_TOKENS] [-n DECODE_TOKENS]
+ *   llm-bench-runtime [-m MODEL.gguf] [-t THREADS] [-p PROMPT_TOKENS] [-n DECODE_TOKENS] [-M MATMUL_ROWS]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -20,21 +20,25 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void bench_matmul(llm_backend *be) {
-    const llm_dtype types[] = {LLM_DTYPE_F32, LLM_DTYPE_F16, LLM_DTYPE_BF16, LLM_DTYPE_Q4_0,
-                               LLM_DTYPE_Q4_1, LLM_DTYPE_Q8_0};
-    const int64_t K = 2048, M = 4096;
-    float *wf = malloc(sizeof(float) * (size_t)(K * M)), x[2048];
-    for (int64_t i = 0; i < K * M; i++) wf[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+/* M = 4096 rows (the matrix stays in the last-level cache), or with -M a
+ * larger count: the first 4096 quantized rows are repeated, so a matrix of
+ * 65536 rows (75 MB at Q4_0) is read from memory, as a model's are. */
+static void bench_matmul(llm_backend *be, int64_t M) {
+    const llm_dtype types[] = {LLM_DTYPE_F32, LLM_DTYPE_F16, LLM_DTYPE_BF16, LLM_DTYPE_Q4_0, LLM_DTYPE_Q4_1,
+                               LLM_DTYPE_Q8_0, LLM_DTYPE_Q4_K, LLM_DTYPE_Q6_K};
+    const int64_t K = 2048, MQ = 4096;
+    float *wf = malloc(sizeof(float) * (size_t)(K * MQ)), x[2048];
+    for (int64_t i = 0; i < K * MQ; i++) wf[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
     for (int64_t i = 0; i < K; i++) x[i] = (float)(i % 17) / 17.0f - 0.5f;
     printf("matmul [1][%lld] x [%lld][%lld]^T, %d threads, kernels %s\n", (long long)K, (long long)M,
            (long long)K, llm_backend_n_threads(be), llm_backend_kernels(be));
     for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
         size_t row;
         llm_dtype_row_size(types[ti], (uint64_t)K, &row);
-        void *wq = malloc(row * (size_t)M);
+        char *wq = malloc(row * (size_t)M);
         for (int64_t m = 0; m < M; m++) {
-            llm_dtype_quantize_row(types[ti], wf + m * K, (char *)wq + row * (size_t)m, (size_t)K);
+            if (m < MQ) llm_dtype_quantize_row(types[ti], wf + m * K, wq + row * (size_t)m, (size_t)K);
+            else memcpy(wq + row * (size_t)m, wq + row * (size_t)(m % MQ), row);
         }
         llm_buffer *bw, *bx, *bo;
         llm_buffer_wrap_host(be, wq, row * (size_t)M, &bw);
@@ -77,13 +81,15 @@ static void print_stats(llm_backend *be, double total_s) {
 int main(int argc, char **argv) {
     const char *model = getenv("LLM_DEFAULT_MODEL");
     int threads = 0, n_prompt = 128, n_decode = 64;
+    int64_t mm_rows = 4096;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-p") && i + 1 < argc) n_prompt = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) n_decode = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "-M") && i + 1 < argc) mm_rows = atoll(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [-m MODEL] [-t THREADS] [-p PROMPT] [-n DECODE]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-m MODEL] [-t THREADS] [-p PROMPT] [-n DECODE] [-M MATMUL_ROWS]\n", argv[0]);
             return 2;
         }
     }
@@ -94,7 +100,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "backend: %s\n", llm_runtime_last_error());
         return 1;
     }
-    bench_matmul(be);
+    if (mm_rows < 8 || mm_rows % 8) {
+        fprintf(stderr, "-M: a positive multiple of 8\n");
+        return 2;
+    }
+    bench_matmul(be, mm_rows);
     if (!model) {
         llm_backend_free(be);
         return 0;

@@ -30,6 +30,7 @@
 
 #include <immintrin.h>
 #include <math.h>
+#include <string.h>
 
 #include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
@@ -95,11 +96,15 @@ static inline __m256i sum_rows8(const __m256i p[8]) {
 }
 
 /* Eight weight rows by NA activation rows (kernels.h dot8). Per block, each
- * of the 8 x NA exact integer sums is formed without a horizontal sum of its
- * own: the unsigned nibbles q (0..15) multiply y by vpmaddubsw, 8 * y is
- * taken off in the 16-bit pair sums ((q - 8) * y pairs stay within +-2048),
- * and one reduction tree turns the 8 rows' int32 lanes into one vector whose
- * lane r is row r's block sum. Then lane r runs exactly the scalar chain of
+ * of the 8 x NA exact integer sums is formed in a vector shared by two rows,
+ * r and r + 4: the 16 packed bytes of row r fill the low half, row r + 4's
+ * the high half; masked, they are the two rows' low nibbles (elements 0..15),
+ * shifted and masked their high ones (16..31). vpmaddubsw multiplies the
+ * unsigned nibbles q (0..15) with y's first 16 bytes (both halves) and its
+ * last 16, the two 16-bit results are added and 8 * y taken off (each 16-bit
+ * lane holds four (q - 8) * y products, within +-4096), and vpmaddwd makes
+ * four int32 partial sums per row. Three horizontal adds then leave row r's
+ * block sum in lane r. Then lane r runs exactly the scalar chain of
  * dot_q4_0_q8_0_rows8: acc = fma(float(s), d_w * d_a, acc), from +0, block
  * after block. So this is 8 x NA of those dots, bit for bit, with the weight
  * blocks decoded once for all NA activation rows and the FMA latency spread
@@ -108,29 +113,37 @@ static inline __attribute__((always_inline)) void q4_0_8xN(int64_t n, const char
                                                           const char *a, size_t a_stride, const int NA,
                                                           float *out, size_t o_stride, const int PF) {
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    const __m256i eight = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1);
+    const __m256i eight = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1), m4 = _mm256_set1_epi8(0x0F);
     const int64_t nb = n / LLM_QK32;
+    const size_t s4 = 4 * w_stride;
     for (int64_t b = 0; b < nb; b++) {
-        __m256i q[8];
-        uint16_t dh[8];
+        __m256i lo[4], hi[4];
         if (PF) prefetch_next_group(w, w_stride, 8, b, nb);
-        for (int r = 0; r < 8; r++) {
-            const llm_block_q4_0 *x = (const llm_block_q4_0 *)(w + (size_t)r * w_stride) + b;
-            const __m128i t = _mm_loadu_si128((const __m128i *)x->qs);
-            q[r] = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
-            dh[r] = x->d;
+        const char *x = w + (size_t)b * sizeof(llm_block_q4_0);
+        for (int r = 0; r < 4; r++) {
+            const char *xr = x + (size_t)r * w_stride;
+            const __m256i v =
+                _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(xr + offsetof(llm_block_q4_0, qs)))),
+                                        _mm_loadu_si128((const __m128i *)(xr + s4 + offsetof(llm_block_q4_0, qs))), 1);
+            lo[r] = _mm256_and_si256(v, m4);
+            hi[r] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
         }
+        uint16_t dh[8];
+        for (int r = 0; r < 8; r++) memcpy(&dh[r], x + (size_t)r * w_stride + offsetof(llm_block_q4_0, d), sizeof(uint16_t));
         const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh));
         for (int j = 0; j < NA; j++) {
             const llm_block_q8_0 *y = (const llm_block_q8_0 *)(a + (size_t)j * a_stride) + b;
-            const __m256i qy = _mm256_loadu_si256((const __m256i *)y->qs);
-            const __m256i m8 = _mm256_maddubs_epi16(eight, qy);
-            __m256i p[8];
-            for (int r = 0; r < 8; r++) {
-                p[r] = _mm256_madd_epi16(_mm256_sub_epi16(_mm256_maddubs_epi16(q[r], qy), m8), ones);
+            const __m256i ylo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)y->qs));
+            const __m256i yhi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y->qs + 16)));
+            const __m256i m8 = _mm256_add_epi16(_mm256_maddubs_epi16(eight, ylo), _mm256_maddubs_epi16(eight, yhi));
+            __m256i p[4];
+            for (int r = 0; r < 4; r++) {
+                const __m256i s16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo[r], ylo), _mm256_maddubs_epi16(hi[r], yhi));
+                p[r] = _mm256_madd_epi16(_mm256_sub_epi16(s16, m8), ones);
             }
+            const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
             const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(y->d)));
-            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum_rows8(p)), d, acc[j]);
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
         }
     }
     for (int j = 0; j < NA; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
