@@ -97,28 +97,41 @@ KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_8xN)(int
             continue;
         }
         for (int p = 0; p < 4; p++) {
-            /* Rows outer: a row's pair is decoded into 4 registers and used
-             * for the NA activation rows at once; the 8 x NA lane vectors
-             * wait in v for the trees (fewer spills than decoding all 8 rows
-             * first, measured). */
-            __m256i v[4][8];
+            /* Rows outer, two at a time: a row's pair is decoded into 4
+             * registers and used for the NA activation rows at once, and
+             * each two rows' lane vectors are folded by one horizontal add
+             * as soon as they exist, then each four rows' by another (the
+             * tree of kq8_sum_rows8 built as the rows come: integers, so
+             * the same sums), which keeps about 16 vectors live where
+             * holding all 8 x NA lane vectors spilled them to the stack. */
             const __m256i i0 = _mm256_set1_epi16((short)(((4 * p + 1) << 8) | (4 * p)));
             const __m256i i1 = _mm256_set1_epi16((short)(((4 * p + 3) << 8) | (4 * p + 2)));
-            for (int r = 0; r < 8; r++) {
-                const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
-                const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
-                const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-                const __m256i s0 = _mm256_shuffle_epi8(s[r], i0), s1 = _mm256_shuffle_epi8(s[r], i1);
-                for (int j = 0; j < NA; j++) {
-                    const __m256i p0 =
-                        _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p)));
-                    const __m256i p1 =
-                        _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p + 32)));
-                    v[j][r] = KQ8_MADD_ACC(KQ8_MADD_ACC(_mm256_setzero_si256(), s0, p0), s1, p1);
+            __m256i q4[2][4];
+            for (int half = 0; half < 2; half++) {
+                __m256i h2[2][4];
+                for (int rp = 0; rp < 2; rp++) {
+                    __m256i v2[2][4];
+                    for (int e = 0; e < 2; e++) {
+                        const int r = 4 * half + 2 * rp + e;
+                        const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
+                        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
+                        const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                        const __m256i s0 = _mm256_shuffle_epi8(s[r], i0), s1 = _mm256_shuffle_epi8(s[r], i1);
+                        for (int j = 0; j < NA; j++) {
+                            const __m256i p0 =
+                                _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p)));
+                            const __m256i p1 = _mm256_maddubs_epi16(
+                                hi, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p + 32)));
+                            v2[e][j] = KQ8_MADD_ACC(KQ8_MADD_ACC(_mm256_setzero_si256(), s0, p0), s1, p1);
+                        }
+                    }
+                    for (int j = 0; j < NA; j++) h2[rp][j] = _mm256_hadd_epi32(v2[0][j], v2[1][j]);
                 }
+                for (int j = 0; j < NA; j++) q4[half][j] = _mm256_hadd_epi32(h2[0][j], h2[1][j]);
             }
             for (int j = 0; j < NA; j++) {
-                const __m256i sq = kq8_sum_rows8(v[j]);
+                const __m256i sq = _mm256_add_epi32(_mm256_permute2x128_si256(q4[0][j], q4[1][j], 0x20),
+                                                    _mm256_permute2x128_si256(q4[0][j], q4[1][j], 0x31));
                 /* Pair p's mins products: mn_r[2p] B(2p) + mn_r[2p + 1] B(2p + 1). */
                 const __m256i bp = _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(B[j]), _mm256_set1_epi32(p));
                 const __m256i mq = _mm256_madd_epi16(mn[p], bp);
