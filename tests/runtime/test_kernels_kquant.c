@@ -358,6 +358,37 @@ static void kq_check_dot8(llm_dtype t, llm__vec_dot8_fn reg, int n, const uint8_
     }
 }
 
+/* The Q4_K rows8 pair's packed tiles (kernels.h llm__pack8_fn), where
+ * registered: 8 rows (w, stride wb) packed, then by 4 activation rows (a,
+ * stride ab) must give want4 (the pair's dot4, [act row][weight row]) bit
+ * for bit. */
+static void kq_check_packed(const llm__cpu_kernels *v, int n, const uint8_t *w, size_t wb, const uint8_t *a,
+                            size_t ab, const float (*want4)[8]) {
+    const struct llm__dot_pair *pr = &v->rows8[LLM_DTYPE_Q4_K];
+    if (!pr->pack8) {
+        return; /* AVX-VNNI / AVX-512 CPUs keep their dot8 */
+    }
+    cr_assert(pr->pack8_bytes && pr->dot8x4_packed, "Q4_K: pack8 without its size or product");
+    const size_t bytes = (pr->pack8_bytes(n) + 63) & ~(size_t)63;
+    void *pk = aligned_alloc(64, bytes);
+    cr_assert_not_null(pk);
+    memset(pk, 0xA5, bytes);
+    pr->pack8(n, w, wb, pk);
+    float o[4][9];
+    memset(o, 0xFF, sizeof o);
+    pr->dot8x4_packed(n, pk, a, ab, &o[0][0], 9);
+    for (int r = 0; r < 4; r++) {
+        uint32_t bits;
+        memcpy(&bits, &o[r][8], 4);
+        cr_assert_eq(bits, 0xFFFFFFFFu, "Q4_K n=%d packed: wrote past row %d's 8 outputs", n, r);
+        for (int col = 0; col < 8; col++) {
+            cr_assert(memcmp(&o[r][col], &want4[r][col], sizeof(float)) == 0,
+                      "Q4_K n=%d packed [%d][%d]: %.9g, dot4 %.9g", n, r, col, o[r][col], want4[r][col]);
+        }
+    }
+    free(pk);
+}
+
 Test(kernels, q4k_repacked_orders_match_llamacpp) {
     llm__cpu_kernels s;
     llm__cpu_kernels_scalar(&s); /* its Q8_K quantizer is llama.cpp's bit for bit */
@@ -400,6 +431,7 @@ Test(kernels, q4k_repacked_orders_match_llamacpp) {
             cr_assert_not_null(v.rows8[LLM_DTYPE_Q4_K].dot8, "no Q4_K rows8 dot8 registered");
             kq_check_dot8(LLM_DTYPE_Q4_K, v.rows8[LLM_DTYPE_Q4_K].dot8, n, w, wb, a, ab, 0, (const float (*)[8])gv,
                           (const float (*)[8])gm);
+            kq_check_packed(&v, n, w, wb, a, ab, (const float (*)[8])gm);
         }
 #endif
         for (int k = 0; k < 2; k++) {
@@ -413,6 +445,57 @@ Test(kernels, q4k_repacked_orders_match_llamacpp) {
         }
         free(w); free(a); free(x);
     }
+}
+
+/* The packed Q4_K tiles at the int16 limit: every nibble 15, every 6-bit
+ * scale and min 63, activations all -128 (or alternating 127 / -128), so
+ * each int16 accumulator holds 16 products of 15 * -128 = -30720, the most
+ * the packed product's argument allows. Must equal dot4 bit for bit. */
+Test(kernels, q4k_packed_extreme_blocks) {
+#if defined(__x86_64__)
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C");
+    }
+    llm__cpu_kernels v;
+    llm__cpu_kernels_scalar(&v);
+    llm__cpu_kernels_avx2(&v);
+    if (!v.rows8[LLM_DTYPE_Q4_K].pack8) {
+        cr_skip_test("no packed Q4_K tiles on this CPU (AVX-VNNI / AVX-512 keep their dot8)");
+    }
+    for (int pat = 0; pat < 2; pat++) {
+        const int n = 512;
+        size_t wb, ab;
+        llm_dtype_row_size(LLM_DTYPE_Q4_K, (uint64_t)n, &wb);
+        llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
+        uint8_t *w = malloc(8 * wb), *a = malloc(4 * ab);
+        memset(w, 0xFF, 8 * wb);
+        const uint16_t d = llm_fp32_to_fp16(0.0625f), dm = llm_fp32_to_fp16(0.5f);
+        for (size_t off = 0; off < 8 * wb; off += sizeof(llm_block_q4_k)) {
+            memcpy(w + off, &d, 2);
+            memcpy(w + off + 2, &dm, 2);
+        }
+        for (size_t off = 0; off < 4 * ab; off += sizeof(llm_block_q8_k)) {
+            llm_block_q8_k *y = (llm_block_q8_k *)(a + off);
+            y->d = 0.03125f;
+            for (int j = 0; j < 256; j++) y->qs[j] = (int8_t)(pat ? ((j & 1) ? 127 : -128) : -128);
+            for (int j = 0; j < 16; j++) {
+                int sum = 0;
+                for (int e = 0; e < 16; e++) sum += y->qs[16 * j + e];
+                y->bsums[j] = (int16_t)sum;
+            }
+        }
+        float want[4][8];
+        for (int col = 0; col < 8; col++) {
+            float o[4];
+            v.rows8[LLM_DTYPE_Q4_K].dot4(n, w + (size_t)col * wb, a, ab, o);
+            for (int r = 0; r < 4; r++) want[r][col] = o[r];
+        }
+        kq_check_packed(&v, n, w, wb, a, ab, (const float (*)[8])want);
+        free(w); free(a);
+    }
+#else
+    cr_skip_test("x86-64 only");
+#endif
 }
 
 /* llama.cpp's own ggml_mul_mat of 8 K-quant weight rows (plain CPU memory,

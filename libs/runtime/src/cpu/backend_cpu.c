@@ -137,6 +137,7 @@ static void cpu_destroy(llm_backend *be) {
         free(c->gemm_w);
         free(c->gemm_x);
         free(c->moe);
+        free(c->pack);
         free(c);
     }
     free(be);

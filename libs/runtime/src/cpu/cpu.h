@@ -28,6 +28,10 @@ typedef struct llm__cpu {
     size_t gemm_w_len;    /* floats */
     float *gemm_x;        /* [n][K] (F16 / BF16 weights only) */
     size_t gemm_x_len;
+    /* Packed weight tiles of the current matmul (matmul_cpu.c, kernels.h
+     * llm__pack8_fn); grown, never shrunk. */
+    void *pack;
+    size_t pack_size;
     /* matmul_id's grouping tables and gathered activations (moe_cpu.c); grown, never shrunk. */
     void *moe;
     size_t moe_size;

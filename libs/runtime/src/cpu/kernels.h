@@ -43,6 +43,15 @@ typedef void (*llm__vec_dot4x1_fn)(int64_t n, const void *w, size_t w_stride, co
  * weight block once for all n_a rows and keeps 8 independent chains. */
 typedef void (*llm__vec_dot8_fn)(int64_t n, const void *w, size_t w_stride, const void *a, size_t a_stride,
                                  int n_a, float *out, size_t o_stride);
+/* Packing of 8 consecutive weight rows (w + r w_stride bytes, r < 8, n
+ * elements each) into a kernel's own tile layout at dst (pack8_bytes(n)
+ * bytes, 32-byte aligned), and the product of such a tile with 4 activation
+ * rows: out[j * o_stride + r] equal, bit for bit, to the pair's dot4 (as
+ * dot8 with n_a == 4). For prompt passes, where a tile meets every
+ * activation row: packed once per matmul, it is read n / 4 times. */
+typedef void (*llm__pack8_fn)(int64_t n, const void *w, size_t w_stride, void *dst);
+typedef void (*llm__vec_dot8x4_packed_fn)(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
+                                          size_t o_stride);
 /* Converts n floats into the activation type (n a multiple of its block). */
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
 /* One row of n elements (whole blocks) of a KV cache type to floats, as
@@ -97,6 +106,11 @@ typedef struct llm__cpu_kernels {
          * its weights from memory once; a prompt pass keeps each tile in
          * cache for many rows and has no use for it. NULL: dot8. */
         llm__vec_dot8_fn dot8_stream;
+        /* optional, all three or none: 8 weight rows packed once, then
+         * multiplied by 4 activation rows at a time (llm__pack8_fn). */
+        llm__pack8_fn pack8;
+        size_t (*pack8_bytes)(int64_t n);
+        llm__vec_dot8x4_packed_fn dot8x4_packed;
     } rows8[LLM_DTYPE_END_], tiled[LLM_DTYPE_END_];
     /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
      * every matmul with n >= 2 activation rows, K % 8 == 0 and M % 4 == 0

@@ -550,10 +550,10 @@ void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k) {
     k->dot4[LLM_DTYPE_Q6_K] = dot4_q6_k_q8_k;
     k->quantize[LLM_DTYPE_Q8_K] = quant_q8_k_avx2;
     /* llama.cpp's choice on AVX2 (kernels.h rows8 / tiled). */
-    k->rows8[LLM_DTYPE_Q4_K] = (struct llm__dot_pair){llm__q4_k_dot_repack_gemv, llm__q4_k_dot4_repack_gemm, NULL, NULL};
-    k->tiled[LLM_DTYPE_Q4_K] = (struct llm__dot_pair){llm__q4_k_dot_tiled, llm__q4_k_dot4_tiled, NULL, NULL};
-    k->tiled[LLM_DTYPE_Q5_K] = (struct llm__dot_pair){llm__q5_k_dot_tiled, llm__q5_k_dot4_tiled, NULL, NULL};
-    k->tiled[LLM_DTYPE_Q6_K] = (struct llm__dot_pair){llm__q6_k_dot_tiled, llm__q6_k_dot4_tiled, NULL, NULL};
+    k->rows8[LLM_DTYPE_Q4_K] = (struct llm__dot_pair){.dot = llm__q4_k_dot_repack_gemv, .dot4 = llm__q4_k_dot4_repack_gemm};
+    k->tiled[LLM_DTYPE_Q4_K] = (struct llm__dot_pair){.dot = llm__q4_k_dot_tiled, .dot4 = llm__q4_k_dot4_tiled};
+    k->tiled[LLM_DTYPE_Q5_K] = (struct llm__dot_pair){.dot = llm__q5_k_dot_tiled, .dot4 = llm__q5_k_dot4_tiled};
+    k->tiled[LLM_DTYPE_Q6_K] = (struct llm__dot_pair){.dot = llm__q6_k_dot_tiled, .dot4 = llm__q6_k_dot4_tiled};
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

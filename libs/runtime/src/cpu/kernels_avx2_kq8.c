@@ -119,6 +119,100 @@ KQ8_TARGET_VNNI static void dot8_q4_k_vnni(int64_t n, const void *w, size_t w_st
 }
 #endif
 
+/* ------------------------------------------------- Q4_K, packed tiles -- */
+
+/* A prompt pass's Q4_K product in llama.cpp's gemm order (as q4k_8xN with
+ * four activation rows) on eight weight rows packed once per matmul, so that
+ * int32 lane r of every vector is weight row r and no tree sums lanes.
+ *
+ * Tile layout, per super-block (Q4K_PK bytes):
+ *   qs [4 pairs p][8 chunks k][8 rows][4 bytes]: bytes 4k..4k+3 of row r's
+ *      32 bytes of pair p (low nibbles: sub-block 2p, elements 4k..4k+3;
+ *      high nibbles: sub-block 2p + 1);
+ *   sc [8 sub-blocks][8 rows] int32 = the row's 6-bit scale in both int16;
+ *   mn [4 pairs][8 rows] int32 = (min of sub-block 2p, of 2p + 1) as int16;
+ *   d, dmin [8 rows] floats.
+ * Per pair and activation row, vpmaddubsw of a chunk's nibbles with the
+ * activation's 4 bytes broadcast adds two products per int16; eight chunks
+ * summed in int16 hold 16 products each (|sum| <= 16 * 15 * 128 = 30720, no
+ * overflow, no saturation), and vpmaddwd with the scales gives lane r the
+ * sub-block's scaled sum: the exact integer of q4k_8xN, so the same float
+ * chains (acc = fma(float(sq_p), d_x d_y, acc), accm likewise with the mins)
+ * and the same bits. */
+#define Q4K_PK (1024 + 256 + 128 + 64)
+
+static size_t q4k_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK_K) * Q4K_PK; }
+
+static void q4k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        char *P = (char *)dst + (size_t)b * Q4K_PK;
+        int32_t *sc = (int32_t *)(P + 1024), *mn = (int32_t *)(P + 1280);
+        float *d = (float *)(P + 1408), *dm = d + 8;
+        for (int r = 0; r < 8; r++) {
+            const llm_block_q4_k *x = (const llm_block_q4_k *)((const char *)w + (size_t)r * w_stride) + b;
+            for (int p = 0; p < 4; p++) {
+                for (int k = 0; k < 8; k++) memcpy(P + ((p * 8 + k) * 8 + r) * 4, x->qs + 32 * p + 4 * k, 4);
+            }
+            uint16_t v[16];
+            _mm256_storeu_si256((__m256i *)v, kq8_q4k_scales_mins(x->scales));
+            for (int s = 0; s < 8; s++) sc[s * 8 + r] = (int32_t)((uint32_t)v[s] | (uint32_t)v[s] << 16);
+            for (int p = 0; p < 4; p++) mn[p * 8 + r] = (int32_t)((uint32_t)v[8 + 2 * p] | (uint32_t)v[9 + 2 * p] << 16);
+            d[r] = _cvtsh_ss(x->d);
+            dm[r] = _cvtsh_ss(x->dmin);
+        }
+    }
+}
+
+static void q4k_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
+                              size_t o_stride) {
+    __m256 acc[4], accm[4];
+    for (int j = 0; j < 4; j++) acc[j] = accm[j] = _mm256_setzero_ps();
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const char *P = (const char *)pk + (size_t)b * Q4K_PK;
+        const __m256 dw = _mm256_load_ps((const float *)(P + 1408)), mw = _mm256_load_ps((const float *)(P + 1440));
+        const llm_block_q8_k *y[4];
+        __m256 dd[4], dm[4];
+        __m128i B[4];
+        for (int j = 0; j < 4; j++) {
+            y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride) + b;
+            const __m256 dy = _mm256_set1_ps(y[j]->d);
+            dd[j] = _mm256_mul_ps(dw, dy);
+            dm[j] = _mm256_mul_ps(mw, dy);
+            /* B(k) = bsums[2k] + bsums[2k + 1]: the sums of the 8 sub-blocks. */
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);
+            B[j] = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        }
+        for (int p = 0; p < 4; p++) {
+            __m256i slo[4], shi[4];
+            for (int j = 0; j < 4; j++) slo[j] = shi[j] = _mm256_setzero_si256();
+            for (int k = 0; k < 8; k++) {
+                const __m256i q = _mm256_load_si256((const __m256i *)(P + (p * 8 + k) * 32));
+                const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                for (int j = 0; j < 4; j++) {
+                    int32_t yl, yh;
+                    memcpy(&yl, y[j]->qs + 64 * p + 4 * k, 4);
+                    memcpy(&yh, y[j]->qs + 64 * p + 32 + 4 * k, 4);
+                    slo[j] = _mm256_add_epi16(slo[j], _mm256_maddubs_epi16(lo, _mm256_set1_epi32(yl)));
+                    shi[j] = _mm256_add_epi16(shi[j], _mm256_maddubs_epi16(hi, _mm256_set1_epi32(yh)));
+                }
+            }
+            const __m256i sc0 = _mm256_load_si256((const __m256i *)(P + 1024 + 64 * p));
+            const __m256i sc1 = _mm256_load_si256((const __m256i *)(P + 1024 + 64 * p + 32));
+            const __m256i mnp = _mm256_load_si256((const __m256i *)(P + 1280 + 32 * p));
+            for (int j = 0; j < 4; j++) {
+                const __m256i sq = _mm256_add_epi32(_mm256_madd_epi16(slo[j], sc0), _mm256_madd_epi16(shi[j], sc1));
+                /* Pair p's mins products: mn_r[2p] B(2p) + mn_r[2p + 1] B(2p + 1). */
+                const __m256i bp = _mm256_permutevar8x32_epi32(_mm256_castsi128_si256(B[j]), _mm256_set1_epi32(p));
+                const __m256i mq = _mm256_madd_epi16(mnp, bp);
+                acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sq), dd[j], acc[j]);
+                accm[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mq), dm[j], accm[j]);
+            }
+        }
+    }
+    for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, _mm256_sub_ps(acc[j], accm[j]));
+}
+
 #if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
 #define LLM_KQ8_AVX512 1
 #define KQ8_TARGET_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -323,6 +417,13 @@ void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
         f = f ? f : llm__kq_dot8_variant(t, 0);
         if (t == LLM_DTYPE_Q4_K && k->rows8[t].dot == llm__q4_k_dot_repack_gemv) {
             k->rows8[t].dot8 = f;
+            if (f == llm__kq_dot8_variant(t, 0)) {
+                /* Measured against the AVX2 dot8 only: with AVX-VNNI or
+                 * AVX-512, their dot8 stays (untested here). */
+                k->rows8[t].pack8 = q4k_pack8;
+                k->rows8[t].pack8_bytes = q4k_pack8_bytes;
+                k->rows8[t].dot8x4_packed = q4k_dot8x4_packed;
+            }
         }
         if (t == LLM_DTYPE_Q6_K && k->tiled[t].dot == llm__q6_k_dot_tiled) {
             k->tiled[t].dot8 = f;

@@ -82,6 +82,12 @@ typedef struct {
     llm__vec_dot2x4_fn dot2x4; /* may be NULL (only used with dot4) */
     llm__vec_dot4x1_fn dot4x1; /* may be NULL */
     llm__vec_dot8_fn dot8;     /* may be NULL (rows8 / tiled / sgemm pairs only) */
+    /* Packed tiles (kernels.h llm__pack8_fn), or pk NULL: per piece ith,
+     * TILE / 8 groups of pk_bytes at pk + ith * TILE / 8 * pk_bytes. */
+    llm__pack8_fn pack8;
+    llm__vec_dot8x4_packed_fn dot8x4_packed;
+    char *pk;
+    size_t pk_bytes;
 } mm_ctx2;
 
 static void dot_task2(void *p, int ith, int nth) {
@@ -93,12 +99,22 @@ static void dot_task2(void *p, int ith, int nth) {
         int64_t m1 = m0 + TILE < e ? m0 + TILE : e;
         int64_t i = 0;
         if (c->full > 0) {
+            /* A prompt pass: the tile's groups of 8 rows packed once for all
+             * its activation rows (kernels.h llm__pack8_fn). */
+            char *pk = c2->pk ? c2->pk + (size_t)ith * (TILE / 8) * c2->pk_bytes : NULL;
+            int64_t m_pk = m0; /* rows m0 .. m_pk are packed */
+            for (; pk && m_pk + 8 <= m1; m_pk += 8) {
+                c2->pack8(c->K, c->w + (size_t)m_pk * c->w_row, c->w_row, pk + (size_t)(m_pk - m0) / 8 * c2->pk_bytes);
+            }
             /* Four activation rows per weight row: the weight blocks are
              * decoded once for four outputs (same bits as four dots). */
             for (; i < c->full; i += 4) {
                 const char *a = c->act + (size_t)i * c->a_row;
                 float *o = c->out + i * c->M;
                 int64_t m = m0;
+                for (; m < m_pk; m += 8) {
+                    c2->dot8x4_packed(c->K, pk + (size_t)(m - m0) / 8 * c2->pk_bytes, a, c->a_row, o + m, (size_t)c->M);
+                }
                 if (c2->dot8) {
                     for (; m + 8 <= m1; m += 8) {
                         c2->dot8(c->K, c->w + (size_t)m * c->w_row, c->w_row, a, c->a_row, 4, o + m, (size_t)c->M);
@@ -198,6 +214,10 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
     c2.dot2x4 = cpu->k.dot2x4[wt];
     c2.dot4x1 = cpu->k.dot4x1[wt];
     c2.dot8 = NULL;
+    c2.pack8 = NULL;
+    c2.dot8x4_packed = NULL;
+    c2.pk = NULL;
+    c2.pk_bytes = 0;
     /* llama.cpp's shape-dependent kernels (kernels.h rows8 / tiled / sgemm). */
     const struct llm__dot_pair *alt = NULL;
     if (invariant) {
@@ -274,6 +294,24 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
     if (nth > 1) {
         const int64_t tiles = (c->M + TILE - 1) / TILE;
         nth = tiles >= (int64_t)nt * PIECES ? nt * PIECES : (int)(tiles > nt ? tiles : nt);
+    }
+    if (alt && alt->pack8 && c->n > STREAM_ROWS && c->full >= 8) {
+        /* A prompt pass: each piece packs its tile's groups once for all
+         * c->full rows (kernels.h llm__pack8_fn). */
+        c2.pk_bytes = (alt->pack8_bytes(c->K) + 63) & ~(size_t)63;
+        const size_t need = (size_t)nth * (TILE / 8) * c2.pk_bytes;
+        if (need > cpu->pack_size) {
+            void *p = NULL;
+            if (posix_memalign(&p, 64, need) != 0) {
+                return llm__err(LLM_ERR_NO_MEMORY, "matmul: no memory for packed weights");
+            }
+            free(cpu->pack);
+            cpu->pack = p;
+            cpu->pack_size = need;
+        }
+        c2.pack8 = alt->pack8;
+        c2.dot8x4_packed = alt->dot8x4_packed;
+        c2.pk = cpu->pack;
     }
     llm__threadpool_run(cpu->tp, dot_task2, &c2, nth);
     return LLM_OK;
