@@ -134,6 +134,18 @@ llm_status llm__llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d,
 llm_status llm__llama_load(llm_net *net);
 llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
 
+/* The gated feed-forward of layer l for the batch's n rows, from the
+ * arena's xn slot [n][E] into its tmp slot [n][E]:
+ *     tmp = (act(xn . Wg^T + bg) * (xn . Wu^T + bu)) . Wd^T + bd
+ * act = silu (SwiGLU; gelu 0) or GELU (GEGLU, gelu 1), each bias only when
+ * the layer has it. In runs of llm__ffn_run rows through the gate / up slots
+ * (an arch whose FFN goes through here sets ffn_chunked): the same bits as
+ * one pass, since every op is per row and each row meets the matmul kernel
+ * it meets in one pass.
+ * Taps "ffn_gate_b" / "ffn_up_b" (with those biases) and "ffn_swiglu" or
+ * "ffn_geglu", once per run. */
+llm_status llm__ffn_glu(llm_net *net, const llm_net_batch *b, uint32_t l, int gelu);
+
 /* Attention of layer l: per sequence of the batch, writes k, v (the arena's
  * k / v slots) into the paged cache and attends q (the q slot) into the att
  * slot, with ap's scale and window. */

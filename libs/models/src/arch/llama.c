@@ -207,13 +207,42 @@ llm_status llm__llama_load(llm_net *net) {
         if (llm__has(&(bias))) OP(llm_op_add(be, &(y), &(y), &(bias)));                            \
     } while (0)
 
+/* The gated feed-forward of layer l (see arch_internal.h), in runs of rows
+ * (llm__ffn_run): the n_ff-wide intermediates of a 512-token pass would take
+ * 32 MiB for a 1B model's 8192. */
+llm_status llm__ffn_glu(llm_net *net, const llm_net_batch *b, uint32_t l, int gelu) {
+    const llm__layer_w *w = &net->layers[l];
+    llm_backend *be = net->be;
+    const int64_t n = b->n_tokens, E = net->hp.n_embd, F = net->hp.n_ff;
+    for (int64_t r0 = 0, c; r0 < n; r0 += c) {
+        c = llm__ffn_run(&net->p, n, r0);
+        llm_tensor xr = act_rows(net, net->a.off_xn, E, r0, c), tr = act_rows(net, net->a.off_tmp, E, r0, c);
+        llm_tensor gate = act(net, net->a.off_gate, F, c, 1), up = act(net, net->a.off_up, F, c, 1);
+        OP(llm_op_matmul(be, &gate, &xr, &w->wg));
+        BIAS(gate, w->bg);
+        OP(llm_op_matmul(be, &up, &xr, &w->wu));
+        BIAS(up, w->bu);
+        if (llm__has(&w->bg)) TAP("ffn_gate_b", l, gate);
+        if (llm__has(&w->bu)) TAP("ffn_up_b", l, up);
+        if (gelu) {
+            OP(llm_op_geglu(be, &gate, &gate, &up));
+            TAP("ffn_geglu", l, gate);
+        } else {
+            OP(llm_op_swiglu(be, &gate, &gate, &up));
+            TAP("ffn_swiglu", l, gate);
+        }
+        OP(llm_op_matmul(be, &tr, &gate, &w->wd));
+        BIAS(tr, w->bd);
+    }
+    return LLM_OK;
+}
+
 llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b) {
     const llm_model_hparams *hp = &net->hp;
     llm_backend *be = net->be;
     const int64_t n = b->n_tokens;
     const float eps = hp->norm_eps, kq_scale = 1.0f / sqrtf((float)hp->head_dim);
 
-    const int64_t E = hp->n_embd, F = hp->n_ff;
     const llm__acts a = llm__decoder_acts(net, n);
     llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, q = a.q, k = a.k, v = a.v;
     llm_tensor q2 = a.q2, k2 = a.k2, v2 = a.v2, att2 = a.att2;
@@ -249,23 +278,7 @@ llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch 
         TAP("ffn_inp", l, x);
         OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
         TAP("ffn_norm", l, xn);
-        /* In runs of rows (llm__ffn_run): the n_ff-wide intermediates of a
-         * 512-token pass would take 32 MiB for a 1B model's 8192. */
-        for (int64_t r0 = 0, c; r0 < n; r0 += c) {
-            c = llm__ffn_run(&net->p, n, r0);
-            llm_tensor xr = act_rows(net, net->a.off_xn, E, r0, c), tr = act_rows(net, net->a.off_tmp, E, r0, c);
-            llm_tensor gate = act(net, net->a.off_gate, F, c, 1), up = act(net, net->a.off_up, F, c, 1);
-            OP(llm_op_matmul(be, &gate, &xr, &w->wg));
-            BIAS(gate, w->bg);
-            OP(llm_op_matmul(be, &up, &xr, &w->wu));
-            BIAS(up, w->bu);
-            if (llm__has(&w->bg)) TAP("ffn_gate_b", l, gate);
-            if (llm__has(&w->bu)) TAP("ffn_up_b", l, up);
-            OP(llm_op_swiglu(be, &gate, &gate, &up));
-            TAP("ffn_swiglu", l, gate);
-            OP(llm_op_matmul(be, &tr, &gate, &w->wd));
-            BIAS(tr, w->bd);
-        }
+        TRY(llm__ffn_glu(net, b, l, 0));
         TAP("ffn_out", l, tmp);
         OP(llm_op_add(be, &x, &x, &tmp));
         TAP("l_out", l, x);
