@@ -107,7 +107,8 @@ static void tap(void *user, const char *name, int32_t layer, const llm_tensor *t
     /* A run of rows of the FFN's n_ff-wide stages (runs come in row order,
      * one stage at a time): read into its place in the joined tensor. */
     const int run = layer >= 0 && t->ne[2] == 1 && t->ne[1] < d->rows &&
-                    (!strcmp(name, "ffn_gate_b") || !strcmp(name, "ffn_up_b") || !strcmp(name, "ffn_swiglu"));
+                    (!strcmp(name, "ffn_gate_b") || !strcmp(name, "ffn_up_b") || !strcmp(name, "ffn_swiglu") ||
+                     !strcmp(name, "ffn_geglu"));
     if (run ? reserve(&d->join, &d->join_cap, (size_t)d->rows * (size_t)t->ne[0] * sizeof(float))
             : reserve(&d->buf, &d->cap, nbytes)) {
         d->failed = 1;

@@ -61,8 +61,9 @@ typedef struct llm_net_params {
                            rope.scaling.original_context_length, else rope_factors_short,
                            as llama.cpp does for a context of n_ctx_seq tokens (it pads
                            n_ctx to 256) */
-    int32_t ffn_rows;   /* the feed-forward block of the llama-style architectures
-                           (llama, qwen2, qwen3) runs on at most this many of a
+    int32_t ffn_rows;   /* the gated feed-forward block of the dense decoders
+                           (llama, qwen2, qwen3, gemma3, phi3, qwen35; not
+                           qwen3moe's experts) runs on at most this many of a
                            batch's tokens at a time (the last run may take up to 7
                            more), so the arena holds its two n_ff-wide intermediates
                            for that many rows rather than max_batch: 0 (default) =
@@ -238,7 +239,8 @@ typedef enum llm_logits_mode {
  *   "ffn_norm"   [n][n_embd]            rms_norm(ffn_inp) * ffn_norm weight
  *   "ffn_gate_b" [n][n_ff]              gate projection + its bias (only with ffn_gate.bias)
  *   "ffn_up_b"   [n][n_ff]              up projection + its bias (only with ffn_up.bias)
- *   "ffn_swiglu" [n][n_ff]              silu(gate) * up
+ *   "ffn_swiglu" [n][n_ff]              silu(gate) * up (gemma3: "ffn_geglu",
+ *                                        gelu(gate) * up)
  *                (these three, of a batch longer than the net's ffn_rows,
  *                come as several calls, one per run of rows, [rows][n_ff]
  *                each, in row order: join them to get [n][n_ff])

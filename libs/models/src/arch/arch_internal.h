@@ -204,7 +204,7 @@ typedef struct llm__acts {
     llm_tensor x, xn, tmp;       /* [n][E]: residual stream, normed copy, block output */
     llm_tensor q, k, v;          /* [n][n_head][hd], [n][n_head_kv][hd] x2 */
     llm_tensor q2, k2, v2, att2; /* 2-D views [n][heads * hd] for the projections */
-    llm_tensor gate, up;         /* [n][F]; not for an ffn_chunked arch (its slots are shorter) */
+    llm_tensor gate, up;         /* [n][F]; bert's: not for an ffn_chunked arch (its slots are shorter) */
 } llm__acts;
 
 static inline llm__acts llm__decoder_acts(const llm_net *net, int64_t n) {

@@ -147,7 +147,7 @@ static llm_status gemma3_forward(llm_net *net, llm_net_kv *kv, const llm_net_bat
                                                : 1.0f / sqrtf((float)hd);
 
     const llm__acts a = llm__decoder_acts(net, n);
-    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, q = a.q, k = a.k, v = a.v, gate = a.gate, up = a.up;
+    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, q = a.q, k = a.k, v = a.v;
     llm_tensor q2 = a.q2, k2 = a.k2, v2 = a.v2, att2 = a.att2;
 
     OP(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n));
@@ -186,11 +186,7 @@ static llm_status gemma3_forward(llm_net *net, llm_net_kv *kv, const llm_net_bat
         TAP("sa_out", l, x);
         OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
         TAP("ffn_norm", l, xn);
-        OP(llm_op_matmul(be, &up, &xn, &w->wu));
-        OP(llm_op_matmul(be, &gate, &xn, &w->wg));
-        OP(llm_op_geglu(be, &gate, &gate, &up));
-        TAP("ffn_geglu", l, gate);
-        OP(llm_op_matmul(be, &tmp, &gate, &w->wd));
+        TRY(llm__ffn_glu(net, b, l, 1)); /* in runs of rows */
         TAP("ffn_out", l, tmp);
         OP(llm_op_rms_norm(be, &tmp, &tmp, &w->ffn_post_norm, eps));
         TAP("ffn_post_norm", l, tmp);
@@ -215,4 +211,5 @@ const llm__arch llm__arch_gemma3 = {
     .hparams_hf = gemma3_hparams_hf,
     .load = gemma3_load,
     .forward = gemma3_forward,
+    .ffn_chunked = 1,
 };

@@ -126,7 +126,7 @@ static llm_status phi3_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch
     const float eps = hp->norm_eps, q_scale = 1.0f / sqrtf((float)hp->head_dim);
 
     const llm__acts a = llm__decoder_acts(net, n);
-    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, q = a.q, k = a.k, v = a.v, gate = a.gate, up = a.up;
+    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, q = a.q, k = a.k, v = a.v;
     llm_tensor q2 = a.q2, k2 = a.k2, v2 = a.v2, att2 = a.att2;
     llm_attn_params ap = llm_attn_default_params();
     ap.scale = 1.0f; /* q is scaled before: llama.cpp's attention then rounds the same values */
@@ -153,11 +153,7 @@ static llm_status phi3_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch
         TAP("ffn_inp", l, x);
         OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
         TAP("ffn_norm", l, xn);
-        OP(llm_op_matmul(be, &gate, &xn, &w->wg));
-        OP(llm_op_matmul(be, &up, &xn, &w->wu));
-        OP(llm_op_swiglu(be, &gate, &gate, &up));
-        TAP("ffn_swiglu", l, gate);
-        OP(llm_op_matmul(be, &tmp, &gate, &w->wd));
+        TRY(llm__ffn_glu(net, b, l, 0)); /* in runs of rows, through the gate / up row views */
         TAP("ffn_out", l, tmp);
         OP(llm_op_add(be, &x, &x, &tmp));
         TAP("l_out", l, x);
@@ -176,4 +172,5 @@ const llm__arch llm__arch_phi3 = {
     .hparams_hf = NULL,
     .load = phi3_load,
     .forward = phi3_forward,
+    .ffn_chunked = 1,
 };

@@ -318,7 +318,7 @@ static llm_status qwen35_forward(llm_net *net, llm_net_kv *kv, const llm_net_bat
     if (!kv->state) return llm__net_err(LLM_ERR_INVALID_ARG, "qwen35: the storage has no recurrent state slots");
 
     const llm__acts a = llm__decoder_acts(net, n);
-    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp, gate = a.gate, up = a.up;
+    llm_tensor x = a.x, xn = a.xn, tmp = a.tmp;
 
     OP(llm_op_get_rows(be, &x, &net->tok_embd, b->tokens, n));
     uint32_t r = 0; /* index of the recurrent layer */
@@ -335,10 +335,7 @@ static llm_status qwen35_forward(llm_net *net, llm_net_kv *kv, const llm_net_bat
         TAP("attn_residual", l, x);
         OP(llm_op_rms_norm(be, &xn, &x, &w->ffn_norm, eps));
         TAP("attn_post_norm", l, xn);
-        OP(llm_op_matmul(be, &gate, &xn, &w->wg));
-        OP(llm_op_matmul(be, &up, &xn, &w->wu));
-        OP(llm_op_swiglu(be, &gate, &gate, &up));
-        OP(llm_op_matmul(be, &tmp, &gate, &w->wd));
+        TRY(llm__ffn_glu(net, b, l, 0)); /* in runs of rows */
         TAP("ffn_out", l, tmp);
         OP(llm_op_add(be, &x, &tmp, &x));
         TAP("l_out", l, x);
@@ -355,4 +352,5 @@ const llm__arch llm__arch_qwen35 = {
     .hparams_gguf = qwen35_hparams_gguf,
     .load = qwen35_load,
     .forward = qwen35_forward,
+    .ffn_chunked = 1,
 };
