@@ -106,18 +106,36 @@ static void check_logits_np(const char *family, const llm_net_params *np, int32_
  * --full last-of-first, the default model's six prompts): window layers
  * (5 of 6, 512 keys, their own RoPE theta), GEGLU, Q/K norms, post-norms,
  * Q5_0 / Q8_0 / Q4_K / Q6_K weights, a 262144-token SentencePiece vocabulary. */
-static void open_gemma3(gc_fx *f, golden_set *g) {
+static void open_gemma3_np(gc_fx *f, golden_set *g, const llm_net_params *np) {
     const char *src = getenv("LLM_SOURCE_DIR");
     char gold[1024];
     snprintf(gold, sizeof gold, "%s/tests/runtime/data/gemma3_golden.bin", src ? src : ".");
-    gc_open(f, getenv("LLM_GEMMA3_MODEL"), 2, LLM_KERNELS_AUTO);
+    gc_open_np(f, getenv("LLM_GEMMA3_MODEL"), 2, LLM_KERNELS_AUTO, np);
     cr_assert_eq(golden_load(gold, g), 0, "cannot read %s", gold);
+}
+
+static void open_gemma3(gc_fx *f, golden_set *g) {
+    const llm_net_params np = llm_net_default_params();
+    open_gemma3_np(f, g, &np);
 }
 
 Test(families, gemma3_270m_logits) {
     gc_fx f;
     golden_set g;
     open_gemma3(&f, &g);
+    gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
+    golden_free(&g);
+    gc_close(&f);
+}
+
+/* Its FFN (GEGLU) in runs of 8..15 rows: still llama.cpp's logits, bit for
+ * bit (see check_logits_ffn_runs below). */
+Test(families, gemma3_270m_ffn_runs_logits) {
+    llm_net_params np = llm_net_default_params();
+    np.ffn_rows = 8;
+    gc_fx f;
+    golden_set g;
+    open_gemma3_np(&f, &g, &np);
     gc_check_logits(&f, &g, gc_exact_kernels(&f), LIGHT ? 48 : 0);
     golden_free(&g);
     gc_close(&f);
@@ -143,11 +161,18 @@ FAMILY(qwen3)
 FAMILY(phi3)
 FAMILY(qwen35)
 
-/* The llama-style FFN in runs of 8..15 rows (llm_net_params.ffn_rows 8;
- * the default is 128, past every golden prompt): each prompt's pass goes
+/* The gated FFN in runs of 8..15 rows (llm_net_params.ffn_rows 8; the
+ * default is 128, past most golden prompts): each prompt's pass goes
  * through many run boundaries, and the logits must still be llama.cpp's
  * (one batch there), bit for bit, with Q4_0 (llama3), F16 (mistral, qwen2:
- * the tiled F16 product) and Q8_0 (qwen3) weights. */
+ * the tiled F16 product) and Q8_0 (qwen3; phi3 through the row views of its
+ * fused gate/up weight; qwen35 between its recurrent and attention layers)
+ * weights, and for Gemma 3's GEGLU with the real 270M model's Q4_K / Q6_K /
+ * Q5_0 / Q8_0 (gemma3_270m_ffn_runs_logits, above). Every one fails when a
+ * run reads the wrong rows. Runs that break the kernel rule (all of 9 rows,
+ * or of 5) fail gemma3's and qwen2's only: the Q8_0 and Q4_0 products give
+ * each row the same bits in any grouping, so those tests guard the offsets,
+ * not the rule. */
 static void check_logits_ffn_runs(const char *family) {
     llm_net_params np = llm_net_default_params();
     np.ffn_rows = 8;
@@ -158,6 +183,52 @@ Test(families, llama3_ffn_runs_logits) { check_logits_ffn_runs("llama3"); }
 Test(families, mistral_ffn_runs_logits) { check_logits_ffn_runs("mistral"); }
 Test(families, qwen2_ffn_runs_logits) { check_logits_ffn_runs("qwen2"); }
 Test(families, qwen3_ffn_runs_logits) { check_logits_ffn_runs("qwen3"); }
+Test(families, phi3_ffn_runs_logits) { check_logits_ffn_runs("phi3"); }
+Test(families, qwen35_ffn_runs_logits) { check_logits_ffn_runs("qwen35"); }
+
+/* The arena's gate / up slots: [ffn_rows + 7][n_ff] each for a family
+ * whose FFN runs in runs of rows, so ffn_rows 8 against 600 (past
+ * max_batch 512: one pass) saves two slots of 512 - 15 rows. qwen3moe
+ * has no dense FFN, and its experts' products do not run in runs (the CPU
+ * picks an expert's kernel by the rows routed to it, which runs would
+ * change), so its arena does not depend on ffn_rows. */
+static size_t ffn_arena(const llm_model_desc *d, int32_t ffn_rows) {
+    llm_net_params p = llm_net_default_params();
+    p.ffn_rows = ffn_rows;
+    llm_net_memory m;
+    cr_assert_eq(llm_net_plan(d, &p, &m), LLM_OK, "%s", llm_net_last_error());
+    return m.arena_bytes;
+}
+
+Test(families, ffn_runs_arena) {
+    static const struct {
+        const char *family;
+        int runs;
+    } fams[] = {{"llama3", 1}, {"qwen2", 1}, {"qwen3", 1}, {"phi3", 1}, {"qwen35", 1}, {"gemma3_hf", 1},
+                {"qwen3moe", 0}};
+    const char *bin = getenv("LLM_BINARY_DIR");
+    int checked = 0;
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+        char model[1024];
+        snprintf(model, sizeof model, "%s/synthetic/%s.gguf", bin ? bin : ".", fams[i].family);
+        FILE *probe = fopen(model, "rb");
+        if (!probe) {
+            fprintf(stderr, "%s: not generated, skipped\n", model);
+            continue;
+        }
+        fclose(probe);
+        llm_model_desc *d;
+        cr_assert_eq(llm_model_desc_from_gguf(model, &d), LLM_OK, "%s", llm_models_last_error());
+        const size_t F = llm_model_desc_hparams(d)->n_ff, al = 63;
+        const size_t slot512 = (512 * F * 4 + al) & ~al, slot15 = (15 * F * 4 + al) & ~al;
+        const size_t saved = ffn_arena(d, 600) - ffn_arena(d, 8);
+        cr_expect_eq(saved, fams[i].runs ? 2 * (slot512 - slot15) : 0, "%s: n_ff %zu, ffn_rows 8 saves %zu bytes",
+                     fams[i].family, F, saved);
+        llm_model_desc_free(d);
+        checked++;
+    }
+    if (!checked) cr_skip_test("no synthetic model generated");
+}
 
 /* qwen35 prefilled in chunks of 64 tokens (llama.cpp: one batch): the
  * recurrent states (convolution and delta rule) carry over every chunk
