@@ -6,7 +6,9 @@
  * the M weight rows into contiguous pieces (PIECES per thread, claimed by
  * whichever thread is free) and walks each in tiles of TILE rows, so a tile
  * stays in cache while every activation row passes over it; a pair with dot8
- * takes 8 weight rows by up to 4 activation rows per call. Each output
+ * takes 8 weight rows by up to 4 activation rows per call, and one with
+ * pack8 (a prompt pass) packs each tile's groups of 8 rows once for all its
+ * activation rows (kernels.h llm__pack8_fn). Each output
  * element is one dot product computed by one thread, so results are
  * identical for any thread count. F16 / BF16 calls that take the sgemm pair
  * with GEMM_MIN_ROWS rows or more go to the tiled product (gemm_cpu.c),
