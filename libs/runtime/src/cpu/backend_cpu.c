@@ -121,6 +121,20 @@ llm_status llm__cpu_reserve_kv_offs(llm__cpu *c, int64_t n_pos) {
     return LLM_OK;
 }
 
+llm_status llm__cpu_grow(void **buf, size_t *size, size_t need, const char *op, const char *what) {
+    if (need <= *size) {
+        return LLM_OK;
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, 64, need) != 0) {
+        return llm__err(LLM_ERR_NO_MEMORY, "%s: no memory for %s", op, what);
+    }
+    free(*buf);
+    *buf = p;
+    *size = need;
+    return LLM_OK;
+}
+
 static void cpu_destroy(llm_backend *be) {
     llm__cpu *c = llm__cpu_of(be);
     if (c) {

@@ -44,6 +44,11 @@ llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n);
 /* Grows c->kv_offs to at least n_pos entries (attention's per-position slot
  * table, shared by the attention paths). LLM_OK or LLM_ERR_NO_MEMORY. */
 llm_status llm__cpu_reserve_kv_offs(llm__cpu *c, int64_t n_pos);
+/* Grows a 64-byte aligned scratch buffer (*buf, *size bytes; grown, never
+ * shrunk, contents not kept) to at least need bytes. LLM_OK, or
+ * LLM_ERR_NO_MEMORY with "<op>: no memory for <what>" and the buffer as it
+ * was. */
+llm_status llm__cpu_grow(void **buf, size_t *size, size_t need, const char *op, const char *what);
 
 /* Op implementations (one file per family). */
 /* Mixture of experts (moe_cpu.c). */

@@ -184,16 +184,7 @@ llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tenso
             return llm__err(LLM_ERR_INVALID_ARG, "matmul: K=%lld is not whole %s blocks", (long long)c.K,
                             llm_dtype_name(at));
         st = reserve(&cpu->gemm_x, &cpu->gemm_x_len, (size_t)(c.n * c.K));
-        if (st == LLM_OK && c.a_row * (size_t)c.n > cpu->act_size) {
-            void *p = NULL;
-            if (posix_memalign(&p, 64, c.a_row * (size_t)c.n) != 0) {
-                st = llm__err(LLM_ERR_NO_MEMORY, "matmul: no memory for activations");
-            } else {
-                free(cpu->act);
-                cpu->act = p;
-                cpu->act_size = c.a_row * (size_t)c.n;
-            }
-        }
+        if (st == LLM_OK) st = llm__cpu_grow(&cpu->act, &cpu->act_size, c.a_row * (size_t)c.n, "matmul", "activations");
         if (st != LLM_OK) return st;
         c.act = cpu->act;
         c.xf = cpu->gemm_x;

@@ -255,15 +255,9 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
             return llm__err(LLM_ERR_INVALID_ARG, "matmul: K=%lld is not whole %s blocks",
                             (long long)c->K, llm_dtype_name(c->act_type));
         }
-        size_t need = row * (size_t)c->n;
-        if (need > cpu->act_size) {
-            void *p = NULL;
-            if (posix_memalign(&p, 64, need) != 0) {
-                return llm__err(LLM_ERR_NO_MEMORY, "matmul: no memory for activations");
-            }
-            free(cpu->act);
-            cpu->act = p;
-            cpu->act_size = need;
+        llm_status st = llm__cpu_grow(&cpu->act, &cpu->act_size, row * (size_t)c->n, "matmul", "activations");
+        if (st != LLM_OK) {
+            return st;
         }
         c->act_w = cpu->act;
         c->act = cpu->act;
@@ -301,15 +295,10 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
         /* A prompt pass: each piece packs its tile's groups once for all
          * c->full rows (kernels.h llm__pack8_fn). */
         c2.pk_bytes = (alt->pack8_bytes(c->K) + 63) & ~(size_t)63;
-        const size_t need = (size_t)nth * (TILE / 8) * c2.pk_bytes;
-        if (need > cpu->pack_size) {
-            void *p = NULL;
-            if (posix_memalign(&p, 64, need) != 0) {
-                return llm__err(LLM_ERR_NO_MEMORY, "matmul: no memory for packed weights");
-            }
-            free(cpu->pack);
-            cpu->pack = p;
-            cpu->pack_size = need;
+        llm_status st = llm__cpu_grow(&cpu->pack, &cpu->pack_size, (size_t)nth * (TILE / 8) * c2.pk_bytes, "matmul",
+                                      "packed weights");
+        if (st != LLM_OK) {
+            return st;
         }
         c2.pack8 = alt->pack8;
         c2.dot8x4_packed = alt->dot8x4_packed;

@@ -226,13 +226,7 @@ static void dot_task(void *p, int ith, int nth) {
 
 /* cpu->moe grown to at least `need` bytes (64-byte aligned). */
 static llm_status reserve(llm__cpu *cpu, size_t need) {
-    if (need <= cpu->moe_size) return LLM_OK;
-    void *p = NULL;
-    if (posix_memalign(&p, 64, need) != 0) return llm__err(LLM_ERR_NO_MEMORY, "matmul_id: no memory for scratch");
-    free(cpu->moe);
-    cpu->moe = p;
-    cpu->moe_size = need;
-    return LLM_OK;
+    return llm__cpu_grow(&cpu->moe, &cpu->moe_size, need, "matmul_id", "scratch");
 }
 
 static size_t up64(size_t v) { return (v + 63) & ~(size_t)63; }
