@@ -5,6 +5,26 @@
  * nowhere else.
  */
 
+/* Pair p (sub-blocks 2p, 2p + 1) of Q4_K block x against NA Q8_K blocks y:
+ * t[j] += the scaled products, 8 int32 lanes (sr: x's scales and mins from
+ * kq8_q4k_scales_mins, broadcast to both halves). Exact integers. */
+KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_row_pair)(const llm_block_q4_k *x, int p,
+                                                                              __m256i sr,
+                                                                              const llm_block_q8_k *const *y,
+                                                                              const int NA, __m256i *t) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F);
+    const __m256i i0 = _mm256_set1_epi16((short)(((4 * p + 1) << 8) | (4 * p)));
+    const __m256i i1 = _mm256_set1_epi16((short)(((4 * p + 3) << 8) | (4 * p + 2)));
+    const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
+    const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+    const __m256i s0 = _mm256_shuffle_epi8(sr, i0), s1 = _mm256_shuffle_epi8(sr, i1);
+    for (int j = 0; j < NA; j++) {
+        const __m256i p0 = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p)));
+        const __m256i p1 = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p + 32)));
+        t[j] = KQ8_MADD_ACC(KQ8_MADD_ACC(t[j], s0, p0), s1, p1);
+    }
+}
+
 /* Eight Q4_K rows by NA (1..4) Q8_K rows. NA == 4: llama.cpp's gemm order
  * (per pair p of sub-blocks, acc = fma(float(sq_p), d_x d_y, acc) and accm =
  * fma(float(mq_p), dmin_x d_y, accm)); NA < 4: its gemv order (the same with
@@ -16,7 +36,6 @@ KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_8xN)(int
     const int gemm = NA == 4;
     __m256 acc[4], accm[4];
     for (int j = 0; j < 4; j++) acc[j] = accm[j] = _mm256_setzero_ps();
-    const __m256i m4 = _mm256_set1_epi8(0x0F);
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
         /* Per weight row: scales broadcast to both halves, and the mins. */
         __m256i s[8];
@@ -69,20 +88,7 @@ KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_8xN)(int
                 const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
                 __m256i t[4];
                 for (int j = 0; j < NA; j++) t[j] = _mm256_setzero_si256();
-                for (int p = 0; p < 4; p++) {
-                    const __m256i i0 = _mm256_set1_epi16((short)(((4 * p + 1) << 8) | (4 * p)));
-                    const __m256i i1 = _mm256_set1_epi16((short)(((4 * p + 3) << 8) | (4 * p + 2)));
-                    const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
-                    const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-                    const __m256i s0 = _mm256_shuffle_epi8(s[r], i0), s1 = _mm256_shuffle_epi8(s[r], i1);
-                    for (int j = 0; j < NA; j++) {
-                        const __m256i p0 =
-                            _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p)));
-                        const __m256i p1 =
-                            _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p + 32)));
-                        t[j] = KQ8_MADD_ACC(KQ8_MADD_ACC(t[j], s0, p0), s1, p1);
-                    }
-                }
+                for (int p = 0; p < 4; p++) KQ8_NAME(q4k_row_pair)(x, p, s[r], y, NA, t);
                 for (int j = 0; j < NA; j++) v[j][r] = t[j];
             }
             for (int j = 0; j < NA; j++) {
@@ -104,8 +110,6 @@ KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_8xN)(int
              * tree of kq8_sum_rows8 built as the rows come: integers, so
              * the same sums), which keeps about 16 vectors live where
              * holding all 8 x NA lane vectors spilled them to the stack. */
-            const __m256i i0 = _mm256_set1_epi16((short)(((4 * p + 1) << 8) | (4 * p)));
-            const __m256i i1 = _mm256_set1_epi16((short)(((4 * p + 3) << 8) | (4 * p + 2)));
             __m256i q4[2][4];
             for (int half = 0; half < 2; half++) {
                 __m256i h2[2][4];
@@ -114,16 +118,8 @@ KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_8xN)(int
                     for (int e = 0; e < 2; e++) {
                         const int r = 4 * half + 2 * rp + e;
                         const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
-                        const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * p));
-                        const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-                        const __m256i s0 = _mm256_shuffle_epi8(s[r], i0), s1 = _mm256_shuffle_epi8(s[r], i1);
-                        for (int j = 0; j < NA; j++) {
-                            const __m256i p0 =
-                                _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p)));
-                            const __m256i p1 = _mm256_maddubs_epi16(
-                                hi, _mm256_loadu_si256((const __m256i *)(y[j]->qs + 64 * p + 32)));
-                            v2[e][j] = KQ8_MADD_ACC(KQ8_MADD_ACC(_mm256_setzero_si256(), s0, p0), s1, p1);
-                        }
+                        for (int j = 0; j < NA; j++) v2[e][j] = _mm256_setzero_si256();
+                        KQ8_NAME(q4k_row_pair)(x, p, s[r], y, NA, v2[e]);
                     }
                     for (int j = 0; j < NA; j++) h2[rp][j] = _mm256_hadd_epi32(v2[0][j], v2[1][j]);
                 }
