@@ -1,9 +1,11 @@
 /*
  * bench_runtime.c -- prints matmul throughput per weight type (GB/s of weight
- * bytes streamed, decode-shaped: one activation row) and, given a model,
- * prefill and decode tokens/s with a per-op time breakdown.
+ * bytes streamed, decode-shaped: one activation row; with -N, a prompt pass's
+ * N rows and multiply-adds per second) and, given a model, prefill and decode
+ * tokens/s with a per-op time breakdown.
  *
  *   llm-bench-runtime [-m MODEL.gguf] [-t THREADS] [-p PROMPT_TOKENS] [-n DECODE_TOKENS] [-M MATMUL_ROWS]
+ *                     [-N ACT_ROWS]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -23,14 +25,14 @@ static double now_s(void) {
 /* M = 4096 rows (the matrix stays in the last-level cache), or with -M a
  * larger count: the first 4096 quantized rows are repeated, so a matrix of
  * 65536 rows (75 MB at Q4_0) is read from memory, as a model's are. */
-static void bench_matmul(llm_backend *be, int64_t M) {
+static void bench_matmul(llm_backend *be, int64_t M, int64_t N) {
     const llm_dtype types[] = {LLM_DTYPE_F32, LLM_DTYPE_F16, LLM_DTYPE_BF16, LLM_DTYPE_Q4_0, LLM_DTYPE_Q4_1,
                                LLM_DTYPE_Q8_0, LLM_DTYPE_Q4_K, LLM_DTYPE_Q6_K};
     const int64_t K = 2048, MQ = 4096;
-    float *wf = malloc(sizeof(float) * (size_t)(K * MQ)), x[2048];
+    float *wf = malloc(sizeof(float) * (size_t)(K * MQ)), *x = malloc(sizeof(float) * (size_t)(K * N));
     for (int64_t i = 0; i < K * MQ; i++) wf[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
-    for (int64_t i = 0; i < K; i++) x[i] = (float)(i % 17) / 17.0f - 0.5f;
-    printf("matmul [1][%lld] x [%lld][%lld]^T, %d threads, kernels %s\n", (long long)K, (long long)M,
+    for (int64_t i = 0; i < K * N; i++) x[i] = (float)((i * 7 + i / K) % 17) / 17.0f - 0.5f;
+    printf("matmul [%lld][%lld] x [%lld][%lld]^T, %d threads, kernels %s\n", (long long)N, (long long)K, (long long)M,
            (long long)K, llm_backend_n_threads(be), llm_backend_kernels(be));
     for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
         size_t row;
@@ -42,11 +44,11 @@ static void bench_matmul(llm_backend *be, int64_t M) {
         }
         llm_buffer *bw, *bx, *bo;
         llm_buffer_wrap_host(be, wq, row * (size_t)M, &bw);
-        llm_buffer_alloc(be, sizeof(float) * (size_t)K, &bx);
-        llm_buffer_alloc(be, sizeof(float) * (size_t)M, &bo);
-        llm_buffer_write(bx, 0, x, sizeof(float) * (size_t)K);
-        llm_tensor tw = llm_tensor_2d(bw, 0, types[ti], K, M), tx = llm_tensor_2d(bx, 0, LLM_DTYPE_F32, K, 1);
-        llm_tensor to = llm_tensor_2d(bo, 0, LLM_DTYPE_F32, M, 1);
+        llm_buffer_alloc(be, sizeof(float) * (size_t)(K * N), &bx);
+        llm_buffer_alloc(be, sizeof(float) * (size_t)(M * N), &bo);
+        llm_buffer_write(bx, 0, x, sizeof(float) * (size_t)(K * N));
+        llm_tensor tw = llm_tensor_2d(bw, 0, types[ti], K, M), tx = llm_tensor_2d(bx, 0, LLM_DTYPE_F32, K, N);
+        llm_tensor to = llm_tensor_2d(bo, 0, LLM_DTYPE_F32, M, N);
         llm_op_matmul(be, &to, &tx, &tw); /* warm-up */
         int iters = 0;
         double t0 = now_s(), t1;
@@ -56,14 +58,20 @@ static void bench_matmul(llm_backend *be, int64_t M) {
             t1 = now_s();
         } while (t1 - t0 < 0.5);
         double per = (t1 - t0) / iters;
-        printf("  %-5s %8.2f GB/s  %8.3f ms/op\n", llm_dtype_name(types[ti]),
-               (double)(row * (size_t)M) / per / 1e9, per * 1e3);
+        if (N == 1) {
+            printf("  %-5s %8.2f GB/s  %8.3f ms/op\n", llm_dtype_name(types[ti]),
+                   (double)(row * (size_t)M) / per / 1e9, per * 1e3);
+        } else {
+            printf("  %-5s %8.2f GMAC/s  %8.3f ms/op\n", llm_dtype_name(types[ti]), (double)(M * K * N) / per / 1e9,
+                   per * 1e3);
+        }
         llm_buffer_free(bw);
         llm_buffer_free(bx);
         llm_buffer_free(bo);
         free(wq);
     }
     free(wf);
+    free(x);
 }
 
 static void print_stats(llm_backend *be, double total_s) {
@@ -81,15 +89,17 @@ static void print_stats(llm_backend *be, double total_s) {
 int main(int argc, char **argv) {
     const char *model = getenv("LLM_DEFAULT_MODEL");
     int threads = 0, n_prompt = 128, n_decode = 64;
-    int64_t mm_rows = 4096;
+    int64_t mm_rows = 4096, act_rows = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-m") && i + 1 < argc) model = argv[++i];
         else if (!strcmp(argv[i], "-t") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-p") && i + 1 < argc) n_prompt = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-n") && i + 1 < argc) n_decode = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-M") && i + 1 < argc) mm_rows = atoll(argv[++i]);
+        else if (!strcmp(argv[i], "-N") && i + 1 < argc) act_rows = atoll(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [-m MODEL] [-t THREADS] [-p PROMPT] [-n DECODE] [-M MATMUL_ROWS]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-m MODEL] [-t THREADS] [-p PROMPT] [-n DECODE] [-M MATMUL_ROWS] [-N ACT_ROWS]\n",
+                    argv[0]);
             return 2;
         }
     }
@@ -104,7 +114,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "-M: a positive multiple of 8\n");
         return 2;
     }
-    bench_matmul(be, mm_rows);
+    if (act_rows < 1 || act_rows > 4096) {
+        fprintf(stderr, "-N: 1 to 4096 activation rows\n");
+        return 2;
+    }
+    bench_matmul(be, mm_rows, act_rows);
     if (!model) {
         llm_backend_free(be);
         return 0;
