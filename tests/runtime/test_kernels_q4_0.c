@@ -81,6 +81,36 @@ static void q40_floats(uint32_t *st, float *x, int n) {
     }
 }
 
+/* The pair's packed tiles (kernels.h llm__pack8_fn) against want4 (dot4's
+ * outputs, [act row][weight row]), bit for bit; the packed product must not
+ * write past each row's 8 outputs. No-op where the pair has none (AVX-VNNI). */
+static void q40_check_packed(const llm__cpu_kernels *k, int n, const void *w, size_t wb, const uint8_t *a,
+                             size_t ab, const float (*want4)[8]) {
+    const struct llm__dot_pair *pr = &k->rows8[LLM_DTYPE_Q4_0];
+    if (!pr->pack8) {
+        return;
+    }
+    cr_assert(pr->pack8_bytes && pr->dot8x4_packed, "Q4_0: pack8 without its size or product");
+    const size_t bytes = (pr->pack8_bytes(n) + 63) & ~(size_t)63;
+    void *pk = aligned_alloc(64, bytes);
+    cr_assert_not_null(pk);
+    memset(pk, 0xA5, bytes);
+    pr->pack8(n, w, wb, pk);
+    float o[4][9];
+    memset(o, 0xFF, sizeof o);
+    pr->dot8x4_packed(n, pk, a, ab, &o[0][0], 9);
+    for (int r = 0; r < 4; r++) {
+        uint32_t bits;
+        memcpy(&bits, &o[r][8], 4);
+        cr_assert_eq(bits, 0xFFFFFFFFu, "Q4_0 n=%d packed: wrote past row %d's 8 outputs", n, r);
+        for (int col = 0; col < 8; col++) {
+            cr_assert(memcmp(&o[r][col], &want4[r][col], sizeof(float)) == 0,
+                      "Q4_0 n=%d packed [%d][%d]: %.9g, dot4 %.9g", n, r, col, o[r][col], want4[r][col]);
+        }
+    }
+    free(pk);
+}
+
 Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
     llm__cpu_kernels k;
     llm__cpu_kernels_scalar(&k);
@@ -147,6 +177,8 @@ Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
                 }
             }
         }
+        /* packed tiles: dot4's bits, which the golden below checks */
+        q40_check_packed(&k, n, w, wb, a, ab, (const float (*)[8])gm);
         for (int m = 0; m < 2; m++) {
             const float *o = m ? &gm[0][0] : &gv[0][0];
             uint32_t first;
@@ -162,6 +194,53 @@ Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
     }
     /* Otherwise these rows could not tell the two orders apart. */
     cr_assert(vec_dot_differs, "the registry's vec_dot order gave the same bits on every golden row");
+}
+
+/* The packed Q4_0 tiles at their int16 limit: every weight q - 8 = -8 (or
+ * 7) against activation bytes 127 (sent in as 255), so each int16
+ * accumulator holds 16 products of -8 * 255 (-32640, the most negative the
+ * packed product's argument allows) or 7 * 255; also -127, 0 and an
+ * alternation of the extremes (the Q8_0 quantizer writes -127..127; dot4,
+ * like llama.cpp's kernels, does not take -128). Must equal dot4 bit for
+ * bit. */
+Test(kernels_q4_0, packed_tiles_extreme_blocks) {
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C");
+    }
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k);
+    llm__cpu_kernels_avx2(&k);
+    if (!k.rows8[LLM_DTYPE_Q4_0].pack8) {
+        cr_skip_test("no packed Q4_0 tiles on this CPU (AVX-VNNI keeps its dot8)");
+    }
+    const int n = 1024;
+    const size_t wb = (size_t)n / 32 * sizeof(llm_block_q4_0), ab = (size_t)n / 32 * sizeof(llm_block_q8_0);
+    llm_block_q4_0 *w = malloc(8 * wb);
+    llm_block_q8_0 *a = malloc(4 * ab);
+    cr_assert(w && a);
+    const uint8_t wpat[3] = {0x00, 0xFF, 0x0F};
+    const int8_t ypat[3] = {127, -127, 0};
+    for (int pw = 0; pw < 3; pw++) {
+        for (int py = 0; py < 4; py++) {
+            for (int b = 0; b < 8 * n / 32; b++) {
+                w[b].d = llm_fp32_to_fp16(b % 3 ? 0.0625f : -0.125f);
+                memset(w[b].qs, wpat[pw], 16);
+            }
+            for (int b = 0; b < 4 * n / 32; b++) {
+                a[b].d = llm_fp32_to_fp16(b % 2 ? 0.25f : 0.03125f);
+                for (int i = 0; i < 32; i++) a[b].qs[i] = py < 3 ? ypat[py] : (int8_t)((i & 1) ? 127 : -127);
+            }
+            float want[4][8];
+            for (int col = 0; col < 8; col++) {
+                float o[4];
+                k.rows8[LLM_DTYPE_Q4_0].dot4(n, (const uint8_t *)w + (size_t)col * wb, a, ab, o);
+                for (int r = 0; r < 4; r++) want[r][col] = o[r];
+            }
+            q40_check_packed(&k, n, w, wb, (const uint8_t *)a, ab, (const float (*)[8])want);
+        }
+    }
+    free(w);
+    free(a);
 }
 
 /* llama.cpp's ggml_mul_mat, F16 / BF16 weights: 4 activation rows (sgemm,

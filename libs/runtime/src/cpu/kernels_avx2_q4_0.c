@@ -165,6 +165,104 @@ static inline __attribute__((always_inline)) void q4_0_8xN(int64_t n, const char
 Q4_0_DOT8(dot8_q4_0_q8_0_rows8, , q4_0_8xN, 0)
 Q4_0_DOT8(dot8s_q4_0_q8_0_rows8, , q4_0_8xN, 1)
 
+/* ------------------------------------------------- packed tiles -- */
+
+/* A prompt pass's Q4_0 product (dot8 with four activation rows, the same
+ * chains) on eight weight rows packed once per matmul, so that int32 lane r
+ * of every vector is weight row r and no horizontal adds sum lanes.
+ *
+ * Tile layout, per block of 32 (Q40_PK bytes):
+ *   q  [8 chunks c][8 rows][4 bytes]: elements 4c .. 4c + 3 of the row as
+ *      signed q - 8 (-8..7), already split from their nibbles;
+ *   corr [8 rows] int32: -128 * (sum of the row's 32 values q - 8);
+ *   d  [8 rows] floats (the fp16 scale widened, exact).
+ * The activation's bytes y (-128..127) go in unsigned, as y + 128 (one xor
+ * per block and activation row, kept in an aligned stack copy): vpmaddubsw
+ * of the broadcast 4 bytes of chunk c with the 8 rows' chunk adds two
+ * products (q - 8)(y + 128) per int16, each within [-2040, 1785]; the eight
+ * chunks summed in int16 hold 16 products, within [-32640, 28560], so
+ * neither vpmaddubsw saturates nor the sum wraps. vpmaddwd by ones makes
+ * lane r sum((q - 8)(y + 128)), and corr takes off 128 sum(q - 8): the exact
+ * integer of q4_0_8xN. Then the same chain per lane, acc = fma(float(s),
+ * d_w d_y, acc), so the same bits. Per block and activation row this is
+ * 8 vpmaddubsw and one vpmaddwd, where q4_0_8xN runs 10 and 4, plus 3 hadds. */
+#define Q40_PK (256 + 32 + 32)
+
+static size_t q4_0_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK32) * Q40_PK; }
+
+static void q4_0_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8), ones8 = _mm256_set1_epi8(1);
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        char *P = (char *)dst + (size_t)b * Q40_PK;
+        __m256i v[8];
+        uint16_t dh[8];
+        for (int r = 0; r < 8; r++) {
+            const llm_block_q4_0 *x = (const llm_block_q4_0 *)((const char *)w + (size_t)r * w_stride) + b;
+            const __m128i t = _mm_loadu_si128((const __m128i *)x->qs);
+            /* the row's 32 values q - 8 in element order: dword c = chunk c */
+            v[r] = _mm256_sub_epi8(_mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), m4), eight);
+            memcpy(&dh[r], &x->d, sizeof(uint16_t));
+        }
+        /* 8 x 8 dword transpose: row r's chunk c to lane r of vector c. */
+        __m256i t0[8], t1[8];
+        for (int r = 0; r < 8; r += 2) {
+            t0[r] = _mm256_unpacklo_epi32(v[r], v[r + 1]);     /* c 0,1 | 4,5 of rows r, r+1 */
+            t0[r + 1] = _mm256_unpackhi_epi32(v[r], v[r + 1]); /* c 2,3 | 6,7 */
+        }
+        for (int r = 0; r < 8; r += 4) {
+            t1[r] = _mm256_unpacklo_epi64(t0[r], t0[r + 2]);         /* c 0 | 4 of rows r..r+3 */
+            t1[r + 1] = _mm256_unpackhi_epi64(t0[r], t0[r + 2]);     /* c 1 | 5 */
+            t1[r + 2] = _mm256_unpacklo_epi64(t0[r + 1], t0[r + 3]); /* c 2 | 6 */
+            t1[r + 3] = _mm256_unpackhi_epi64(t0[r + 1], t0[r + 3]); /* c 3 | 7 */
+        }
+        __m256i s16 = _mm256_setzero_si256();
+        for (int c = 0; c < 4; c++) {
+            const __m256i lo = _mm256_permute2x128_si256(t1[c], t1[4 + c], 0x20); /* chunk c, rows 0..7 */
+            const __m256i hi = _mm256_permute2x128_si256(t1[c], t1[4 + c], 0x31); /* chunk c + 4 */
+            _mm256_store_si256((__m256i *)(P + 32 * c), lo);
+            _mm256_store_si256((__m256i *)(P + 32 * (c + 4)), hi);
+            s16 = _mm256_add_epi16(s16, _mm256_add_epi16(_mm256_maddubs_epi16(ones8, lo), _mm256_maddubs_epi16(ones8, hi)));
+        }
+        /* lane r: -128 * the sum of row r's 32 values (|sum| <= 256) */
+        const __m256i sum = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
+        _mm256_store_si256((__m256i *)(P + 256), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7)));
+        _mm256_store_ps((float *)(P + 288), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)));
+    }
+}
+
+static void q4_0_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
+                               size_t o_stride) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    const __m256i ones = _mm256_set1_epi16(1), bias = _mm256_set1_epi8((char)0x80);
+    const int64_t nb = n / LLM_QK32;
+    for (int64_t b = 0; b < nb; b++) {
+        const char *P = (const char *)pk + (size_t)b * Q40_PK;
+        const __m256i corr = _mm256_load_si256((const __m256i *)(P + 256));
+        const __m256 dw = _mm256_load_ps((const float *)(P + 288));
+        for (int j = 0; j < 4; j++) {
+            /* One activation row at a time over the 8 chunks (reloaded from
+             * L1 per row): few live registers, so nothing spills. */
+            const llm_block_q8_0 *y = (const llm_block_q8_0 *)((const char *)a + (size_t)j * a_stride) + b;
+            const __m256i ylo = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)y->qs)), bias);
+            const __m256i yhi =
+                _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y->qs + 16))), bias);
+            const __m256i *q = (const __m256i *)P;
+            __m256i s0 = _mm256_maddubs_epi16(_mm256_shuffle_epi32(ylo, 0x00), _mm256_load_si256(q));
+            __m256i s1 = _mm256_maddubs_epi16(_mm256_shuffle_epi32(ylo, 0x55), _mm256_load_si256(q + 1));
+            s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(_mm256_shuffle_epi32(ylo, 0xAA), _mm256_load_si256(q + 2)));
+            s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(_mm256_shuffle_epi32(ylo, 0xFF), _mm256_load_si256(q + 3)));
+            s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(_mm256_shuffle_epi32(yhi, 0x00), _mm256_load_si256(q + 4)));
+            s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(_mm256_shuffle_epi32(yhi, 0x55), _mm256_load_si256(q + 5)));
+            s0 = _mm256_add_epi16(s0, _mm256_maddubs_epi16(_mm256_shuffle_epi32(yhi, 0xAA), _mm256_load_si256(q + 6)));
+            s1 = _mm256_add_epi16(s1, _mm256_maddubs_epi16(_mm256_shuffle_epi32(yhi, 0xFF), _mm256_load_si256(q + 7)));
+            const __m256i s = _mm256_add_epi32(_mm256_madd_epi16(_mm256_add_epi16(s0, s1), ones), corr);
+            const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(y->d)));
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), d, acc[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+}
+
 #if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
 #define LLM_Q4_0_VNNI 1
 #include <cpuid.h>
@@ -236,6 +334,13 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
 #else
     k->rows8[LLM_DTYPE_Q4_0].dot8_stream = dot8s_q4_0_q8_0_rows8;
 #endif
+    if (!vnni) {
+        /* Measured against the AVX2 dot8 only: with AVX-VNNI, its dot8
+         * stays (untested here). */
+        k->rows8[LLM_DTYPE_Q4_0].pack8 = q4_0_pack8;
+        k->rows8[LLM_DTYPE_Q4_0].pack8_bytes = q4_0_pack8_bytes;
+        k->rows8[LLM_DTYPE_Q4_0].dot8x4_packed = q4_0_dot8x4_packed;
+    }
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
