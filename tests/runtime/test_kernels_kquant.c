@@ -358,17 +358,20 @@ static void kq_check_dot8(llm_dtype t, llm__vec_dot8_fn reg, int n, const uint8_
     }
 }
 
-/* The Q4_K rows8 pair's packed tiles (kernels.h llm__pack8_fn), where
- * registered: 8 rows (w, stride wb) packed, then by 4 activation rows (a,
+/* A pair's packed tiles (kernels.h llm__pack8_fn; Q4_K's rows8, Q6_K's
+ * tiled), which must be registered exactly where the pair's dot8 is the
+ * AVX2 one: 8 rows (w, stride wb) packed, then by 4 activation rows (a,
  * stride ab) must give want4 (the pair's dot4, [act row][weight row]) bit
  * for bit. */
-static void kq_check_packed(const llm__cpu_kernels *v, int n, const uint8_t *w, size_t wb, const uint8_t *a,
-                            size_t ab, const float (*want4)[8]) {
-    const struct llm__dot_pair *pr = &v->rows8[LLM_DTYPE_Q4_K];
+static void kq_check_packed(const struct llm__dot_pair *pr, llm_dtype t, int n, const uint8_t *w, size_t wb,
+                            const uint8_t *a, size_t ab, const float (*want4)[8]) {
+    const char *name = llm_dtype_name(t);
     if (!pr->pack8) {
+        cr_assert_neq(pr->dot8, llm__kq_dot8_variant(t, 0), "%s: the AVX2 dot8 without packed tiles", name);
         return; /* AVX-VNNI / AVX-512 CPUs keep their dot8 */
     }
-    cr_assert(pr->pack8_bytes && pr->dot8x4_packed, "Q4_K: pack8 without its size or product");
+    cr_assert_eq(pr->dot8, llm__kq_dot8_variant(t, 0), "%s: packed tiles beside another dot8", name);
+    cr_assert(pr->pack8_bytes && pr->dot8x4_packed, "%s: pack8 without its size or product", name);
     const size_t bytes = (pr->pack8_bytes(n) + 63) & ~(size_t)63;
     void *pk = aligned_alloc(64, bytes);
     cr_assert_not_null(pk);
@@ -380,10 +383,10 @@ static void kq_check_packed(const llm__cpu_kernels *v, int n, const uint8_t *w, 
     for (int r = 0; r < 4; r++) {
         uint32_t bits;
         memcpy(&bits, &o[r][8], 4);
-        cr_assert_eq(bits, 0xFFFFFFFFu, "Q4_K n=%d packed: wrote past row %d's 8 outputs", n, r);
+        cr_assert_eq(bits, 0xFFFFFFFFu, "%s n=%d packed: wrote past row %d's 8 outputs", name, n, r);
         for (int col = 0; col < 8; col++) {
             cr_assert(memcmp(&o[r][col], &want4[r][col], sizeof(float)) == 0,
-                      "Q4_K n=%d packed [%d][%d]: %.9g, dot4 %.9g", n, r, col, o[r][col], want4[r][col]);
+                      "%s n=%d packed [%d][%d]: %.9g, dot4 %.9g", name, n, r, col, o[r][col], want4[r][col]);
         }
     }
     free(pk);
@@ -431,7 +434,7 @@ Test(kernels, q4k_repacked_orders_match_llamacpp) {
             cr_assert_not_null(v.rows8[LLM_DTYPE_Q4_K].dot8, "no Q4_K rows8 dot8 registered");
             kq_check_dot8(LLM_DTYPE_Q4_K, v.rows8[LLM_DTYPE_Q4_K].dot8, n, w, wb, a, ab, 0, (const float (*)[8])gv,
                           (const float (*)[8])gm);
-            kq_check_packed(&v, n, w, wb, a, ab, (const float (*)[8])gm);
+            kq_check_packed(&v.rows8[LLM_DTYPE_Q4_K], LLM_DTYPE_Q4_K, n, w, wb, a, ab, (const float (*)[8])gm);
         }
 #endif
         for (int k = 0; k < 2; k++) {
@@ -490,9 +493,83 @@ Test(kernels, q4k_packed_extreme_blocks) {
             v.rows8[LLM_DTYPE_Q4_K].dot4(n, w + (size_t)col * wb, a, ab, o);
             for (int r = 0; r < 4; r++) want[r][col] = o[r];
         }
-        kq_check_packed(&v, n, w, wb, a, ab, (const float (*)[8])want);
+        kq_check_packed(&v.rows8[LLM_DTYPE_Q4_K], LLM_DTYPE_Q4_K, n, w, wb, a, ab, (const float (*)[8])want);
         free(w); free(a);
     }
+#else
+    cr_skip_test("x86-64 only");
+#endif
+}
+
+/* The packed Q6_K tiles (and the tiled pair's dot8) at the int16 limit and
+ * the scales' extremes: quants all 63 (all 6 bits set) or all 0, scales 127
+ * or -128, activations all -128, all 127 or alternating. Quants 63 against
+ * -128 put 4 products of -8064 (-32256) in each int16 sum, the most the
+ * packed product allows. The 8 rows and the super-blocks differ (pattern
+ * (r + b) % 8, d growing with r), so a lane or block that lands in the
+ * wrong place fails too. Must equal the tiled dot4 (and dot) bit for bit. */
+Test(kernels, q6k_packed_extreme_blocks) {
+#if defined(__x86_64__)
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C");
+    }
+    llm__cpu_kernels v;
+    llm__cpu_kernels_scalar(&v);
+    llm__cpu_kernels_avx2(&v);
+    const llm_dtype t = LLM_DTYPE_Q6_K;
+    if (!v.tiled[t].pack8) {
+        cr_skip_test("no packed Q6_K tiles on this CPU (AVX-VNNI / AVX-512 keep their dot8)");
+    }
+    /* Per pattern: the ql / qh byte (-1: random) and the scales (0: 127,
+     * 1: -128, 2: alternating, 3: random). */
+    static const struct {
+        int qbyte, sc;
+    } pats[8] = {{0xFF, 0}, {0xFF, 1}, {0x00, 0}, {0x00, 1}, {0xFF, 2}, {0x00, 2}, {0xA5, 1}, {-1, 3}};
+    const int n = 768;
+    size_t wb, ab;
+    llm_dtype_row_size(t, (uint64_t)n, &wb);
+    llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
+    uint8_t *w = malloc(8 * wb), *a = malloc(4 * ab);
+    uint32_t st = gold_seed(5000);
+    for (int r = 0; r < 8; r++) {
+        for (int b = 0; b < n / 256; b++) {
+            llm_block_q6_k *x = (llm_block_q6_k *)(w + (size_t)r * wb) + b;
+            const int p = (r + b) % 8;
+            uint8_t *q = x->ql; /* ql, qh: 192 bytes */
+            for (int j = 0; j < 192; j++) q[j] = (uint8_t)(pats[p].qbyte < 0 ? gold_byte(&st) : pats[p].qbyte);
+            for (int j = 0; j < 16; j++) {
+                const int sc = pats[p].sc;
+                x->scales[j] = (int8_t)(sc == 0 ? 127 : sc == 1 ? -128 : sc == 2 ? ((j & 1) ? 127 : -128) : gold_byte(&st));
+            }
+            x->d = llm_fp32_to_fp16(0.0625f * (float)(1 + r));
+        }
+    }
+    for (int j = 0; j < 4; j++) {
+        for (int b = 0; b < n / 256; b++) {
+            llm_block_q8_k *y = (llm_block_q8_k *)(a + (size_t)j * ab) + b;
+            y->d = 0.03125f * (float)(1 + j);
+            for (int e = 0; e < 256; e++) {
+                y->qs[e] = (int8_t)(j == 0 ? -128 : j == 1 ? 127 : j == 2 ? ((e & 1) ? 127 : -128) : gold_q8(&st));
+            }
+            for (int k = 0; k < 16; k++) {
+                int sum = 0;
+                for (int e = 0; e < 16; e++) sum += y->qs[16 * k + e];
+                y->bsums[k] = (int16_t)sum;
+            }
+        }
+    }
+    float want1[4][8], want4[4][8];
+    for (int col = 0; col < 8; col++) {
+        float o[4];
+        v.tiled[t].dot4(n, w + (size_t)col * wb, a, ab, o);
+        for (int j = 0; j < 4; j++) {
+            want4[j][col] = o[j];
+            want1[j][col] = v.tiled[t].dot(n, w + (size_t)col * wb, a + (size_t)j * ab);
+        }
+    }
+    kq_check_dot8(t, v.tiled[t].dot8, n, w, wb, a, ab, 0, (const float (*)[8])want1, (const float (*)[8])want4);
+    kq_check_packed(&v.tiled[t], t, n, w, wb, a, ab, (const float (*)[8])want4);
+    free(w); free(a);
 #else
     cr_skip_test("x86-64 only");
 #endif
@@ -593,6 +670,9 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
             cr_assert_not_null(v.tiled[t].dot8, "no Q6_K tiled dot8 registered");
             kq_check_dot8(t, v.tiled[t].dot8, n, w, wb, a, ab, 0, (const float (*)[8])tiled, (const float (*)[8])tiled4);
             kq_check_dot8(t, v.tiled[t].dot8, n, w, wb, a, ab, 4, (const float (*)[8])tiled, (const float (*)[8])tiled4);
+            /* and its packed tiles: activation rows 0..3, then 4..7 */
+            kq_check_packed(&v.tiled[t], t, n, w, wb, a, ab, (const float (*)[8])tiled4);
+            kq_check_packed(&v.tiled[t], t, n, w, wb, a + 4 * ab, ab, (const float (*)[8])&tiled4[4][0]);
         }
         for (int k = 0; k < 2; k++) {
             const float *o = k ? &vec[0][0] : &tiled[0][0];

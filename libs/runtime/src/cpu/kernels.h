@@ -242,7 +242,8 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repack
  * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
 /* The dot8 of the Q4_K rows8 pair and of the Q6_K tiled pair
- * (kernels_avx2_kq8.c), installed by llm__cpu_kernels_avx2(). */
+ * (kernels_avx2_kq8.c), and with the AVX2 dot8 their packed tiles
+ * (pack8 / dot8x4_packed), installed by llm__cpu_kernels_avx2(). */
 void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k);
 /* Those dot8 kernels, for tests: t Q4_K (rows8 order) or Q6_K (tiled order),
  * vnni 0 the AVX2 one, 1 the AVX-VNNI one, 2 the AVX-512 one (Q4_K only);

@@ -24,7 +24,10 @@
  * registry takes the widest form the CPU has. One activation row goes to
  * the single-row gemv kernel (faster there, measured); two or three use the
  * 8-row form of the gemv order (each row's pairs summed in its lanes, one
- * tree per super-block).
+ * tree per super-block). Prompt passes of both types multiply packed tiles
+ * instead where the AVX2 dot8 is the registered one (llm__pack8_fn; the
+ * packed sections below): the weight rows interleaved once per matmul so
+ * that lane r of every vector is row r and no tree is needed.
  *
  * Files: the 256-bit bodies are kernels_avx2_kq8_body.h, included three
  * times below with three multiply-accumulate forms: AVX2 (vpmaddwd +
@@ -56,6 +59,27 @@ static inline __attribute__((always_inline)) __m256i kq8_sum_rows8(const __m256i
     const __m256i h45 = _mm256_hadd_epi32(p[4], p[5]), h67 = _mm256_hadd_epi32(p[6], p[7]);
     const __m256i lo = _mm256_hadd_epi32(h01, h23), hi = _mm256_hadd_epi32(h45, h67);
     return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
+/* In place: afterwards int32 lane r of v[i] is what lane i of v[r] was (the
+ * 8 x 8 transpose the packers use to put weight row r in lane r). */
+static inline __attribute__((always_inline)) void kq8_transpose8(__m256i v[8]) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);     /* lanes 0 1 | 4 5 of rows 2i, 2i + 1 */
+        t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]); /* lanes 2 3 | 6 7 */
+    }
+    for (int i = 0; i < 2; i++) {
+        /* u[4i + e]: lane e | e + 4 of rows 4i .. 4i + 3 */
+        u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int e = 0; e < 4; e++) {
+        v[e] = _mm256_permute2x128_si256(u[e], u[4 + e], 0x20);
+        v[e + 4] = _mm256_permute2x128_si256(u[e], u[4 + e], 0x31);
+    }
 }
 
 /* ---------------------------------------------------------------- Q4_K -- */
@@ -368,6 +392,142 @@ static void dot8_q6_k(int64_t n, const void *w, size_t w_stride, const void *a, 
     }
 }
 
+/* ------------------------------------------------- Q6_K, packed tiles -- */
+
+/* A prompt pass's Q6_K product in the tiled order (as q6k_8xN with four
+ * activation rows) on eight weight rows packed once per matmul, so that
+ * int32 lane r of every vector is weight row r (no tree), and with the
+ * quants stored decoded (no bit-unpacking in the product).
+ *
+ * Tile layout, per super-block (Q6K_PK bytes):
+ *   q   [64 chunks c][8 rows][4 bytes]: elements 4c .. 4c + 3 of row r as
+ *       q + 32 (0..63), so sub-block t (16 elements) is chunks 4t .. 4t + 3;
+ *   sc  [16 sub-blocks][8 rows] int32 = the row's int8 scale in both int16;
+ *   off [8 pairs k][8 rows] int32 = (-32 sc[2k], -32 sc[2k + 1]) as int16
+ *       (|32 sc| <= 4096);
+ *   d   [8 rows] floats.
+ * Per sub-block and activation row, vpmaddubsw of a chunk with the
+ * activation's 4 bytes broadcast puts two products of at most 63 * 128 in
+ * each int16; two chunks summed in int16 stay within [-32256, 32004] (a
+ * third could overflow, so a sub-block is two such sums), and vpmaddwd by
+ * sc applies the scale in int32. The -32 offset is one vpmaddwd per pair of
+ * sub-blocks: off against the activation's sums of those sub-blocks
+ * (bsums). All exact, so lane r ends with q6k_8xN's S1 of row r, and the
+ * float chain r = d_x * float(S1), acc = fma(r, d_y, acc) is the same: the
+ * same bits.
+ *
+ * Per super-block and activation row, for the 8 weight rows: 64 vpmaddubsw
+ * (each with a broadcast load of 4 activation bytes), 32 vpaddw, 40 vpmaddwd
+ * (32 scales, 8 offsets), 40 vpaddd and 3 float operations: about 180
+ * vector uops, 104 of them multiplies, besides the loads (72 broadcasts,
+ * and the tile's 89 vectors shared by the four rows); about 330
+ * instructions in GCC 12's code. q6k_8xN with four rows takes about 465
+ * (136 multiplies, some 350 vector uops): it decodes each row's quants
+ * again in every call, multiplies each 32-element group by its scales
+ * separately, and keeps 32 lane vectors for the tree (they spill). */
+#define Q6K_PK (2048 + 512 + 256 + 32)
+#define Q6K_SC 2048
+#define Q6K_OFF 2560
+#define Q6K_D 2816
+
+static size_t q6k_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK_K) * Q6K_PK; }
+
+static void q6k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03);
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        char *P = (char *)dst + (size_t)b * Q6K_PK;
+        const llm_block_q6_k *x[8];
+        for (int r = 0; r < 8; r++) x[r] = (const llm_block_q6_k *)((const char *)w + (size_t)r * w_stride) + b;
+        for (int G = 0; G < 8; G++) {
+            /* Elements 32G .. 32G + 31 of each row as q + 32, as q6k_8xN
+             * decodes them, then one transpose: chunk 8G + i of the 8 rows. */
+            const int h = G / 4, g = G % 4;
+            __m256i v[8];
+            for (int r = 0; r < 8; r++) {
+                __m256i lo = _mm256_loadu_si256((const __m256i *)(x[r]->ql + 64 * h + 32 * (g & 1)));
+                lo = g < 2 ? _mm256_and_si256(lo, m4) : _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
+                const __m256i qh = _mm256_loadu_si256((const __m256i *)(x[r]->qh + 32 * h));
+                const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), m3);
+                v[r] = _mm256_or_si256(lo, _mm256_slli_epi16(hb, 4));
+            }
+            kq8_transpose8(v);
+            for (int i = 0; i < 8; i++) _mm256_store_si256((__m256i *)(P + (8 * G + i) * 32), v[i]);
+        }
+        __m256i slo[8], shi[8], off[8];
+        uint16_t dh[8];
+        for (int r = 0; r < 8; r++) {
+            const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[r]->scales));
+            /* Each scale in both int16 of a dword: unpacklo gives scales
+             * 0..3 | 8..11, unpackhi 4..7 | 12..15. */
+            const __m256i u0 = _mm256_unpacklo_epi16(s16, s16), u1 = _mm256_unpackhi_epi16(s16, s16);
+            slo[r] = _mm256_permute2x128_si256(u0, u1, 0x20);
+            shi[r] = _mm256_permute2x128_si256(u0, u1, 0x31);
+            off[r] = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(s16, 5));
+            dh[r] = x[r]->d;
+        }
+        kq8_transpose8(slo);
+        kq8_transpose8(shi);
+        kq8_transpose8(off);
+        for (int i = 0; i < 8; i++) {
+            _mm256_store_si256((__m256i *)(P + Q6K_SC + 32 * i), slo[i]);
+            _mm256_store_si256((__m256i *)(P + Q6K_SC + 32 * (8 + i)), shi[i]);
+            _mm256_store_si256((__m256i *)(P + Q6K_OFF + 32 * i), off[i]);
+        }
+        _mm256_store_ps((float *)(P + Q6K_D), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)));
+    }
+}
+
+/* The 4 bytes of an activation row at p in every int32 lane. */
+static inline __attribute__((always_inline)) __m256i kq8_bcast4(const void *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+static void q6k_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
+                              size_t o_stride) {
+    __m256 acc[4];
+    for (int j = 0; j < 4; j++) acc[j] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const char *P = (const char *)pk + (size_t)b * Q6K_PK;
+        const llm_block_q8_k *y[4];
+        __m256i s[4];
+        for (int j = 0; j < 4; j++) {
+            y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride) + b;
+            s[j] = _mm256_setzero_si256();
+        }
+        for (int k = 0; k < 8; k++) {
+            /* Sub-blocks 2k and 2k + 1: their -32 offsets in one vpmaddwd
+             * (off against bsums 2k, 2k + 1), then their products. */
+            const __m256i o = _mm256_load_si256((const __m256i *)(P + Q6K_OFF + 32 * k));
+            for (int j = 0; j < 4; j++) {
+                s[j] = _mm256_add_epi32(s[j], _mm256_madd_epi16(o, kq8_bcast4(y[j]->bsums + 2 * k)));
+            }
+            for (int t = 2 * k; t < 2 * k + 2; t++) {
+                const __m256i *q = (const __m256i *)(P + 128 * t);
+                const __m256i q0 = _mm256_load_si256(q), q1 = _mm256_load_si256(q + 1);
+                const __m256i q2 = _mm256_load_si256(q + 2), q3 = _mm256_load_si256(q + 3);
+                const __m256i sc = _mm256_load_si256((const __m256i *)(P + Q6K_SC + 32 * t));
+                for (int j = 0; j < 4; j++) {
+                    const int8_t *yq = y[j]->qs + 16 * t;
+                    /* Elements 0..7 and 8..15 of the sub-block, each sum in int16 (two chunks at most). */
+                    const __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(q0, kq8_bcast4(yq)),
+                                                        _mm256_maddubs_epi16(q1, kq8_bcast4(yq + 4)));
+                    const __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(q2, kq8_bcast4(yq + 8)),
+                                                        _mm256_maddubs_epi16(q3, kq8_bcast4(yq + 12)));
+                    s[j] = _mm256_add_epi32(s[j], _mm256_add_epi32(_mm256_madd_epi16(lo, sc), _mm256_madd_epi16(hi, sc)));
+                }
+            }
+        }
+        const __m256 dw = _mm256_load_ps((const float *)(P + Q6K_D));
+        for (int j = 0; j < 4; j++) {
+            const __m256 r = _mm256_mul_ps(dw, _mm256_cvtepi32_ps(s[j]));
+            acc[j] = _mm256_fmadd_ps(r, _mm256_set1_ps(y[j]->d), acc[j]);
+        }
+    }
+    for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+}
+
 #ifdef LLM_KQ8_VNNI
 KQ8_TARGET_VNNI static void dot8_q6_k_vnni(int64_t n, const void *w, size_t w_stride, const void *a,
                                            size_t a_stride, int n_a, float *out, size_t o_stride) {
@@ -427,6 +587,11 @@ void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
         }
         if (t == LLM_DTYPE_Q6_K && k->tiled[t].dot == llm__q6_k_dot_tiled) {
             k->tiled[t].dot8 = f;
+            if (f == llm__kq_dot8_variant(t, 0)) { /* as Q4_K's: measured against the AVX2 dot8 only */
+                k->tiled[t].pack8 = q6k_pack8;
+                k->tiled[t].pack8_bytes = q6k_pack8_bytes;
+                k->tiled[t].dot8x4_packed = q6k_dot8x4_packed;
+            }
         }
     }
 }
