@@ -170,20 +170,32 @@ static size_t q4k_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK_K) * Q4K_P
 static void q4k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
         char *P = (char *)dst + (size_t)b * Q4K_PK;
-        int32_t *sc = (int32_t *)(P + 1024), *mn = (int32_t *)(P + 1280);
-        float *d = (float *)(P + 1408), *dm = d + 8;
-        for (int r = 0; r < 8; r++) {
-            const llm_block_q4_k *x = (const llm_block_q4_k *)((const char *)w + (size_t)r * w_stride) + b;
-            for (int p = 0; p < 4; p++) {
-                for (int k = 0; k < 8; k++) memcpy(P + ((p * 8 + k) * 8 + r) * 4, x->qs + 32 * p + 4 * k, 4);
-            }
-            uint16_t v[16];
-            _mm256_storeu_si256((__m256i *)v, kq8_q4k_scales_mins(x->scales));
-            for (int s = 0; s < 8; s++) sc[s * 8 + r] = (int32_t)((uint32_t)v[s] | (uint32_t)v[s] << 16);
-            for (int p = 0; p < 4; p++) mn[p * 8 + r] = (int32_t)((uint32_t)v[8 + 2 * p] | (uint32_t)v[9 + 2 * p] << 16);
-            d[r] = _cvtsh_ss(x->d);
-            dm[r] = _cvtsh_ss(x->dmin);
+        const llm_block_q4_k *x[8];
+        for (int r = 0; r < 8; r++) x[r] = (const llm_block_q4_k *)((const char *)w + (size_t)r * w_stride) + b;
+        for (int p = 0; p < 4; p++) {
+            /* Pair p's 32 bytes of each row, transposed: chunk k of the 8 rows. */
+            __m256i v[8];
+            for (int r = 0; r < 8; r++) v[r] = _mm256_loadu_si256((const __m256i *)(x[r]->qs + 32 * p));
+            kq8_transpose8(v);
+            for (int k = 0; k < 8; k++) _mm256_store_si256((__m256i *)(P + (p * 8 + k) * 32), v[k]);
         }
+        /* Per row sc[0..7] | mn[0..7] as int16: each scale doubled into a
+         * dword (unpacklo gives sc 0..3 | mn 0..3, unpackhi sc 4..7 | mn
+         * 4..7), and the mins already in pairs (dwords 4..7). */
+        __m256i sc[8], mn[8];
+        uint16_t dh[8], mh[8];
+        for (int r = 0; r < 8; r++) {
+            mn[r] = kq8_q4k_scales_mins(x[r]->scales);
+            sc[r] = _mm256_permute2x128_si256(_mm256_unpacklo_epi16(mn[r], mn[r]), _mm256_unpackhi_epi16(mn[r], mn[r]), 0x20);
+            dh[r] = x[r]->d;
+            mh[r] = x[r]->dmin;
+        }
+        kq8_transpose8(sc);
+        kq8_transpose8(mn);
+        for (int s = 0; s < 8; s++) _mm256_store_si256((__m256i *)(P + 1024 + 32 * s), sc[s]);
+        for (int p = 0; p < 4; p++) _mm256_store_si256((__m256i *)(P + 1280 + 32 * p), mn[4 + p]);
+        _mm256_store_ps((float *)(P + 1408), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)));
+        _mm256_store_ps((float *)(P + 1440), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)mh)));
     }
 }
 
