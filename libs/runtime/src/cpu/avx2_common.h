@@ -130,6 +130,27 @@ static inline void fold8_lanes(const float *L, int64_t hd, float *out) {
     }
 }
 
+/* In place: afterwards int32 lane r of v[i] is what lane i of v[r] was (the
+ * 8 x 8 transpose the packers use to put weight row r in lane r). */
+static inline __attribute__((always_inline)) void transpose8x32(__m256i v[8]) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);     /* lanes 0 1 | 4 5 of rows 2i, 2i + 1 */
+        t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]); /* lanes 2 3 | 6 7 */
+    }
+    for (int i = 0; i < 2; i++) {
+        /* u[4i + e]: lane e | e + 4 of rows 4i .. 4i + 3 */
+        u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int e = 0; e < 4; e++) {
+        v[e] = _mm256_permute2x128_si256(u[e], u[4 + e], 0x20);
+        v[e + 4] = _mm256_permute2x128_si256(u[e], u[4 + e], 0x31);
+    }
+}
+
 /* Prefetch for a kernel that walks block b (of nb) of `rows` weight rows
  * side by side, starting at w, w_stride bytes apart: the lines of the NEXT
  * group of rows (from w + rows * w_stride) in proportion to b, so they are in

@@ -61,27 +61,6 @@ static inline __attribute__((always_inline)) __m256i kq8_sum_rows8(const __m256i
     return _mm256_add_epi32(_mm256_permute2x128_si256(lo, hi, 0x20), _mm256_permute2x128_si256(lo, hi, 0x31));
 }
 
-/* In place: afterwards int32 lane r of v[i] is what lane i of v[r] was (the
- * 8 x 8 transpose the packers use to put weight row r in lane r). */
-static inline __attribute__((always_inline)) void kq8_transpose8(__m256i v[8]) {
-    __m256i t[8], u[8];
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);     /* lanes 0 1 | 4 5 of rows 2i, 2i + 1 */
-        t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]); /* lanes 2 3 | 6 7 */
-    }
-    for (int i = 0; i < 2; i++) {
-        /* u[4i + e]: lane e | e + 4 of rows 4i .. 4i + 3 */
-        u[4 * i] = _mm256_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 1] = _mm256_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        u[4 * i + 2] = _mm256_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        u[4 * i + 3] = _mm256_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (int e = 0; e < 4; e++) {
-        v[e] = _mm256_permute2x128_si256(u[e], u[4 + e], 0x20);
-        v[e + 4] = _mm256_permute2x128_si256(u[e], u[4 + e], 0x31);
-    }
-}
-
 /* ---------------------------------------------------------------- Q4_K -- */
 
 /* The 12-byte scale field as 16 int16: sc[0..7] then mn[0..7] (as
@@ -176,7 +155,7 @@ static void q4k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
             /* Pair p's 32 bytes of each row, transposed: chunk k of the 8 rows. */
             __m256i v[8];
             for (int r = 0; r < 8; r++) v[r] = _mm256_loadu_si256((const __m256i *)(x[r]->qs + 32 * p));
-            kq8_transpose8(v);
+            transpose8x32(v);
             for (int k = 0; k < 8; k++) _mm256_store_si256((__m256i *)(P + (p * 8 + k) * 32), v[k]);
         }
         /* Per row sc[0..7] | mn[0..7] as int16: each scale doubled into a
@@ -190,8 +169,8 @@ static void q4k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
             dh[r] = x[r]->d;
             mh[r] = x[r]->dmin;
         }
-        kq8_transpose8(sc);
-        kq8_transpose8(mn);
+        transpose8x32(sc);
+        transpose8x32(mn);
         for (int s = 0; s < 8; s++) _mm256_store_si256((__m256i *)(P + 1024 + 32 * s), sc[s]);
         for (int p = 0; p < 4; p++) _mm256_store_si256((__m256i *)(P + 1280 + 32 * p), mn[4 + p]);
         _mm256_store_ps((float *)(P + 1408), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)));
@@ -462,7 +441,7 @@ static void q6k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
                 const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), m3);
                 v[r] = _mm256_or_si256(lo, _mm256_slli_epi16(hb, 4));
             }
-            kq8_transpose8(v);
+            transpose8x32(v);
             for (int i = 0; i < 8; i++) _mm256_store_si256((__m256i *)(P + (8 * G + i) * 32), v[i]);
         }
         __m256i slo[8], shi[8], off[8];
@@ -477,9 +456,9 @@ static void q6k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
             off[r] = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(s16, 5));
             dh[r] = x[r]->d;
         }
-        kq8_transpose8(slo);
-        kq8_transpose8(shi);
-        kq8_transpose8(off);
+        transpose8x32(slo);
+        transpose8x32(shi);
+        transpose8x32(off);
         for (int i = 0; i < 8; i++) {
             _mm256_store_si256((__m256i *)(P + Q6K_SC + 32 * i), slo[i]);
             _mm256_store_si256((__m256i *)(P + Q6K_SC + 32 * (8 + i)), shi[i]);

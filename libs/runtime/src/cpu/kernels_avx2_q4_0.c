@@ -203,25 +203,11 @@ static void q4_0_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
             v[r] = _mm256_sub_epi8(_mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), m4), eight);
             memcpy(&dh[r], &x->d, sizeof(uint16_t));
         }
-        /* 8 x 8 dword transpose: row r's chunk c to lane r of vector c. */
-        __m256i t0[8], t1[8];
-        for (int r = 0; r < 8; r += 2) {
-            t0[r] = _mm256_unpacklo_epi32(v[r], v[r + 1]);     /* c 0,1 | 4,5 of rows r, r+1 */
-            t0[r + 1] = _mm256_unpackhi_epi32(v[r], v[r + 1]); /* c 2,3 | 6,7 */
-        }
-        for (int r = 0; r < 8; r += 4) {
-            t1[r] = _mm256_unpacklo_epi64(t0[r], t0[r + 2]);         /* c 0 | 4 of rows r..r+3 */
-            t1[r + 1] = _mm256_unpackhi_epi64(t0[r], t0[r + 2]);     /* c 1 | 5 */
-            t1[r + 2] = _mm256_unpacklo_epi64(t0[r + 1], t0[r + 3]); /* c 2 | 6 */
-            t1[r + 3] = _mm256_unpackhi_epi64(t0[r + 1], t0[r + 3]); /* c 3 | 7 */
-        }
+        transpose8x32(v); /* v[c]: chunk c of the 8 rows */
         __m256i s16 = _mm256_setzero_si256();
-        for (int c = 0; c < 4; c++) {
-            const __m256i lo = _mm256_permute2x128_si256(t1[c], t1[4 + c], 0x20); /* chunk c, rows 0..7 */
-            const __m256i hi = _mm256_permute2x128_si256(t1[c], t1[4 + c], 0x31); /* chunk c + 4 */
-            _mm256_store_si256((__m256i *)(P + 32 * c), lo);
-            _mm256_store_si256((__m256i *)(P + 32 * (c + 4)), hi);
-            s16 = _mm256_add_epi16(s16, _mm256_add_epi16(_mm256_maddubs_epi16(ones8, lo), _mm256_maddubs_epi16(ones8, hi)));
+        for (int c = 0; c < 8; c++) {
+            _mm256_store_si256((__m256i *)(P + 32 * c), v[c]);
+            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(ones8, v[c]));
         }
         /* lane r: -128 * the sum of row r's 32 values (|sum| <= 256) */
         const __m256i sum = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
