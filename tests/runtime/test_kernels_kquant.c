@@ -15,6 +15,7 @@
 #include "cpu/kernels.h"
 #include "dtype/blocks.h"
 #include "golden_gen.h"
+#include "packed_check.h"
 
 /* Results of llama.cpp's own AVX2 kernels (ggml_vec_dot_q4_K_q8_K and
  * ggml_vec_dot_q6_K_q8_K in llama-cpp-python 0.3.36's libggml-cpu.so) on the
@@ -371,25 +372,7 @@ static void kq_check_packed(const struct llm__dot_pair *pr, llm_dtype t, int n, 
         return; /* AVX-VNNI / AVX-512 CPUs keep their dot8 */
     }
     cr_assert_eq(pr->dot8, llm__kq_dot8_variant(t, 0), "%s: packed tiles beside another dot8", name);
-    cr_assert(pr->pack8_bytes && pr->dot8x4_packed, "%s: pack8 without its size or product", name);
-    const size_t bytes = (pr->pack8_bytes(n) + 63) & ~(size_t)63;
-    void *pk = aligned_alloc(64, bytes);
-    cr_assert_not_null(pk);
-    memset(pk, 0xA5, bytes);
-    pr->pack8(n, w, wb, pk);
-    float o[4][9];
-    memset(o, 0xFF, sizeof o);
-    pr->dot8x4_packed(n, pk, a, ab, &o[0][0], 9);
-    for (int r = 0; r < 4; r++) {
-        uint32_t bits;
-        memcpy(&bits, &o[r][8], 4);
-        cr_assert_eq(bits, 0xFFFFFFFFu, "%s n=%d packed: wrote past row %d's 8 outputs", name, n, r);
-        for (int col = 0; col < 8; col++) {
-            cr_assert(memcmp(&o[r][col], &want4[r][col], sizeof(float)) == 0,
-                      "%s n=%d packed [%d][%d]: %.9g, dot4 %.9g", name, n, r, col, o[r][col], want4[r][col]);
-        }
-    }
-    free(pk);
+    packed_check(pr, name, n, w, wb, a, ab, want4);
 }
 
 Test(kernels, q4k_repacked_orders_match_llamacpp) {

@@ -30,6 +30,7 @@
 
 #include "cpu/kernels.h"
 #include "dtype/blocks.h"
+#include "packed_check.h"
 
 static const struct {
     int n;
@@ -90,25 +91,7 @@ static void q40_check_packed(const llm__cpu_kernels *k, int n, const void *w, si
     if (!pr->pack8) {
         return;
     }
-    cr_assert(pr->pack8_bytes && pr->dot8x4_packed, "Q4_0: pack8 without its size or product");
-    const size_t bytes = (pr->pack8_bytes(n) + 63) & ~(size_t)63;
-    void *pk = aligned_alloc(64, bytes);
-    cr_assert_not_null(pk);
-    memset(pk, 0xA5, bytes);
-    pr->pack8(n, w, wb, pk);
-    float o[4][9];
-    memset(o, 0xFF, sizeof o);
-    pr->dot8x4_packed(n, pk, a, ab, &o[0][0], 9);
-    for (int r = 0; r < 4; r++) {
-        uint32_t bits;
-        memcpy(&bits, &o[r][8], 4);
-        cr_assert_eq(bits, 0xFFFFFFFFu, "Q4_0 n=%d packed: wrote past row %d's 8 outputs", n, r);
-        for (int col = 0; col < 8; col++) {
-            cr_assert(memcmp(&o[r][col], &want4[r][col], sizeof(float)) == 0,
-                      "Q4_0 n=%d packed [%d][%d]: %.9g, dot4 %.9g", n, r, col, o[r][col], want4[r][col]);
-        }
-    }
-    free(pk);
+    packed_check(pr, "Q4_0", n, w, wb, a, ab, want4);
 }
 
 Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {

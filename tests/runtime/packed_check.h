@@ -1,0 +1,41 @@
+/*
+ * packed_check.h -- for the kernel tests: a pair's packed tiles (kernels.h
+ * llm__pack8_fn) against the outputs they must equal bit for bit.
+ */
+#ifndef LLM_TEST_PACKED_CHECK_H
+#define LLM_TEST_PACKED_CHECK_H
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/kernels.h"
+
+/* pr's 8 rows (w, stride wb) packed, then by 4 activation rows (a, stride
+ * ab) must give want4 ([act row][weight row], the pair's dot4) bit for bit,
+ * and write no more than each row's 8 outputs. pr->pack8 must be set. */
+static inline void packed_check(const struct llm__dot_pair *pr, const char *name, int n, const void *w, size_t wb,
+                                const void *a, size_t ab, const float (*want4)[8]) {
+    cr_assert(pr->pack8_bytes && pr->dot8x4_packed, "%s: pack8 without its size or product", name);
+    const size_t bytes = (pr->pack8_bytes(n) + 63) & ~(size_t)63;
+    void *pk = aligned_alloc(64, bytes);
+    cr_assert_not_null(pk);
+    memset(pk, 0xA5, bytes);
+    pr->pack8(n, w, wb, pk);
+    float o[4][9];
+    memset(o, 0xFF, sizeof o);
+    pr->dot8x4_packed(n, pk, a, ab, &o[0][0], 9);
+    for (int r = 0; r < 4; r++) {
+        uint32_t bits;
+        memcpy(&bits, &o[r][8], 4);
+        cr_assert_eq(bits, 0xFFFFFFFFu, "%s n=%d packed: wrote past row %d's 8 outputs", name, n, r);
+        for (int col = 0; col < 8; col++) {
+            cr_assert(memcmp(&o[r][col], &want4[r][col], sizeof(float)) == 0,
+                      "%s n=%d packed [%d][%d]: %.9g, dot4 %.9g", name, n, r, col, o[r][col], want4[r][col]);
+        }
+    }
+    free(pk);
+}
+
+#endif
