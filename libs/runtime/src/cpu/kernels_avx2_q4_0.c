@@ -177,7 +177,8 @@ Q4_0_DOT8(dot8s_q4_0_q8_0_rows8, , q4_0_8xN, 1)
  *   corr [8 rows] int32: -128 * (sum of the row's 32 values q - 8);
  *   d  [8 rows] floats (the fp16 scale widened, exact).
  * The activation's bytes y (-128..127) go in unsigned, as y + 128 (one xor
- * per block and activation row, kept in an aligned stack copy): vpmaddubsw
+ * per 16-byte half broadcast to both lanes, then one vpshufd per chunk puts
+ * its 4 bytes in every lane): vpmaddubsw
  * of the broadcast 4 bytes of chunk c with the 8 rows' chunk adds two
  * products (q - 8)(y + 128) per int16, each within [-2040, 1785]; the eight
  * chunks summed in int16 hold 16 products, within [-32640, 28560], so
@@ -191,16 +192,14 @@ Q4_0_DOT8(dot8s_q4_0_q8_0_rows8, , q4_0_8xN, 1)
 static size_t q4_0_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK32) * Q40_PK; }
 
 static void q4_0_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8), ones8 = _mm256_set1_epi8(1);
+    const __m256i ones8 = _mm256_set1_epi8(1);
     for (int64_t b = 0; b < n / LLM_QK32; b++) {
         char *P = (char *)dst + (size_t)b * Q40_PK;
         __m256i v[8];
         uint16_t dh[8];
         for (int r = 0; r < 8; r++) {
             const llm_block_q4_0 *x = (const llm_block_q4_0 *)((const char *)w + (size_t)r * w_stride) + b;
-            const __m128i t = _mm_loadu_si128((const __m128i *)x->qs);
-            /* the row's 32 values q - 8 in element order: dword c = chunk c */
-            v[r] = _mm256_sub_epi8(_mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), m4), eight);
+            v[r] = q4_0_bytes(x); /* the row's 32 values q - 8 in element order: dword c = chunk c */
             memcpy(&dh[r], &x->d, sizeof(uint16_t));
         }
         transpose8x32(v); /* v[c]: chunk c of the 8 rows */
