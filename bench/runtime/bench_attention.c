@@ -104,8 +104,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < batch; i++) pos[i] = depth - batch + i;
     llm_tensor kc[256], vc[256];
     for (int l = 0; l < layers; l++) {
-        kc[l] = llm_tensor_4d(bk, cache * (size_t)l, LLM_DTYPE_F16, hd, nkv, bs, nblk);
-        vc[l] = llm_tensor_4d(bv, cache * (size_t)l, LLM_DTYPE_F16, hd, nkv, bs, nblk);
+        kc[l] = llm_tensor_4d(bk, cache * (size_t)l, LLM_DTYPE_F16, hd, bs, nkv, nblk);
+        vc[l] = llm_tensor_4d(bv, cache * (size_t)l, LLM_DTYPE_F16, hd, bs, nkv, nblk);
     }
     printf("attention, F16 cache, depth %d, %d heads / %d KV heads x %d, %d layers (%.1f MiB of K and V), "
            "%d threads, kernels %s\n",

@@ -112,8 +112,8 @@ static void bench_attention(llm_backend *be, int64_t ctx) {
     CHECK(llm__cuda_fill_uniform(qb, 0, (size_t)(nh * hd), -1.0f, 1.0f, 9));
     int32_t *table = malloc(sizeof(int32_t) * (size_t)nb);
     for (int64_t i = 0; i < nb; i++) table[i] = (int32_t)i;
-    llm_tensor kc = llm_tensor_4d(kb, 0, LLM_DTYPE_F16, hd, nkv, bs, nb);
-    llm_tensor vc = llm_tensor_4d(vb, 0, LLM_DTYPE_F16, hd, nkv, bs, nb);
+    llm_tensor kc = llm_tensor_4d(kb, 0, LLM_DTYPE_F16, hd, bs, nkv, nb);
+    llm_tensor vc = llm_tensor_4d(vb, 0, LLM_DTYPE_F16, hd, bs, nkv, nb);
     llm_tensor q = llm_tensor_4d(qb, 0, LLM_DTYPE_F32, hd, nh, 1, 1);
     llm_tensor o = llm_tensor_4d(ob, 0, LLM_DTYPE_F32, hd, nh, 1, 1);
     int32_t pos = (int32_t)(ctx - 1);

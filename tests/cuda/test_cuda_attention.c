@@ -28,7 +28,7 @@ typedef struct {
 } att_shape;
 
 typedef struct {
-    cu_buf kc, vc;        /* [n_blocks][bs][n_kv][hd] */
+    cu_buf kc, vc;        /* [n_blocks][n_kv][bs][hd] */
     int64_t n_blocks;
     llm_dtype t;
     int32_t table[64];
@@ -36,7 +36,7 @@ typedef struct {
 } cache;
 
 static llm_tensor cache_view(const cache *c, const cu_buf *b, int on_dev, const att_shape *s) {
-    return llm_tensor_4d(on_dev ? b->dev : b->cpu, 0, c->t, s->hd, s->n_kv, s->bs, c->n_blocks);
+    return llm_tensor_4d(on_dev ? b->dev : b->cpu, 0, c->t, s->hd, s->bs, s->n_kv, c->n_blocks);
 }
 
 /* Writes n tokens' K/V (random, generated on the device) at pos[] on both sides

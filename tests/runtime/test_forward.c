@@ -302,15 +302,35 @@ Test(forward, kv_copy_block) {
         cr_assert_eq(llm_net_kv_layer(f.kv, l, &k, &v), LLM_OK);
         const llm_tensor *t[2] = {&k, &v};
         for (int w = 0; w < 2; w++) {
-            const size_t blk = t[w]->nb[3], tok = t[w]->nb[2];
+            /* [block][kv head][slot][dim]: each head's first 3 slots copied */
+            const size_t blk = t[w]->nb[3], head = t[w]->nb[2], tok = t[w]->nb[1];
             unsigned char *src = malloc(blk), *dst = malloc(blk);
             cr_assert_eq(llm_buffer_read(t[w]->buffer, t[w]->offset + 7 * blk, src, blk), LLM_OK);
             cr_assert_eq(llm_buffer_read(t[w]->buffer, t[w]->offset + 9 * blk, dst, blk), LLM_OK);
-            cr_expect_eq(memcmp(src, dst, 3 * tok), 0, "layer %d: copied slots differ", l);
-            int rest_zero = 1;
-            for (size_t i = 3 * tok; i < blk; i++) rest_zero &= dst[i] == 0;
-            cr_expect(rest_zero, "layer %d: slots past n_tokens were written", l);
-            cr_expect_neq(memcmp(src + 3 * tok, dst + 3 * tok, tok), 0, "slot 3 of src is data");
+            for (int64_t h = 0; h < t[w]->ne[2]; h++) {
+                const unsigned char *s = src + h * head, *d = dst + h * head;
+                cr_expect_eq(memcmp(s, d, 3 * tok), 0, "layer %d head %d: copied slots differ", l, (int)h);
+                int rest_zero = 1;
+                for (size_t i = 3 * tok; i < head; i++) rest_zero &= d[i] == 0;
+                cr_expect(rest_zero, "layer %d head %d: slots past n_tokens were written", l, (int)h);
+                cr_expect_neq(memcmp(s + 3 * tok, d + 3 * tok, tok), 0, "slot 3 of src is data");
+            }
+            free(src);
+            free(dst);
+        }
+    }
+    /* A whole block (one copy): every head's slots, all of them. */
+    cr_assert_eq(llm_net_kv_copy_block(f.kv, 7, 10, GC_BLOCK), LLM_OK, "%s", llm_net_last_error());
+    for (int32_t l = 0; l < 30; l += 29) {
+        llm_tensor k, v;
+        cr_assert_eq(llm_net_kv_layer(f.kv, l, &k, &v), LLM_OK);
+        const llm_tensor *t[2] = {&k, &v};
+        for (int w = 0; w < 2; w++) {
+            const size_t blk = t[w]->nb[3];
+            unsigned char *src = malloc(blk), *dst = malloc(blk);
+            cr_assert_eq(llm_buffer_read(t[w]->buffer, t[w]->offset + 7 * blk, src, blk), LLM_OK);
+            cr_assert_eq(llm_buffer_read(t[w]->buffer, t[w]->offset + 10 * blk, dst, blk), LLM_OK);
+            cr_expect_eq(memcmp(src, dst, blk), 0, "layer %d: whole block copy differs", l);
             free(src);
             free(dst);
         }

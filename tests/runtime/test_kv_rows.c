@@ -84,7 +84,7 @@ static void check_rows_golden(llm_kernels kernels) {
         cr_assert_eq(llm_buffer_alloc(be, nbytes, &bv), LLM_OK);
         cr_assert_eq(llm_buffer_alloc(be, n * sizeof(float), &bx), LLM_OK);
         cr_assert_eq(llm_buffer_write(bx, 0, x, n * sizeof(float)), LLM_OK);
-        llm_tensor kc = llm_tensor_4d(bk, 0, t, hd, 1, ntok, 1), vc = llm_tensor_4d(bv, 0, t, hd, 1, ntok, 1);
+        llm_tensor kc = llm_tensor_4d(bk, 0, t, hd, ntok, 1, 1), vc = llm_tensor_4d(bv, 0, t, hd, ntok, 1, 1);
         llm_tensor xs = llm_tensor_4d(bx, 0, LLM_DTYPE_F32, hd, 1, ntok, 1);
         cr_assert(kc.buffer && llm_tensor_nbytes(&kc) == nbytes, "%s", llm_dtype_name(t));
         int32_t pos[64], table[1] = {0};
@@ -144,13 +144,13 @@ static void fx_open(fx *f, int threads, llm_kernels kern, llm_dtype tk, llm_dtyp
     memset(f, 0, sizeof *f);
     f->be = cpu(threads, kern);
     f->hd = hd;
-    llm_tensor k0 = llm_tensor_4d(NULL, 0, tk, hd, NKV, BS, NB), v0 = llm_tensor_4d(NULL, 0, tv, hd, NKV, BS, NB);
+    llm_tensor k0 = llm_tensor_4d(NULL, 0, tk, hd, BS, NKV, NB), v0 = llm_tensor_4d(NULL, 0, tv, hd, BS, NKV, NB);
     cr_assert_eq(llm_buffer_alloc(f->be, k0.nb[3] * NB, &f->bk), LLM_OK);
     cr_assert_eq(llm_buffer_alloc(f->be, v0.nb[3] * NB, &f->bv), LLM_OK);
     cr_assert_eq(llm_buffer_alloc(f->be, sizeof(float) * NPOS * NH * hd, &f->bq), LLM_OK);
     cr_assert_eq(llm_buffer_alloc(f->be, sizeof(float) * NPOS * NH * hd, &f->bo), LLM_OK);
-    f->kc = llm_tensor_4d(f->bk, 0, tk, hd, NKV, BS, NB);
-    f->vc = llm_tensor_4d(f->bv, 0, tv, hd, NKV, BS, NB);
+    f->kc = llm_tensor_4d(f->bk, 0, tk, hd, BS, NKV, NB);
+    f->vc = llm_tensor_4d(f->bv, 0, tv, hd, BS, NKV, NB);
     for (int i = 0; i < NB; i++) f->table[i] = (i * 3 + 1) % NB; /* scrambled */
     /* All positions written, in two batches. */
     llm_buffer *bk, *bv;

@@ -339,8 +339,8 @@ Test(ops, paged_attention_vs_dense) {
             llm_buffer *bk, *bv;
             llm_buffer_alloc(be, cache_bytes, &bk);
             llm_buffer_alloc(be, cache_bytes, &bv);
-            llm_tensor kc = llm_tensor_4d(bk, 0, ct, hd, nkv, bs, nblk);
-            llm_tensor vc = llm_tensor_4d(bv, 0, ct, hd, nkv, bs, nblk);
+            llm_tensor kc = llm_tensor_4d(bk, 0, ct, hd, bs, nkv, nblk);
+            llm_tensor vc = llm_tensor_4d(bv, 0, ct, hd, bs, nkv, nblk);
             float *K = malloc(sizeof(float) * total * nkv * hd), *V = malloc(sizeof(float) * total * nkv * hd);
             float *Q = malloc(sizeof(float) * n * nh * hd), *O = malloc(sizeof(float) * n * nh * hd);
             for (int i = 0; i < total * nkv * hd; i++) { K[i] = frand(); V[i] = frand(); }

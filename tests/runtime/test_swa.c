@@ -87,8 +87,8 @@ static void fixture_init(fixture *f, llm_backend *be, shape s) {
     const size_t cache = es(f) * (size_t)(s.hd * s.nkv * s.bs) * NBLK;
     cr_assert_eq(llm_buffer_alloc(be, cache, &f->bk), LLM_OK);
     cr_assert_eq(llm_buffer_alloc(be, cache, &f->bv), LLM_OK);
-    f->kc = llm_tensor_4d(f->bk, 0, ct, s.hd, s.nkv, s.bs, NBLK);
-    f->vc = llm_tensor_4d(f->bv, 0, ct, s.hd, s.nkv, s.bs, NBLK);
+    f->kc = llm_tensor_4d(f->bk, 0, ct, s.hd, s.bs, s.nkv, NBLK);
+    f->vc = llm_tensor_4d(f->bv, 0, ct, s.hd, s.bs, s.nkv, NBLK);
     for (int b = 0; b < NBLK; b++) f->table[b] = (int32_t)((b * 29 + 5) % NBLK); /* a permutation */
     const size_t n = (size_t)(NPOS * s.nkv * s.hd);
     f->K = malloc(sizeof(float) * n);
@@ -167,13 +167,16 @@ static void check_reference(const fixture *f, const float *Q, const int32_t *pos
 
 /* Fills the cache rows of positions [0, until) with NaNs (bytes 0xFF). */
 static void poison_before(fixture *f, int until) {
-    const size_t row = es(f) * (size_t)(f->s.nkv * f->s.hd);
+    const size_t row = es(f) * (size_t)f->s.hd;
     uint8_t *nan = malloc(row);
     memset(nan, 0xFF, row);
     for (int t = 0; t < until; t++) {
-        const size_t off = ((size_t)f->table[t / f->s.bs] * (size_t)f->s.bs + (size_t)(t % f->s.bs)) * row;
-        cr_assert_eq(llm_buffer_write(f->bk, off, nan, row), LLM_OK);
-        cr_assert_eq(llm_buffer_write(f->bv, off, nan, row), LLM_OK);
+        for (int h = 0; h < f->s.nkv; h++) { /* [block][kv head][slot] rows (runtime.h) */
+            const size_t r = ((size_t)f->table[t / f->s.bs] * (size_t)f->s.nkv + (size_t)h) * (size_t)f->s.bs +
+                             (size_t)(t % f->s.bs);
+            cr_assert_eq(llm_buffer_write(f->bk, r * row, nan, row), LLM_OK);
+            cr_assert_eq(llm_buffer_write(f->bv, r * row, nan, row), LLM_OK);
+        }
     }
     free(nan);
 }
@@ -341,8 +344,8 @@ Test(swa, blocks_before_the_window_are_not_read) {
             cr_assert_eq(llm_buffer_alloc(be, sizeof(Q), &bq), LLM_OK);
             cr_assert_eq(llm_buffer_alloc(be, sizeof(Q), &bo), LLM_OK);
             llm_buffer_write(bq, 0, Q, sizeof(Q));
-            llm_tensor kc = llm_tensor_4d(bk, 0, LLM_DTYPE_F16, hd, nkv, bs, NBLK);
-            llm_tensor vc = llm_tensor_4d(bv, 0, LLM_DTYPE_F16, hd, nkv, bs, NBLK);
+            llm_tensor kc = llm_tensor_4d(bk, 0, LLM_DTYPE_F16, hd, bs, nkv, NBLK);
+            llm_tensor vc = llm_tensor_4d(bv, 0, LLM_DTYPE_F16, hd, bs, nkv, NBLK);
             for (int qs = 0; qs < 2; qs++) {
                 const int n = qs ? 1 : NQ;
                 int32_t pos[NQ];

@@ -302,7 +302,7 @@ static llm_status check_table(const llm_tensor *kc, const int32_t *positions, in
     if (!positions || !block_table || n_table <= 0) {
         return llm__err(LLM_ERR_INVALID_ARG, "%s: NULL positions or empty block table", op);
     }
-    int64_t bs = kc->ne[2];
+    int64_t bs = kc->ne[1];
     for (int64_t i = 0; i < n; i++) {
         if (positions[i] < 0 || positions[i] / bs >= n_table) {
             return llm__err(LLM_ERR_INVALID_ARG, "%s: position %d outside the block table (%d x %lld)",
@@ -349,7 +349,7 @@ llm_status llm_op_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm
     CHECK(llm__op_check_f32(be, v, "kv_write", "v rows"));
     int64_t n = k->ne[2] * k->ne[3];
     if (!same_cache_shape(k_cache, v_cache) || k->ne[0] != k_cache->ne[0] ||
-        k->ne[1] != k_cache->ne[1] || !same_shape(k, v) || v->ne[1] != k->ne[1]) {
+        k->ne[1] != k_cache->ne[2] || !same_shape(k, v) || v->ne[1] != k->ne[1]) {
         return llm__err(LLM_ERR_INVALID_ARG, "kv_write: k/v [n][n_head_kv][head_dim] do not match the cache");
     }
     CHECK(check_table(k_cache, positions, n, block_table, n_table, -1, "kv_write"));
@@ -378,11 +378,11 @@ llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm
     }
     int64_t n = q->ne[2] * q->ne[3];
     if (!same_cache_shape(k_cache, v_cache) || q->ne[0] != k_cache->ne[0] ||
-        q->ne[1] % k_cache->ne[1] != 0 || !same_shape(out, q) || out->ne[1] != q->ne[1]) {
+        q->ne[1] % k_cache->ne[2] != 0 || !same_shape(out, q) || out->ne[1] != q->ne[1]) {
         return llm__err(LLM_ERR_INVALID_ARG,
                         "attention: q [n][n_head][head_dim] does not fit the cache (head_dim %lld, "
                         "n_head_kv %lld)",
-                        (long long)k_cache->ne[0], (long long)k_cache->ne[1]);
+                        (long long)k_cache->ne[0], (long long)k_cache->ne[2]);
     }
     /* Positions first (in order: a bad one ends the check before the next
      * is read), then every block from the earliest window start on: keys
@@ -396,13 +396,13 @@ llm_status llm_op_attention_ex(llm_backend *be, const llm_tensor *out, const llm
         first = lo < first ? lo : first;
         kv_len += (int64_t)positions[i] + 1 - lo;
     }
-    CHECK(check_table(k_cache, positions, n, block_table, n_table, first / k_cache->ne[2],
+    CHECK(check_table(k_cache, positions, n, block_table, n_table, first / k_cache->ne[1],
                       "attention"));
     uint64_t t0 = llm__op_now_ns();
     llm_status st =
         be->iface->attention(be, out, q, k_cache, v_cache, positions, block_table, n_table, p);
     llm__op_account(be, LLM_OP_ATTENTION, out, t0,
-            2 * llm_tensor_nbytes(q) + (uint64_t)kv_len * (k_cache->nb[2] + v_cache->nb[2]) / (uint64_t)n);
+            2 * llm_tensor_nbytes(q) + (uint64_t)kv_len * (uint64_t)k_cache->ne[2] * (k_cache->nb[1] + v_cache->nb[1]) / (uint64_t)n);
     return st;
 }
 

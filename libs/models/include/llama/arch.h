@@ -138,7 +138,7 @@ int llm_net_is_encoder(const llm_net *net);
 size_t llm_net_kv_bytes_per_token_layer(const llm_net *net);
 
 /* Allocates K/V storage for n_blocks blocks of block_size tokens: per layer
- * one K and one V backend buffer [n_blocks][block_size][n_head_kv][head_dim]
+ * one K and one V backend buffer [n_blocks][n_head_kv][block_size][head_dim]
  * (contents zero). Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
 llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
                              llm_net_kv **out);

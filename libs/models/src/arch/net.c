@@ -424,10 +424,11 @@ llm_status llm_net_kv_create_swa(llm_net *net, int32_t n_blocks, int32_t n_block
             st = llm__net_op(llm_buffer_alloc(net->be, slot_v * (size_t)block_size * (size_t)nb, &kv->v[l]));
         }
         if (st == LLM_OK) {
-            kv->kt[l] = llm_tensor_4d(kv->k[l], 0, net->p.type_k, net->hp.head_dim,
-                                      net->hp.n_head_kv, block_size, nb);
-            kv->vt[l] = llm_tensor_4d(kv->v[l], 0, net->p.type_v, net->hp.head_dim,
-                                      net->hp.n_head_kv, block_size, nb);
+            /* [n_blocks][n_head_kv][block_size][head_dim] (runtime.h) */
+            kv->kt[l] = llm_tensor_4d(kv->k[l], 0, net->p.type_k, net->hp.head_dim, block_size,
+                                      net->hp.n_head_kv, nb);
+            kv->vt[l] = llm_tensor_4d(kv->v[l], 0, net->p.type_v, net->hp.head_dim, block_size,
+                                      net->hp.n_head_kv, nb);
         }
     }
     if (st != LLM_OK) {
@@ -533,13 +534,19 @@ static llm_status copy_block_group(llm_net_kv *kv, int swa, int32_t src, int32_t
         }
         const llm_tensor *t[2] = {&kv->kt[l], &kv->vt[l]};
         for (int w = 0; w < 2; w++) {
-            /* ne = {head_dim, n_head_kv, block_size, n_blocks}: a block is
-             * nb[3] bytes, its first n_tokens slots n_tokens * nb[2] bytes. */
-            const size_t bytes = (size_t)n_tokens * t[w]->nb[2];
-            llm_status st = llm_buffer_copy(t[w]->buffer, t[w]->offset + (size_t)dst * t[w]->nb[3],
-                                            t[w]->buffer, t[w]->offset + (size_t)src * t[w]->nb[3], bytes);
-            if (st != LLM_OK) {
-                return llm__net_op(st);
+            /* ne = {head_dim, block_size, n_head_kv, n_blocks}: a block is
+             * nb[3] bytes, a head's rows in it nb[2], its first n_tokens
+             * rows n_tokens * nb[1]. A whole block is one copy. */
+            const int whole = n_tokens == kv->block_size;
+            const int64_t runs = whole ? 1 : t[w]->ne[2];
+            const size_t bytes = whole ? t[w]->nb[3] : (size_t)n_tokens * t[w]->nb[1];
+            for (int64_t h = 0; h < runs; h++) {
+                const size_t at = t[w]->offset + (size_t)h * t[w]->nb[2];
+                llm_status st = llm_buffer_copy(t[w]->buffer, at + (size_t)dst * t[w]->nb[3], t[w]->buffer,
+                                                at + (size_t)src * t[w]->nb[3], bytes);
+                if (st != LLM_OK) {
+                    return llm__net_op(st);
+                }
             }
         }
     }

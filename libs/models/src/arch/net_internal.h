@@ -96,7 +96,7 @@ struct llm_net_kv {
     int32_t n_blocks, block_size;
     int32_t n_blocks_swa; /* > 0: the window layers' own storage (a second group) */
     llm_buffer **k, **v; /* [n_layer] each */
-    llm_tensor *kt, *vt; /* [n_layer] cache tensors: [blocks][block_size][n_head_kv][hd],
+    llm_tensor *kt, *vt; /* [n_layer] cache tensors: [blocks][n_head_kv][block_size][hd],
                             blocks = n_blocks_swa for a window layer of a split storage */
     /* Recurrent state (llm_net_kv_state_alloc): slot s (1-based) at byte
      * (s - 1) * state_slot_bytes of `state`; inside it, the r-th recurrent

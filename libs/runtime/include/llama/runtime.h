@@ -298,7 +298,10 @@ llm_status llm_op_softmax(llm_backend *be, const llm_tensor *out, const llm_tens
 
 /*
  * Paged KV cache. Per layer, K and V each are a tensor
- *     [n_blocks][block_size][n_head_kv][head_dim]  (ne = {head_dim, n_head_kv, block_size, n_blocks})
+ *     [n_blocks][n_head_kv][block_size][head_dim]  (ne = {head_dim, block_size, n_head_kv, n_blocks})
+ * so that within a block each KV head's rows lie side by side (vLLM's
+ * order, not llama.cpp's [cell][head]): attention reads one head's rows at
+ * a time, and these stream from memory and fill the caches' sets evenly.
  * of a cache type: F16, F32, BF16, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 (head_dim a
  * multiple of the type's block; a row [head_dim] is head_dim / 32 blocks of
  * a quantized type). K and V of one layer have the same shape; their types

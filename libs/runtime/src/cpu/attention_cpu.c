@@ -2,7 +2,7 @@
  * cpu/attention_cpu.c -- writing K/V into the paged cache and causal GQA
  * attention reading it back through a block table.
  *
- * Cache layout per layer: [n_blocks][block_size][n_head_kv][head_dim], F16 or
+ * Cache layout per layer: [n_blocks][n_head_kv][block_size][head_dim], F16 or
  * F32. Attention works on the query heads of one token that share a KV head
  * (a GQA group) at a time: scores against every visible key, a softmax per
  * head, then weighted sums of the value rows, each K/V row read once for
@@ -24,11 +24,13 @@
 
 #include "cpu/cpu.h"
 
-/* Element offset of (logical position p, kv head h) in a cache. */
+/* Element offset of (logical position p, kv head h) in a cache
+ * [n_blocks][n_kv][bs][hd] (runtime.h): one head's rows of a block are
+ * side by side. */
 static size_t cache_index(const int32_t *table, int64_t bs, int64_t n_kv, int64_t hd,
                                   int64_t p, int64_t h) {
     int64_t blk = table[p / bs];
-    return (size_t)(((blk * bs + p % bs) * n_kv + h) * hd);
+    return (size_t)(((blk * n_kv + h) * bs + p % bs) * hd);
 }
 
 llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
@@ -40,21 +42,21 @@ llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const l
         return llm__cpu_kv_write_any(be, k_cache, v_cache, k, v, positions, block_table);
     }
     const llm__cpu_kernels *kern = &llm__cpu_of(be)->k;
-    const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
+    const int64_t hd = k_cache->ne[0], bs = k_cache->ne[1], n_kv = k_cache->ne[2];
     const int64_t n = k->ne[2] * k->ne[3];
     const float *ks = llm__host_ptr(k), *vs = llm__host_ptr(v);
     const int f16 = k_cache->dtype == LLM_DTYPE_F16;
     for (int64_t i = 0; i < n; i++) {
-        size_t at = cache_index(block_table, bs, n_kv, hd, positions[i], 0);
-        const float *kr = ks + i * n_kv * hd, *vr = vs + i * n_kv * hd;
-        if (f16) {
-            uint16_t *kd = (uint16_t *)llm__host_ptr(k_cache) + at;
-            uint16_t *vd = (uint16_t *)llm__host_ptr(v_cache) + at;
-            kern->quantize[LLM_DTYPE_F16](kr, kd, n_kv * hd);
-            kern->quantize[LLM_DTYPE_F16](vr, vd, n_kv * hd);
-        } else {
-            memcpy((float *)llm__host_ptr(k_cache) + at, kr, (size_t)(n_kv * hd) * sizeof(float));
-            memcpy((float *)llm__host_ptr(v_cache) + at, vr, (size_t)(n_kv * hd) * sizeof(float));
+        for (int64_t h = 0; h < n_kv; h++) {
+            const size_t at = cache_index(block_table, bs, n_kv, hd, positions[i], h);
+            const float *kr = ks + (i * n_kv + h) * hd, *vr = vs + (i * n_kv + h) * hd;
+            if (f16) {
+                kern->quantize[LLM_DTYPE_F16](kr, (uint16_t *)llm__host_ptr(k_cache) + at, hd);
+                kern->quantize[LLM_DTYPE_F16](vr, (uint16_t *)llm__host_ptr(v_cache) + at, hd);
+            } else {
+                memcpy((float *)llm__host_ptr(k_cache) + at, kr, (size_t)hd * sizeof(float));
+                memcpy((float *)llm__host_ptr(v_cache) + at, vr, (size_t)hd * sizeof(float));
+            }
         }
     }
     return LLM_OK;
@@ -71,7 +73,7 @@ typedef struct {
     const float *q;           /* [n][n_head][hd] */
     const void *kc, *vc;      /* caches */
     const int32_t *pos;       /* [n] */
-    const size_t *offs;       /* [n_all] slot offsets (elements) through the block table */
+    const size_t *offs;       /* [n_all] element offsets of KV head 0's rows through the block table */
     int64_t n, n_head, n_kv, hd, bs, smax, n_all;
     float scale;
     int64_t n_swa; /* 0: no window */
@@ -146,7 +148,7 @@ static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int6
     const float *qr = c->q + u * c->hd;                   /* [nq][hd], heads are adjacent */
     const int64_t len = (int64_t)c->pos[i] + 1;
     const int64_t ts = first_key(c, i); /* keys ts .. len - 1 */
-    llm__kv_rows kr = {c->kc, c->offs, (size_t)(kvh * c->hd), c->f16};
+    llm__kv_rows kr = {c->kc, c->offs, (size_t)(kvh * c->bs * c->hd), c->f16};
     llm__kv_rows vr = kr;
     vr.base = c->vc;
     if (c->f16) {
@@ -234,8 +236,8 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
     c.n = q->ne[2] * q->ne[3];
     c.n_head = q->ne[1];
     c.hd = q->ne[0];
-    c.n_kv = k_cache->ne[1];
-    c.bs = k_cache->ne[2];
+    c.bs = k_cache->ne[1];
+    c.n_kv = k_cache->ne[2];
     c.scale = p->scale;
     c.n_swa = p->n_swa;
     c.f16 = k_cache->dtype == LLM_DTYPE_F16;
@@ -272,7 +274,7 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
         t_lo = f < t_lo ? f : t_lo;
     }
     for (int64_t t = t_lo; t < n_pos; t++) {
-        cpu->kv_offs[t] = (size_t)((block_table[t / c.bs] * c.bs + t % c.bs) * c.n_kv * c.hd);
+        cpu->kv_offs[t] = (size_t)((block_table[t / c.bs] * c.n_kv * c.bs + t % c.bs) * c.hd);
     }
     c.offs = cpu->kv_offs;
     int64_t units = c.n * c.n_head;

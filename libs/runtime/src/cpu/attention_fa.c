@@ -137,16 +137,15 @@ llm_status llm__cpu_kv_write_any(llm_backend *be, const llm_tensor *k_cache, con
                                  const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                                  const int32_t *block_table) {
     llm__cpu *cpu = llm__cpu_of(be);
-    const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
+    const int64_t hd = k_cache->ne[0], bs = k_cache->ne[1], n_kv = k_cache->ne[2];
     const int64_t n = k->ne[2] * k->ne[3];
     const float *ks = llm__host_ptr(k), *vs = llm__host_ptr(v);
     char *kc = llm__host_ptr(k_cache), *vc = llm__host_ptr(v_cache);
-    const size_t kslot = (size_t)n_kv * row_bytes(k_cache->dtype, hd);
-    const size_t vslot = (size_t)n_kv * row_bytes(v_cache->dtype, hd);
+    const size_t krow = row_bytes(k_cache->dtype, hd), vrow = row_bytes(v_cache->dtype, hd);
     const int64_t rot_k = llm__cpu_kv_rot(k_cache->dtype, hd, 0), rot_v = llm__cpu_kv_rot(v_cache->dtype, hd, 1);
-    float *tmp = NULL; /* [n_kv * hd] a rotated row */
+    float *tmp = NULL; /* [hd] a rotated row */
     if (rot_k || rot_v) {
-        llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)(n_kv * hd));
+        llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, (size_t)hd);
         if (st != LLM_OK) {
             return st;
         }
@@ -154,23 +153,25 @@ llm_status llm__cpu_kv_write_any(llm_backend *be, const llm_tensor *k_cache, con
     }
     for (int64_t i = 0; i < n; i++) {
         const int64_t p = positions[i];
-        const size_t slot = (size_t)((int64_t)block_table[p / bs] * bs + p % bs);
-        /* A row of n_kv * hd values is whole blocks per head (hd is a
-         * multiple of the block), so one call quantizes every head; the
-         * rotation's rows of rot values never cross a head either. */
-        const float *kr = ks + i * n_kv * hd, *vr = vs + i * n_kv * hd;
-        if (rot_k) {
-            memcpy(tmp, kr, (size_t)(n_kv * hd) * sizeof(float));
-            llm__cpu_fwht(tmp, n_kv * hd, rot_k);
-            kr = tmp;
+        for (int64_t h = 0; h < n_kv; h++) {
+            /* Row index of (p, h) in [n_blocks][n_kv][bs] rows (runtime.h).
+             * A row is whole blocks of the type (hd is a multiple of the
+             * block), and the rotation's rows of rot values never cross it. */
+            const size_t row = (size_t)(((int64_t)block_table[p / bs] * n_kv + h) * bs + p % bs);
+            const float *kr = ks + (i * n_kv + h) * hd, *vr = vs + (i * n_kv + h) * hd;
+            if (rot_k) {
+                memcpy(tmp, kr, (size_t)hd * sizeof(float));
+                llm__cpu_fwht(tmp, hd, rot_k);
+                kr = tmp;
+            }
+            llm__cpu_kv_quantize_row(k_cache->dtype, kr, kc + row * krow, hd);
+            if (rot_v) {
+                memcpy(tmp, vr, (size_t)hd * sizeof(float));
+                llm__cpu_fwht(tmp, hd, rot_v);
+                vr = tmp;
+            }
+            llm__cpu_kv_quantize_row(v_cache->dtype, vr, vc + row * vrow, hd);
         }
-        llm__cpu_kv_quantize_row(k_cache->dtype, kr, kc + slot * kslot, n_kv * hd);
-        if (rot_v) {
-            memcpy(tmp, vr, (size_t)(n_kv * hd) * sizeof(float));
-            llm__cpu_fwht(tmp, n_kv * hd, rot_v);
-            vr = tmp;
-        }
-        llm__cpu_kv_quantize_row(v_cache->dtype, vr, vc + slot * vslot, n_kv * hd);
     }
     return LLM_OK;
 }
@@ -182,11 +183,10 @@ typedef struct {
     const float *q;        /* [n][n_head][hd] */
     const char *kc, *vc;   /* caches */
     const int32_t *pos;    /* [n] */
-    const size_t *slot;    /* [positions] physical slot of logical position t */
+    const size_t *slot;    /* [positions] row index of logical position t's KV head 0 row */
     llm_dtype tk, tv, tq;  /* K, V types; tq: K's dot partner (the type q is converted to) */
     size_t krow, vrow;     /* bytes of one head's row */
-    size_t kslot, vslot;   /* bytes of one slot (n_kv rows) */
-    int64_t n, n_head, n_kv, hd;
+    int64_t n, n_head, n_kv, hd, bs;
     int64_t rot_k, rot_v;  /* Hadamard rotation row lengths (0: none) */
     float scale;
     int64_t n_swa;
@@ -248,12 +248,12 @@ static void fa_group(const fa_ctx *c, int64_t i, int64_t g, float *scratch) {
         memset(vkq, 0, (size_t)(G * hd) * sizeof(float));
     }
     const llm__vec_dot_fn dot = k->dot[c->tk];
-    const size_t koff = (size_t)g * c->krow, voff = (size_t)g * c->vrow;
+    const size_t koff = (size_t)(g * c->bs) * c->krow, voff = (size_t)(g * c->bs) * c->vrow; /* head g's rows */
     const int64_t len = (int64_t)c->pos[i] + 1;
     for (int64_t t0 = first_key(c, i); t0 < len; t0 += FA_TILE) {
         const int64_t nt = len - t0 < FA_TILE ? len - t0 : FA_TILE;
         for (int64_t u = 0; u < nt; u++) {
-            const char *kr = c->kc + c->slot[t0 + u] * c->kslot + koff;
+            const char *kr = c->kc + c->slot[t0 + u] * c->krow + koff;
             for (int64_t j = 0; j < G; j++) {
                 ts[u * G + j] = dot(hd, kr, qq + (size_t)j * (size_t)qstride * sizeof(float)) * c->scale;
             }
@@ -273,7 +273,7 @@ static void fa_group(const fa_ctx *c, int64_t i, int64_t g, float *scratch) {
         }
         k->expf_n(te, ts, nt * G);
         for (int64_t u = 0; u < nt; u++) {
-            const char *vr = c->vc + c->slot[t0 + u] * c->vslot + voff;
+            const char *vr = c->vc + c->slot[t0 + u] * c->vrow + voff;
             const float *vf = (const float *)vr;
             if (!v16 && c->tv != LLM_DTYPE_F32) {
                 k->to_float[c->tv](vr, v32, hd);
@@ -362,7 +362,8 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
     c.n = q->ne[2] * q->ne[3];
     c.n_head = q->ne[1];
     c.hd = q->ne[0];
-    c.n_kv = k_cache->ne[1];
+    c.bs = k_cache->ne[1];
+    c.n_kv = k_cache->ne[2];
     c.scale = p->scale;
     c.n_swa = p->n_swa;
     c.tk = k_cache->dtype;
@@ -375,11 +376,9 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
     }
     c.krow = row_bytes(c.tk, c.hd);
     c.vrow = row_bytes(c.tv, c.hd);
-    c.kslot = c.krow * (size_t)c.n_kv;
     c.rot_k = llm__cpu_kv_rot(c.tk, c.hd, 0);
     c.rot_v = llm__cpu_kv_rot(c.tv, c.hd, 1);
-    c.vslot = c.vrow * (size_t)c.n_kv;
-    const int64_t bs = k_cache->ne[2];
+    const int64_t bs = c.bs;
     int64_t maxpos = 0;
     for (int64_t i = 0; i < c.n; i++) {
         maxpos = positions[i] > maxpos ? positions[i] : maxpos;
@@ -404,7 +403,7 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
         t_lo = f < t_lo ? f : t_lo;
     }
     for (int64_t t = t_lo; t < n_pos; t++) {
-        cpu->kv_offs[t] = (size_t)((int64_t)block_table[t / bs] * bs + t % bs);
+        cpu->kv_offs[t] = (size_t)((int64_t)block_table[t / bs] * c.n_kv * bs + t % bs);
     }
     c.slot = cpu->kv_offs;
     const int64_t units = c.n * c.n_kv;

@@ -66,12 +66,13 @@ typedef void (*llm__expf_n_fn)(float *y, const float *x, int64_t n);
 
 /* Where the K or V rows of one KV head live in a paged cache:
  * row(t) = base + offs[t] + head_off elements, where offs[t] is the element
- * offset of logical position t's slot (computed once per op from the block
- * table, so the inner loops do no division). */
+ * offset of logical position t's row of KV head 0 (computed once per op from
+ * the block table, so the inner loops do no division) and head_off that of
+ * the head's rows in a block (kv_head * block_size * head_dim: runtime.h). */
 typedef struct llm__kv_rows {
     const void *base;      /* cache start (uint16_t halves or floats) */
     const size_t *offs;    /* [positions] slot offsets, in elements */
-    size_t head_off;       /* kv_head * head_dim */
+    size_t head_off;       /* kv_head * block_size * head_dim */
     int f16;               /* 1: halves, 0: floats */
 } llm__kv_rows;
 

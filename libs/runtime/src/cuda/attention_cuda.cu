@@ -2,8 +2,8 @@
  * cuda/attention_cuda.cu -- writing K/V into the paged cache and causal GQA
  * attention reading it back through a block table.
  *
- * Cache layout per layer (as the CPU backend): [n_blocks][block_size]
- * [n_head_kv][head_dim], F16 or F32. Logical position p of a sequence lives
+ * Cache layout per layer (as the CPU backend): [n_blocks][n_head_kv]
+ * [block_size][head_dim], F16 or F32. Logical position p of a sequence lives
  * in physical block table[p / block_size], slot p % block_size. Positions and
  * the block table arrive as host arrays and are uploaded with the op.
  *
@@ -50,19 +50,19 @@ __device__ __forceinline__ __half cache_store<__half>(float v) {
 
 /* ---------------------------------------------------------------- kv_write -- */
 
-/* One thread per element of the [n][n_kv * hd] rows. */
+/* One thread per element of the [n][n_kv][hd] rows. */
 template <typename C>
 static __global__ void kv_write_kernel(C *kc, C *vc,                 /* caches */
                                        const float *k, const float *v, /* [n][row] */
                                        const int32_t *pos,           /* [n] */
                                        const int32_t *table,         /* block table */
-                                       int64_t n, int64_t row, int64_t bs) {
-    const int64_t total = n * row;
+                                       int64_t n, int64_t n_kv, int64_t hd, int64_t bs) {
+    const int64_t row = n_kv * hd, total = n * row;
     for (int64_t e = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; e < total;
          e += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t i = e / row, j = e % row;
+        const int64_t i = e / row, h = e % row / hd, d = e % hd;
         const int64_t p = pos[i];
-        const int64_t at = ((int64_t)table[p / bs] * bs + p % bs) * row + j;
+        const int64_t at = (((int64_t)table[p / bs] * n_kv + h) * bs + p % bs) * hd + d;
         kc[at] = cache_store<C>(k[e]);
         vc[at] = cache_store<C>(v[e]);
     }
@@ -80,7 +80,7 @@ extern "C" llm_status llm__cuda_kv_write(llm_backend *be, const llm_tensor *k_ca
     }
     llm__cuda *c = llm__cuda_of(be);
     LLM_TRY(llm__cuda_enter(c));
-    const int64_t hd = k_cache->ne[0], n_kv = k_cache->ne[1], bs = k_cache->ne[2];
+    const int64_t hd = k_cache->ne[0], bs = k_cache->ne[1], n_kv = k_cache->ne[2];
     const int64_t n = k->ne[2] * k->ne[3];
     const void *srcs[2] = {positions, block_table};
     size_t sizes[2] = {(size_t)n * sizeof(int32_t), (size_t)n_table * sizeof(int32_t)};
@@ -92,11 +92,11 @@ extern "C" llm_status llm__cuda_kv_write(llm_backend *be, const llm_tensor *k_ca
     if (k_cache->dtype == LLM_DTYPE_F16) {
         kv_write_kernel<__half><<<grid, 256, 0, c->stream>>>(
             (__half *)llm__cuda_ptr(k_cache), (__half *)llm__cuda_ptr(v_cache), kp, vp, dp, dt, n,
-            n_kv * hd, bs);
+            n_kv, hd, bs);
     } else {
         kv_write_kernel<float><<<grid, 256, 0, c->stream>>>(
             (float *)llm__cuda_ptr(k_cache), (float *)llm__cuda_ptr(v_cache), kp, vp, dp, dt, n,
-            n_kv * hd, bs);
+            n_kv, hd, bs);
     }
     LLM_CU_LAUNCHED("kv_write kernel");
     return LLM_OK;
@@ -111,7 +111,7 @@ static __device__ __forceinline__ float att_score(const float *qs, const C *kc,
                                                   const int32_t *table, int64_t t, int64_t bs,
                                                   int n_kv, int kvh, int hd, float scale,
                                                   int lane) {
-    const int64_t base = (((int64_t)table[t / bs] * bs + t % bs) * n_kv + kvh) * hd;
+    const int64_t base = (((int64_t)table[t / bs] * n_kv + kvh) * bs + t % bs) * hd;
     float s = 0.0f;
 #pragma unroll
     for (int r = 0; r < ATT_PER_LANE; r++) {
@@ -133,7 +133,7 @@ template <typename C>
 static __global__ void __launch_bounds__(32 * ATT_WARPS)
     attention_kernel(float *out,            /* [n][n_head][hd] */
                      const float *q,        /* [n][n_head][hd] */
-                     const C *kc, const C *vc, /* [n_blocks][bs][n_kv][hd] */
+                     const C *kc, const C *vc, /* [n_blocks][n_kv][bs][hd] */
                      const int32_t *pos,    /* [n] */
                      const int32_t *table,  /* logical block -> physical block */
                      int n_head, int n_kv, int hd, int64_t bs, float scale,
@@ -196,7 +196,7 @@ static __global__ void __launch_bounds__(32 * ATT_WARPS)
                                : expf(att_score<C>(qs, kc, table, t, bs, n_kv, kvh, hd, scale, lane) - mx);
         float pr = __fmul_rn(e, inv);
         if (f16) pr = __half2float(__float2half_rn(pr));
-        const int64_t base = (((int64_t)table[t / bs] * bs + t % bs) * n_kv + kvh) * hd;
+        const int64_t base = (((int64_t)table[t / bs] * n_kv + kvh) * bs + t % bs) * hd;
 #pragma unroll
         for (int r = 0; r < ATT_PER_LANE; r++) {
             const int d = lane + 32 * r;
@@ -230,7 +230,7 @@ extern "C" llm_status llm__cuda_attention(llm_backend *be, const llm_tensor *out
     llm__cuda *c = llm__cuda_of(be);
     LLM_TRY(llm__cuda_enter(c));
     const int64_t n = q->ne[2] * q->ne[3], n_head = q->ne[1], hd = q->ne[0];
-    const int64_t n_kv = k_cache->ne[1], bs = k_cache->ne[2];
+    const int64_t bs = k_cache->ne[1], n_kv = k_cache->ne[2];
     if (hd > ATT_MAX_HD) {
         return llm__err(LLM_ERR_UNSUPPORTED, "attention: head_dim %lld > %d is not supported on cuda",
                         (long long)hd, ATT_MAX_HD);
