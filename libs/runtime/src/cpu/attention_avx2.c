@@ -227,8 +227,75 @@ static void scores32_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_
     }
 }
 
+/* hd == 64: the 8 chunks of a K row are converted once, kept in registers,
+ * and feed up to 4 queries; per query the chains of scores32_key (chunk c
+ * into accumulator c % 4, from +0, then (a0 + a2) + (a1 + a3)) with q read
+ * from L1 by the FMAs. 8 row chunks + 4 partials live: 12 ymm. */
+INLINE void scores64_key(const uint16_t *r, const float *qf, const int nq, __m256 *X) {
+    const __m256 k0 = load_h8(r), k1 = load_h8(r + 8), k2 = load_h8(r + 16), k3 = load_h8(r + 24);
+    const __m256 k4 = load_h8(r + 32), k5 = load_h8(r + 40), k6 = load_h8(r + 48), k7 = load_h8(r + 56);
+    const __m256 z = _mm256_setzero_ps();
+    for (int j = 0; j < nq; j++) {
+        const float *q = qf + 64 * j;
+        __m256 a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q), k0, z);
+        __m256 a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), k1, z);
+        __m256 a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 16), k2, z);
+        __m256 a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 24), k3, z);
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 32), k4, a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 40), k5, a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 48), k6, a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 56), k7, a3);
+        X[j * 8] = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+    }
+}
+
+/* scores32_pass for hd == 64 and nq <= 4 queries (NQ, a constant). */
+INLINE void scores64_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, const float *qf,
+                          const int nq, float scale, float *scores, int64_t sstride) {
+    __m256 X[4 * 8]; /* [query][key of the 8] */
+    const __m256 sc = _mm256_set1_ps(scale);
+    int64_t t = 0;
+    for (; t < len; t++) {
+        if (t + PF_KEYS < len) {
+            const char *kf = (const char *)krow(k, t + PF_KEYS);
+            _mm_prefetch(kf, _MM_HINT_T0);
+            _mm_prefetch(kf + 64, _MM_HINT_T0);
+            if (vpf) {
+                const char *vf = (const char *)krow(vpf, t + PF_KEYS);
+                _mm_prefetch(vf, _MM_HINT_T1);
+                _mm_prefetch(vf + 64, _MM_HINT_T1);
+            }
+        }
+        scores64_key(krow(k, t), qf, nq, X + (t & 7));
+        if ((t & 7) == 7) {
+            for (int j = 0; j < nq; j++) {
+                _mm256_storeu_ps(scores + j * sstride + t - 7, reduce8_keys(X + j * 8, sc));
+            }
+        }
+    }
+    for (int64_t t0 = t & ~(int64_t)7; t0 < t; t0++) { /* the last len % 8 keys */
+        for (int j = 0; j < nq; j++) {
+            scores[j * sstride + t0] = reduce4_rest(X[j * 8 + (t0 & 7)]) * scale;
+        }
+    }
+}
+
 static void scores32_all(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
                          int64_t nq, float scale, float *scores, int64_t sstride) {
+    if (hd == 64) {
+        for (int64_t j0 = 0; j0 < nq; j0 += 4) {
+            const llm__kv_rows *vp = j0 == 0 ? vpf : NULL;
+            const float *q = qf + j0 * 64;
+            float *s = scores + j0 * sstride;
+            switch (nq - j0 < 4 ? nq - j0 : 4) {
+            case 4: scores64_pass(k, vp, len, q, 4, scale, s, sstride); break;
+            case 3: scores64_pass(k, vp, len, q, 3, scale, s, sstride); break;
+            case 2: scores64_pass(k, vp, len, q, 2, scale, s, sstride); break;
+            default: scores64_pass(k, vp, len, q, 1, scale, s, sstride); break;
+            }
+        }
+        return;
+    }
     for (int64_t j0 = 0; j0 < nq; j0 += SB) {
         scores32_pass(k, j0 == 0 ? vpf : NULL, len, hd, qf + j0 * hd, nq - j0 < SB ? nq - j0 : SB, scale,
                       scores + j0 * sstride, sstride);
@@ -447,9 +514,33 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len
      * 32 of n_all added in double. */
     const int64_t np = n_all & ~(int64_t)31, nslot = len < np ? len : np;
     wsum_slots_g(v, t_start, nslot, 32, hd, p, pstride, nq, scratch);
+    const int64_t hd8 = hd & ~(int64_t)7, t_tail = nslot > t_start ? nslot : t_start;
     for (int64_t j = 0; j < nq; j++) {
         const float *pj = p + j * pstride;
-        for (int64_t d = 0; d < hd; d++) {
+        /* Eight d at a time: every lane does the scalar steps below, in
+         * the same order (adds of floats, then doubles), so the same bits. */
+        for (int64_t d = 0; d < hd8; d += 8) {
+            const float *P = scratch + j * 32 * hd + d;
+            __m256 X[8];
+            for (int l = 0; l < 8; l++) {
+                X[l] = _mm256_add_ps(_mm256_add_ps(_mm256_loadu_ps(P + l * hd), _mm256_loadu_ps(P + (16 + l) * hd)),
+                                     _mm256_add_ps(_mm256_loadu_ps(P + (8 + l) * hd),
+                                                   _mm256_loadu_ps(P + (24 + l) * hd)));
+            }
+            const __m256 T0 = _mm256_add_ps(X[0], X[4]), T1 = _mm256_add_ps(X[1], X[5]);
+            const __m256 T2 = _mm256_add_ps(X[2], X[6]), T3 = _mm256_add_ps(X[3], X[7]);
+            const __m256 f = _mm256_add_ps(_mm256_add_ps(T0, T1), _mm256_add_ps(T2, T3));
+            __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(f)), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(f, 1));
+            for (int64_t t = t_tail; t < len; t++) {
+                const void *row = llm__kv_row(v, t);
+                const __m256 x = v->f16 ? load_h8((const uint16_t *)row + d) : _mm256_loadu_ps((const float *)row + d);
+                const __m256 px = _mm256_mul_ps(x, _mm256_set1_ps(pj[t]));
+                lo = _mm256_add_pd(lo, _mm256_cvtps_pd(_mm256_castps256_ps128(px)));
+                hi = _mm256_add_pd(hi, _mm256_cvtps_pd(_mm256_extractf128_ps(px, 1)));
+            }
+            _mm256_storeu_ps(out + j * hd + d, _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo)));
+        }
+        for (int64_t d = hd8; d < hd; d++) {
             const float *P = scratch + j * 32 * hd + d;
             float X[8], T[4];
             for (int l = 0; l < 8; l++) {
@@ -457,7 +548,7 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len
             }
             for (int l = 0; l < 4; l++) T[l] = X[l] + X[l + 4];
             double s = (double)((T[0] + T[1]) + (T[2] + T[3]));
-            for (int64_t t = nslot > t_start ? nslot : t_start; t < len; t++) {
+            for (int64_t t = t_tail; t < len; t++) {
                 const void *row = llm__kv_row(v, t);
                 float x = v->f16 ? h2f(((const uint16_t *)row)[d]) : ((const float *)row)[d];
                 s += (double)(x * pj[t]);
