@@ -435,6 +435,49 @@ static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t t_start, in
 }
 #undef SLOT_CASE
 
+/* slot_block's chain (cont form: F16 rows, S = 32, from the partials in P)
+ * for up to 4 queries (nq, a constant) and 16 dims d0 .. d0 + 15: each row
+ * chunk is converted once for all 4 (slot_block takes 3 queries and 32
+ * dims, so a group of 4 converted every chunk twice). 8 accumulators, 4
+ * probabilities, 2 row chunks: 14 ymm. */
+INLINE void slot_block4(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t hd, int64_t d0,
+                        const float *p, int64_t pstride, float *P, const int nq) {
+    float *o = P + sl * hd + d0;
+    const int64_t js = 32 * hd; /* one query's partials */
+    __m256 a00 = _mm256_loadu_ps(o), a01 = _mm256_loadu_ps(o + 8), a10 = a00, a11 = a01, a20 = a00, a21 = a01;
+    __m256 a30 = a00, a31 = a01;
+    if (nq > 1) a10 = _mm256_loadu_ps(o + js), a11 = _mm256_loadu_ps(o + js + 8);
+    if (nq > 2) a20 = _mm256_loadu_ps(o + 2 * js), a21 = _mm256_loadu_ps(o + 2 * js + 8);
+    if (nq > 3) a30 = _mm256_loadu_ps(o + 3 * js), a31 = _mm256_loadu_ps(o + 3 * js + 8);
+    for (int64_t t = slot_first(sl, t_start, 32); t < nslot; t += 32) {
+        const uint16_t *r = (const uint16_t *)v->base + v->offs[t] + v->head_off + d0;
+        const __m256 x0 = load_h8(r), x1 = load_h8(r + 8);
+        const __m256 p0 = _mm256_broadcast_ss(p + t);
+        a00 = _mm256_fmadd_ps(x0, p0, a00);
+        a01 = _mm256_fmadd_ps(x1, p0, a01);
+        if (nq > 1) {
+            const __m256 p1 = _mm256_broadcast_ss(p + pstride + t);
+            a10 = _mm256_fmadd_ps(x0, p1, a10);
+            a11 = _mm256_fmadd_ps(x1, p1, a11);
+        }
+        if (nq > 2) {
+            const __m256 p2 = _mm256_broadcast_ss(p + 2 * pstride + t);
+            a20 = _mm256_fmadd_ps(x0, p2, a20);
+            a21 = _mm256_fmadd_ps(x1, p2, a21);
+        }
+        if (nq > 3) {
+            const __m256 p3 = _mm256_broadcast_ss(p + 3 * pstride + t);
+            a30 = _mm256_fmadd_ps(x0, p3, a30);
+            a31 = _mm256_fmadd_ps(x1, p3, a31);
+        }
+    }
+    _mm256_storeu_ps(o, a00);
+    _mm256_storeu_ps(o + 8, a01);
+    if (nq > 1) _mm256_storeu_ps(o + js, a10), _mm256_storeu_ps(o + js + 8, a11);
+    if (nq > 2) _mm256_storeu_ps(o + 2 * js, a20), _mm256_storeu_ps(o + 2 * js + 8, a21);
+    if (nq > 3) _mm256_storeu_ps(o + 3 * js, a30), _mm256_storeu_ps(o + 3 * js + 8, a31);
+}
+
 /* Keys per stretch of wsum_stretches: 8 rows per slot. */
 #define STRETCH 256
 
@@ -455,11 +498,15 @@ static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot
             for (int64_t t = hi + sl * (STRETCH / 32); t < hi + (sl + 1) * (STRETCH / 32) && t < nslot; t++) {
                 prefetch_row_l2(llm__kv_row(v, t), 2 * hd);
             }
-            for (int64_t j0 = 0; j0 < nq; j0 += QB) {
-                const int64_t m = nq - j0 < QB ? nq - j0 : QB;
-                for (int64_t d0 = 0; d0 < hd; d0 += 32) {
-                    slot_dispatch(v, sl, lo, hi, 32, hd, d0, p + j0 * pstride, pstride, scratch + j0 * 32 * hd, m,
-                                  4, 1);
+            for (int64_t j0 = 0; j0 < nq; j0 += 4) {
+                const int64_t m = nq - j0 < 4 ? nq - j0 : 4;
+                const float *pj = p + j0 * pstride;
+                float *P = scratch + j0 * 32 * hd;
+                for (int64_t d0 = 0; d0 < hd; d0 += 16) {
+                    if (m == 4) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, 4);
+                    else if (m == 3) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, 3);
+                    else if (m == 2) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, 2);
+                    else slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, 1);
                 }
             }
         }
