@@ -441,14 +441,16 @@ static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t t_start, in
  * dims, so a group of 4 converted every chunk twice). 8 accumulators, 4
  * probabilities, 2 row chunks: 14 ymm. */
 INLINE void slot_block4(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t hd, int64_t d0,
-                        const float *p, int64_t pstride, float *P, const int nq) {
+                        const float *p, int64_t pstride, float *P, const int nq, const int first) {
     float *o = P + sl * hd + d0;
     const int64_t js = 32 * hd; /* one query's partials */
-    __m256 a00 = _mm256_loadu_ps(o), a01 = _mm256_loadu_ps(o + 8), a10 = a00, a11 = a01, a20 = a00, a21 = a01;
-    __m256 a30 = a00, a31 = a01;
-    if (nq > 1) a10 = _mm256_loadu_ps(o + js), a11 = _mm256_loadu_ps(o + js + 8);
-    if (nq > 2) a20 = _mm256_loadu_ps(o + 2 * js), a21 = _mm256_loadu_ps(o + 2 * js + 8);
-    if (nq > 3) a30 = _mm256_loadu_ps(o + 3 * js), a31 = _mm256_loadu_ps(o + 3 * js + 8);
+    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
+    if (!first) { /* first: the chains start here, from +0 (P not read) */
+        a00 = _mm256_loadu_ps(o), a01 = _mm256_loadu_ps(o + 8);
+        if (nq > 1) a10 = _mm256_loadu_ps(o + js), a11 = _mm256_loadu_ps(o + js + 8);
+        if (nq > 2) a20 = _mm256_loadu_ps(o + 2 * js), a21 = _mm256_loadu_ps(o + 2 * js + 8);
+        if (nq > 3) a30 = _mm256_loadu_ps(o + 3 * js), a31 = _mm256_loadu_ps(o + 3 * js + 8);
+    }
     for (int64_t t = slot_first(sl, t_start, 32); t < nslot; t += 32) {
         const uint16_t *r = (const uint16_t *)v->base + v->offs[t] + v->head_off + d0;
         const __m256 x0 = load_h8(r), x1 = load_h8(r + 8);
@@ -492,7 +494,14 @@ INLINE void slot_block4(const llm__kv_rows *v, int64_t sl, int64_t t_start, int6
  * stretch is summed the next is prefetched, in key order. */
 static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot, int64_t hd, const float *p,
                            int64_t pstride, int64_t nq, float *scratch) {
-    for (int64_t tb = t_start & ~(int64_t)31; tb < nslot; tb += STRETCH) {
+    const int64_t tb0 = t_start & ~(int64_t)31;
+    if (tb0 >= nslot) { /* no stretch: every slot is empty */
+        memset(scratch, 0, sizeof(float) * (size_t)(nq * 32 * hd));
+        return;
+    }
+    /* The first stretch writes every slot's partials (its chains start from
+     * +0, and a slot with no key there stores zeros), so P needs no zeroing. */
+    for (int64_t tb = tb0; tb < nslot; tb += STRETCH) {
         const int64_t lo = tb > t_start ? tb : t_start, hi = tb + STRETCH < nslot ? tb + STRETCH : nslot;
         for (int64_t sl = 0; sl < 32; sl++) {
             for (int64_t t = hi + sl * (STRETCH / 32); t < hi + (sl + 1) * (STRETCH / 32) && t < nslot; t++) {
@@ -503,10 +512,14 @@ static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot
                 const float *pj = p + j0 * pstride;
                 float *P = scratch + j0 * 32 * hd;
                 for (int64_t d0 = 0; d0 < hd; d0 += 16) {
-                    if (m == 4) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, 4);
-                    else if (m == 3) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, 3);
-                    else if (m == 2) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, 2);
-                    else slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, 1);
+#define SB4(NQ)                                                                            \
+    if (tb == tb0) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, 1);             \
+    else slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, 0);
+                    if (m == 4) { SB4(4) }
+                    else if (m == 3) { SB4(3) }
+                    else if (m == 2) { SB4(2) }
+                    else { SB4(1) }
+#undef SB4
                 }
             }
         }
@@ -518,11 +531,11 @@ static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot
 static void wsum_slots_g(const llm__kv_rows *v, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
                          const float *p, int64_t pstride, int64_t nq, float *scratch) {
     const int64_t hd8 = hd & ~(int64_t)7;
-    memset(scratch, 0, sizeof(float) * (size_t)(nq * S * hd));
     if (S == 32 && v->f16 && hd % 32 == 0) {
         wsum_stretches(v, t_start, nslot, hd, p, pstride, nq, scratch);
         return;
     }
+    memset(scratch, 0, sizeof(float) * (size_t)(nq * S * hd));
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
         const int64_t m = nq - j0 < QB ? nq - j0 : QB;
         const float *pj = p + j0 * pstride;
