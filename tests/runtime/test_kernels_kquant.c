@@ -433,10 +433,13 @@ Test(kernels, q4k_repacked_orders_match_llamacpp) {
     }
 }
 
-/* The packed Q4_K tiles at the int16 limit: every nibble 15, every 6-bit
- * scale and min 63, activations all -128 (or alternating 127 / -128), so
- * each int16 accumulator holds 16 products of 15 * -128 = -30720, the most
- * the packed product's argument allows. Must equal dot4 bit for bit. */
+/* The packed Q4_K tiles at the int16 limit: nibbles 15 against activations
+ * all -128 (or all 127, or alternating 127 / -128) put 16 products of
+ * 15 * -128 = -30720 in an int16 sum, the most the packed product's argument
+ * allows; 6-bit scales and mins at 63 or random. The 8 rows and the
+ * super-blocks differ (pattern (r + b) % 8, d and dmin per row), as do the 4
+ * activation rows, so a lane, chunk or block that lands in the wrong place
+ * fails too. Must equal dot4 bit for bit. */
 Test(kernels, q4k_packed_extreme_blocks) {
 #if defined(__x86_64__)
     if (!llm__cpu_has_avx2()) {
@@ -448,37 +451,50 @@ Test(kernels, q4k_packed_extreme_blocks) {
     if (!v.rows8[LLM_DTYPE_Q4_K].pack8) {
         cr_skip_test("no packed Q4_K tiles on this CPU (AVX-VNNI / AVX-512 keep their dot8)");
     }
-    for (int pat = 0; pat < 2; pat++) {
-        const int n = 512;
-        size_t wb, ab;
-        llm_dtype_row_size(LLM_DTYPE_Q4_K, (uint64_t)n, &wb);
-        llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
-        uint8_t *w = malloc(8 * wb), *a = malloc(4 * ab);
-        memset(w, 0xFF, 8 * wb);
-        const uint16_t d = llm_fp32_to_fp16(0.0625f), dm = llm_fp32_to_fp16(0.5f);
-        for (size_t off = 0; off < 8 * wb; off += sizeof(llm_block_q4_k)) {
-            memcpy(w + off, &d, 2);
-            memcpy(w + off + 2, &dm, 2);
+    /* Per pattern: the qs byte (0xFF: both nibbles 15; 0x0F / 0xF0: one of
+     * the pair's sub-blocks at 15, the other 0; -1: random) and the 12
+     * scale bytes (0xFF: every scale and min 63; -1: random). */
+    static const struct {
+        int qbyte, scbyte;
+    } pats[8] = {{0xFF, 0xFF}, {0xFF, -1}, {0x0F, 0xFF}, {0xF0, 0xFF}, {0xFF, 0xFF}, {-1, 0xFF}, {0x0F, -1}, {-1, -1}};
+    const int n = 768;
+    size_t wb, ab;
+    llm_dtype_row_size(LLM_DTYPE_Q4_K, (uint64_t)n, &wb);
+    llm_dtype_row_size(LLM_DTYPE_Q8_K, (uint64_t)n, &ab);
+    uint8_t *w = malloc(8 * wb), *a = malloc(4 * ab);
+    uint32_t st = gold_seed(6000);
+    for (int r = 0; r < 8; r++) {
+        for (int b = 0; b < n / 256; b++) {
+            llm_block_q4_k *x = (llm_block_q4_k *)(w + (size_t)r * wb) + b;
+            const int p = (r + b) % 8;
+            for (int j = 0; j < 128; j++) x->qs[j] = (uint8_t)(pats[p].qbyte < 0 ? gold_byte(&st) : pats[p].qbyte);
+            for (int j = 0; j < 12; j++) x->scales[j] = (uint8_t)(pats[p].scbyte < 0 ? gold_byte(&st) : pats[p].scbyte);
+            x->d = llm_fp32_to_fp16(0.0625f * (float)(1 + r));
+            x->dmin = llm_fp32_to_fp16(0.5f / (float)(1 + r));
         }
-        for (size_t off = 0; off < 4 * ab; off += sizeof(llm_block_q8_k)) {
-            llm_block_q8_k *y = (llm_block_q8_k *)(a + off);
-            y->d = 0.03125f;
-            for (int j = 0; j < 256; j++) y->qs[j] = (int8_t)(pat ? ((j & 1) ? 127 : -128) : -128);
-            for (int j = 0; j < 16; j++) {
+    }
+    for (int j = 0; j < 4; j++) {
+        for (int b = 0; b < n / 256; b++) {
+            llm_block_q8_k *y = (llm_block_q8_k *)(a + (size_t)j * ab) + b;
+            y->d = 0.03125f * (float)(1 + j);
+            for (int e = 0; e < 256; e++) {
+                y->qs[e] = (int8_t)(j == 0 ? -128 : j == 1 ? 127 : j == 2 ? ((e & 1) ? 127 : -128) : gold_q8(&st));
+            }
+            for (int k = 0; k < 16; k++) {
                 int sum = 0;
-                for (int e = 0; e < 16; e++) sum += y->qs[16 * j + e];
-                y->bsums[j] = (int16_t)sum;
+                for (int e = 0; e < 16; e++) sum += y->qs[16 * k + e];
+                y->bsums[k] = (int16_t)sum;
             }
         }
-        float want[4][8];
-        for (int col = 0; col < 8; col++) {
-            float o[4];
-            v.rows8[LLM_DTYPE_Q4_K].dot4(n, w + (size_t)col * wb, a, ab, o);
-            for (int r = 0; r < 4; r++) want[r][col] = o[r];
-        }
-        kq_check_packed(&v.rows8[LLM_DTYPE_Q4_K], LLM_DTYPE_Q4_K, n, w, wb, a, ab, (const float (*)[8])want);
-        free(w); free(a);
     }
+    float want[4][8];
+    for (int col = 0; col < 8; col++) {
+        float o[4];
+        v.rows8[LLM_DTYPE_Q4_K].dot4(n, w + (size_t)col * wb, a, ab, o);
+        for (int j = 0; j < 4; j++) want[j][col] = o[j];
+    }
+    kq_check_packed(&v.rows8[LLM_DTYPE_Q4_K], LLM_DTYPE_Q4_K, n, w, wb, a, ab, (const float (*)[8])want);
+    free(w); free(a);
 #else
     cr_skip_test("x86-64 only");
 #endif
