@@ -433,6 +433,25 @@ Test(kernels, q4k_repacked_orders_match_llamacpp) {
     }
 }
 
+/* The 4 Q8_K activation rows of the packed extreme tests: all -128, all
+ * 127, alternating, random (from st); d growing with the row. */
+static void q8k_extreme_rows(uint8_t *a, size_t ab, int n, uint32_t *st) {
+    for (int j = 0; j < 4; j++) {
+        for (int b = 0; b < n / 256; b++) {
+            llm_block_q8_k *y = (llm_block_q8_k *)(a + (size_t)j * ab) + b;
+            y->d = 0.03125f * (float)(1 + j);
+            for (int e = 0; e < 256; e++) {
+                y->qs[e] = (int8_t)(j == 0 ? -128 : j == 1 ? 127 : j == 2 ? ((e & 1) ? 127 : -128) : gold_q8(st));
+            }
+            for (int k = 0; k < 16; k++) {
+                int sum = 0;
+                for (int e = 0; e < 16; e++) sum += y->qs[16 * k + e];
+                y->bsums[k] = (int16_t)sum;
+            }
+        }
+    }
+}
+
 /* The packed Q4_K tiles at the int16 limit: nibbles 15 against activations
  * all -128 (or all 127, or alternating 127 / -128) put 16 products of
  * 15 * -128 = -30720 in an int16 sum, the most the packed product's argument
@@ -473,20 +492,7 @@ Test(kernels, q4k_packed_extreme_blocks) {
             x->dmin = llm_fp32_to_fp16(0.5f / (float)(1 + r));
         }
     }
-    for (int j = 0; j < 4; j++) {
-        for (int b = 0; b < n / 256; b++) {
-            llm_block_q8_k *y = (llm_block_q8_k *)(a + (size_t)j * ab) + b;
-            y->d = 0.03125f * (float)(1 + j);
-            for (int e = 0; e < 256; e++) {
-                y->qs[e] = (int8_t)(j == 0 ? -128 : j == 1 ? 127 : j == 2 ? ((e & 1) ? 127 : -128) : gold_q8(&st));
-            }
-            for (int k = 0; k < 16; k++) {
-                int sum = 0;
-                for (int e = 0; e < 16; e++) sum += y->qs[16 * k + e];
-                y->bsums[k] = (int16_t)sum;
-            }
-        }
-    }
+    q8k_extreme_rows(a, ab, n, &st);
     float want[4][8];
     for (int col = 0; col < 8; col++) {
         float o[4];
@@ -543,20 +549,7 @@ Test(kernels, q6k_packed_extreme_blocks) {
             x->d = llm_fp32_to_fp16(0.0625f * (float)(1 + r));
         }
     }
-    for (int j = 0; j < 4; j++) {
-        for (int b = 0; b < n / 256; b++) {
-            llm_block_q8_k *y = (llm_block_q8_k *)(a + (size_t)j * ab) + b;
-            y->d = 0.03125f * (float)(1 + j);
-            for (int e = 0; e < 256; e++) {
-                y->qs[e] = (int8_t)(j == 0 ? -128 : j == 1 ? 127 : j == 2 ? ((e & 1) ? 127 : -128) : gold_q8(&st));
-            }
-            for (int k = 0; k < 16; k++) {
-                int sum = 0;
-                for (int e = 0; e < 16; e++) sum += y->qs[16 * k + e];
-                y->bsums[k] = (int16_t)sum;
-            }
-        }
-    }
+    q8k_extreme_rows(a, ab, n, &st);
     float want1[4][8], want4[4][8];
     for (int col = 0; col < 8; col++) {
         float o[4];
