@@ -488,10 +488,13 @@ INLINE void slot_block4(const llm__kv_rows *v, int64_t sl, int64_t t_start, int6
  * stretch, its partials left in P, then the next stretch goes on from them.
  * Each chain still runs over its keys in ascending order, from +0, so the
  * sums are those of one pass per slot. Why: the rows of one slot are 32 keys
- * apart (32 KiB with 8 KV heads of 64), so a slot's whole chain maps to a few
- * cache sets and, past 16 rows or so, comes from L3 row by row. A stretch's
- * rows (32 KB of one head) stay in L2 for all its slots, and while one
- * stretch is summed the next is prefetched, in key order. */
+ * apart, in other blocks of the cache (two blocks of 16 on), so a slot's
+ * whole chain would come from L3 or memory row by row. A stretch's rows (32
+ * KB of one head at hd 64) stay in L2 for all its slots, and while one
+ * stretch is summed the next is prefetched, in key order. (Session 9 wrote
+ * this for the old [block][slot][head] cache, where the rows of a slot also
+ * fell in a few cache sets; measured again with head-major blocks, longer
+ * stretches of 512 or 1024 keys were no faster.) */
 static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot, int64_t hd, const float *p,
                            int64_t pstride, int64_t nq, float *scratch) {
     const int64_t tb0 = t_start & ~(int64_t)31;
