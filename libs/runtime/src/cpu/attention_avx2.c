@@ -354,12 +354,10 @@ INLINE int64_t slot_first(int64_t sl, int64_t t_start, int64_t S) {
 /* For nq <= QB queries, slot sl, d in [d0, d0 + 8 nv): P_j[sl][d] = sum over
  * t_start <= t < nslot, t % S == sl, ascending, of fma(v_t[d], p_j[t], .) --
  * the chain of wsum_slots in kernels_avx2.c, with the row chunk loaded once
- * for all nq queries. cont: the chain goes on from the partials in P (a
- * stretch of keys after those already summed there) and this function does
- * not prefetch (its caller does). */
+ * for all nq queries. (Long F16 chains go in stretches instead: slot_block4.) */
 INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
                        int64_t d0, const float *p, int64_t pstride, float *P, const int nq, const int nv,
-                       const int f16, const int cont) {
+                       const int f16) {
     /* Named accumulators a<query><chunk> rather than an array: GCC keeps
      * an array of vectors on the stack and stores it on every row. Unused
      * ones (j >= nq or c >= nv, constants here) are dead code. 4 nq
@@ -368,25 +366,17 @@ INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64
     __m256 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
     __m256 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
     float *o = P + sl * hd + d0;
-    if (cont) {
-#define LOAD(j, c, A) \
-    if (nq > j && nv > c) A = _mm256_loadu_ps(o + j * S * hd + 8 * c);
-        LOAD(0, 0, a00) LOAD(0, 1, a01) LOAD(0, 2, a02) LOAD(0, 3, a03)
-        LOAD(1, 0, a10) LOAD(1, 1, a11) LOAD(1, 2, a12) LOAD(1, 3, a13)
-        LOAD(2, 0, a20) LOAD(2, 1, a21) LOAD(2, 2, a22) LOAD(2, 3, a23)
-#undef LOAD
-    }
     for (int64_t t = slot_first(sl, t_start, S); t < nslot; t += S) {
         const size_t e = v->offs[t] + v->head_off + (size_t)d0;
         /* Ahead: this slot's row 4 steps on (the chunk this pass reads),
          * and the whole of row t + 1, which the next slot's passes read. */
-        if (!cont && S == 32 && t + 4 * S < nslot) {
+        if (S == 32 && t + 4 * S < nslot) {
             const size_t ea = v->offs[t + 4 * S] + v->head_off + (size_t)d0;
             prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea)
                              : (const void *)((const float *)v->base + ea),
                          nv * (f16 ? 16 : 32));
         }
-        if (!cont && S == 32 && d0 == 0 && t + 1 < nslot) {
+        if (S == 32 && d0 == 0 && t + 1 < nslot) {
             const size_t ea = v->offs[t + 1] + v->head_off;
             prefetch_row(f16 ? (const void *)((const uint16_t *)v->base + ea)
                              : (const void *)((const float *)v->base + ea),
@@ -419,15 +409,13 @@ INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64
 
 #define SLOT_CASE(NQ, NV)                                                                                \
     if (nq == NQ && nv == NV) {                                                                          \
-        if (cont) slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1, 1);             \
-        else if (f16) slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1, 0);         \
-        else slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 0, 0);                  \
+        if (f16) slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 1);                 \
+        else slot_block(v, sl, t_start, nslot, S, hd, d0, p, pstride, P, NQ, NV, 0);                     \
         return;                                                                                          \
     }
 
-/* cont: F16 rows only (see slot_block). */
 static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
-                          int64_t d0, const float *p, int64_t pstride, float *P, int64_t nq, int64_t nv, int cont) {
+                          int64_t d0, const float *p, int64_t pstride, float *P, int64_t nq, int64_t nv) {
     const int f16 = v->f16;
     SLOT_CASE(3, 4) SLOT_CASE(3, 3) SLOT_CASE(3, 2) SLOT_CASE(3, 1)
     SLOT_CASE(2, 4) SLOT_CASE(2, 3) SLOT_CASE(2, 2) SLOT_CASE(2, 1)
@@ -435,7 +423,7 @@ static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t t_start, in
 }
 #undef SLOT_CASE
 
-/* slot_block's chain (cont form: F16 rows, S = 32, from the partials in P)
+/* slot_block's chain (F16 rows, S = 32, from the partials in P)
  * for up to 4 queries (nq, a constant) and 16 dims d0 .. d0 + 15: each row
  * chunk is converted once for all 4 (slot_block takes 3 queries and 32
  * dims, so a group of 4 converted every chunk twice). 8 accumulators, 4
@@ -546,7 +534,7 @@ static void wsum_slots_g(const llm__kv_rows *v, int64_t t_start, int64_t nslot, 
         for (int64_t sl = 0; sl < S && sl < nslot; sl++) {
             for (int64_t d0 = 0; d0 < hd8; d0 += 32) {
                 const int64_t nv = (hd8 - d0) / 8 < 4 ? (hd8 - d0) / 8 : 4;
-                slot_dispatch(v, sl, t_start, nslot, S, hd, d0, pj, pstride, P, m, nv, 0);
+                slot_dispatch(v, sl, t_start, nslot, S, hd, d0, pj, pstride, P, m, nv);
             }
             for (int64_t j = 0; j < m; j++) {
                 for (int64_t d = hd8; d < hd; d++) {
