@@ -24,15 +24,6 @@
 
 #include "cpu/cpu.h"
 
-/* Element offset of (logical position p, kv head h) in a cache
- * [n_blocks][n_kv][bs][hd] (runtime.h): one head's rows of a block are
- * side by side. */
-static size_t cache_index(const int32_t *table, int64_t bs, int64_t n_kv, int64_t hd,
-                                  int64_t p, int64_t h) {
-    int64_t blk = table[p / bs];
-    return (size_t)(((blk * n_kv + h) * bs + p % bs) * hd);
-}
-
 llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const llm_tensor *v_cache,
                              const llm_tensor *k, const llm_tensor *v, const int32_t *positions,
                              const int32_t *block_table, int32_t n_table) {
@@ -48,7 +39,7 @@ llm_status llm__cpu_kv_write(llm_backend *be, const llm_tensor *k_cache, const l
     const int f16 = k_cache->dtype == LLM_DTYPE_F16;
     for (int64_t i = 0; i < n; i++) {
         for (int64_t h = 0; h < n_kv; h++) {
-            const size_t at = cache_index(block_table, bs, n_kv, hd, positions[i], h);
+            const size_t at = llm__cpu_kv_row_index(block_table, bs, n_kv, positions[i], h) * (size_t)hd;
             const float *kr = ks + (i * n_kv + h) * hd, *vr = vs + (i * n_kv + h) * hd;
             if (f16) {
                 kern->quantize[LLM_DTYPE_F16](kr, (uint16_t *)llm__host_ptr(k_cache) + at, hd);
@@ -274,7 +265,7 @@ llm_status llm__cpu_attention(llm_backend *be, const llm_tensor *out, const llm_
         t_lo = f < t_lo ? f : t_lo;
     }
     for (int64_t t = t_lo; t < n_pos; t++) {
-        cpu->kv_offs[t] = (size_t)((block_table[t / c.bs] * c.n_kv * c.bs + t % c.bs) * c.hd);
+        cpu->kv_offs[t] = llm__cpu_kv_row_index(block_table, c.bs, c.n_kv, t, 0) * (size_t)c.hd;
     }
     c.offs = cpu->kv_offs;
     int64_t units = c.n * c.n_head;

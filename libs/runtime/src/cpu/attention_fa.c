@@ -154,10 +154,9 @@ llm_status llm__cpu_kv_write_any(llm_backend *be, const llm_tensor *k_cache, con
     for (int64_t i = 0; i < n; i++) {
         const int64_t p = positions[i];
         for (int64_t h = 0; h < n_kv; h++) {
-            /* Row index of (p, h) in [n_blocks][n_kv][bs] rows (runtime.h).
-             * A row is whole blocks of the type (hd is a multiple of the
+            /* A row is whole blocks of the type (hd is a multiple of the
              * block), and the rotation's rows of rot values never cross it. */
-            const size_t row = (size_t)(((int64_t)block_table[p / bs] * n_kv + h) * bs + p % bs);
+            const size_t row = llm__cpu_kv_row_index(block_table, bs, n_kv, p, h);
             const float *kr = ks + (i * n_kv + h) * hd, *vr = vs + (i * n_kv + h) * hd;
             if (rot_k) {
                 memcpy(tmp, kr, (size_t)hd * sizeof(float));
@@ -403,7 +402,7 @@ llm_status llm__cpu_attention_fa(llm_backend *be, const llm_tensor *out, const l
         t_lo = f < t_lo ? f : t_lo;
     }
     for (int64_t t = t_lo; t < n_pos; t++) {
-        cpu->kv_offs[t] = (size_t)((int64_t)block_table[t / bs] * c.n_kv * bs + t % bs);
+        cpu->kv_offs[t] = llm__cpu_kv_row_index(block_table, bs, c.n_kv, t, 0);
     }
     c.slot = cpu->kv_offs;
     const int64_t units = c.n * c.n_kv;

@@ -41,6 +41,13 @@ static inline llm__cpu *llm__cpu_of(llm_backend *be) { return (llm__cpu *)be->im
 
 /* Makes sure every thread has at least n floats of scratch. */
 llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n);
+/* Row index of (logical position p, KV head h) in a paged cache of rows
+ * [n_blocks][n_kv][bs] (runtime.h: each KV head's rows of a block side by
+ * side); multiply by a row's elements or bytes. The one place the CPU
+ * backend spells the layout. */
+static inline size_t llm__cpu_kv_row_index(const int32_t *table, int64_t bs, int64_t n_kv, int64_t p, int64_t h) {
+    return (size_t)(((int64_t)table[p / bs] * n_kv + h) * bs + p % bs);
+}
 /* Grows c->kv_offs to at least n_pos entries (attention's per-position slot
  * table, shared by the attention paths). LLM_OK or LLM_ERR_NO_MEMORY. */
 llm_status llm__cpu_reserve_kv_offs(llm__cpu *c, int64_t n_pos);
