@@ -147,7 +147,9 @@ KQ8_TARGET_VNNI static void dot8_q4_k_vnni(int64_t n, const void *w, size_t w_st
 static size_t q4k_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK_K) * Q4K_PK; }
 
 static void q4k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
-    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+    const int64_t nb = n / LLM_QK_K;
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_next_group(w, w_stride, 8, b, nb);
         char *P = (char *)dst + (size_t)b * Q4K_PK;
         const llm_block_q4_k *x[8];
         for (int r = 0; r < 8; r++) x[r] = (const llm_block_q4_k *)((const char *)w + (size_t)r * w_stride) + b;
@@ -444,7 +446,9 @@ static size_t q6k_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK_K) * Q6K_P
 
 static void q6k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03);
-    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+    const int64_t nb = n / LLM_QK_K;
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_next_group(w, w_stride, 8, b, nb);
         char *P = (char *)dst + (size_t)b * Q6K_PK;
         const llm_block_q6_k *x[8];
         for (int r = 0; r < 8; r++) x[r] = (const llm_block_q6_k *)((const char *)w + (size_t)r * w_stride) + b;

@@ -193,7 +193,9 @@ static size_t q4_0_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK32) * Q40_
 
 static void q4_0_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     const __m256i ones8 = _mm256_set1_epi8(1);
-    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+    const int64_t nb = n / LLM_QK32;
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_next_group(w, w_stride, 8, b, nb);
         char *P = (char *)dst + (size_t)b * Q40_PK;
         __m256i v[8];
         uint16_t dh[8];
