@@ -14,8 +14,11 @@
  *   threads, for F32, F16, BF16 and quantized (Q8_0, Q4_0, Q4_K: types whose
  *   llm_op_matmul picks shape-dependent kernels) weights; scalar kernels
  *   equal AVX kernels for float weights.
- * - llm_op_matmul with F16 / BF16 weights and >= 8 rows (now the tiled
- *   product) gives the bits of the registry's sgemm pair (llama.cpp's tinyBLAS
+ * - llm_op_matmul_invariant packs F32 / F16 / BF16 weights with K and M not
+ *   multiples of 8 into the same order.
+ * - llm_op_matmul with F16 / BF16 weights and 8 to 130 rows (the sgemm pair
+ *   below the thresholds, the tiled product above) gives the bits of the
+ *   registry's sgemm pair (llama.cpp's tinyBLAS
  *   order, checked against llama.cpp in test_kernels_q4_0.c).
  */
 #include <criterion/criterion.h>
@@ -221,7 +224,9 @@ Test(gemm, f16_bf16_matmul_keeps_the_sgemm_pair_bits) {
     llm__cpu_kernels_scalar(&k);
     if (!llm__cpu_has_avx2()) cr_skip_test("CPU lacks AVX2/FMA/F16C: no sgemm pair");
     llm__cpu_kernels_avx2(&k);
-    const int64_t K = 200, M = 36, n = 21; /* K % 8 == 0, M % 4 == 0, M % 8 != 0 */
+    /* K % 8 == 0, M % 4 == 0, M % 8 != 0; rows on both sides of the
+     * tiled product's thresholds (matmul_cpu.c: F16 from 128, BF16 from 64) */
+    const int64_t K = 200, M = 36, n = 130;
     float *x = malloc(sizeof(float) * (size_t)(n * K)), *w = malloc(sizeof(float) * (size_t)(M * K));
     float *got = malloc(sizeof(float) * (size_t)(n * M));
     uint16_t *a = malloc(sizeof(uint16_t) * (size_t)(n * K));
@@ -237,7 +242,9 @@ Test(gemm, f16_bf16_matmul_keeps_the_sgemm_pair_bits) {
         size_t row;
         void *wq = convert(t, w, M, K, &row);
         for (int64_t i = 0; i < n; i++) k.quantize[k.act_type[t]](x + i * K, a + i * K, K);
-        for (int64_t rows = 8; rows <= n; rows += 13) {
+        static const int64_t row_counts[] = {8, 21, 63, 64, 127, 130};
+        for (size_t ri = 0; ri < sizeof row_counts / sizeof row_counts[0]; ri++) {
+            const int64_t rows = row_counts[ri];
             run(be, 0, t, wq, row, M, K, x, rows, got);
             for (int64_t i = 0; i < rows; i++)
                 for (int64_t m = 0; m < M; m++) {
@@ -250,6 +257,52 @@ Test(gemm, f16_bf16_matmul_keeps_the_sgemm_pair_bits) {
     }
     llm_backend_free(be);
     free(x), free(w), free(got), free(a);
+}
+
+/* The op packs the weights itself (gemm_cpu.c pack_task: whole chunks of 8
+ * widened 64 at a time, a partial last chunk zero-filled, strips past M
+ * zero): with K and M not multiples of 8 or 64, each output must still be
+ * the documented order over the weights as floats and the activations
+ * rounded to the weight type. */
+Test(gemm, invariant_op_packs_odd_shapes_in_the_documented_order) {
+    static const int64_t Ks[] = {203, 70};
+    const int64_t M = 37, n = 5;
+    llm_backend *be = make(LLM_KERNELS_AUTO, 2);
+    const llm_dtype types[] = {LLM_DTYPE_F32, LLM_DTYPE_F16, LLM_DTYPE_BF16};
+    uint32_t seed = 11;
+    for (size_t ki = 0; ki < sizeof Ks / sizeof Ks[0]; ki++) {
+        const int64_t K = Ks[ki];
+        float *x = malloc(sizeof(float) * (size_t)(n * K)), *w = malloc(sizeof(float) * (size_t)(M * K));
+        float *xr = malloc(sizeof(float) * (size_t)(n * K)), *wr = malloc(sizeof(float) * (size_t)(M * K));
+        float *got = malloc(sizeof(float) * (size_t)(n * M));
+        cr_assert(x && w && xr && wr && got);
+        for (int64_t i = 0; i < n * K; i++) x[i] = 2.0f * frand(&seed);
+        for (int64_t i = 0; i < M * K; i++) w[i] = frand(&seed);
+        for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
+            const llm_dtype t = types[ti];
+            size_t row;
+            void *wq = convert(t, w, M, K, &row);
+            /* the weights and activations as the order sees them */
+            for (int64_t m = 0; m < M; m++)
+                cr_assert_eq(llm_dtype_dequantize_row(t, (const char *)wq + (size_t)m * row, wr + m * K, (size_t)K),
+                             LLM_OK);
+            for (int64_t i = 0; i < n * K; i++) {
+                xr[i] = t == LLM_DTYPE_F16    ? llm_fp16_to_fp32(llm_fp32_to_fp16(x[i]))
+                        : t == LLM_DTYPE_BF16 ? llm_bf16_to_fp32(llm_fp32_to_bf16(x[i]))
+                                              : x[i];
+            }
+            run(be, 1, t, wq, row, M, K, x, n, got);
+            for (int64_t i = 0; i < n; i++)
+                for (int64_t m = 0; m < M; m++) {
+                    const float want = order_ref(K, xr + i * K, wr + m * K);
+                    cr_assert(!memcmp(&got[i * M + m], &want, sizeof want), "%s K=%lld [%lld][%lld]: %.9g vs %.9g",
+                              llm_dtype_name(t), (long long)K, (long long)i, (long long)m, got[i * M + m], want);
+                }
+            free(wq);
+        }
+        free(x), free(w), free(xr), free(wr), free(got);
+    }
+    llm_backend_free(be);
 }
 
 Test(gemm, invariant_op_validation) {

@@ -98,26 +98,42 @@ static float w_at(const gemm_ctx *c, int64_t m, int64_t k) {
     }
 }
 
-/* Packs strips [b, e) (kernels.h layout). */
+/* Packs strips [b, e) (kernels.h layout). Whole chunks of 8 are widened 64
+ * elements at a time by the type's to_float (exact, so the same floats as
+ * w_at), then copied to their places; a partial last chunk goes element by
+ * element, zero past K. */
 static void pack_task(void *p, int ith, int nth) {
     const gemm_ctx *c = p;
     int64_t b, e;
     llm__split_range(c->S, ith, nth, &b, &e);
+    const llm__to_float_fn to_float = c->k->to_float[c->wt];
+    const size_t esize = c->wt == LLM_DTYPE_F32 ? sizeof(float) : sizeof(uint16_t);
+    const int64_t whole = c->K / 8 * 8; /* elements in whole chunks */
+    float tmp[64];
     for (int64_t s = b; s < e; s++) {
         float *dst = c->wp + (size_t)(s * c->KC) * 64;
         for (int r = 0; r < 8; r++) {
             const int64_t m = 8 * s + r;
-            for (int64_t k0 = 0; k0 < c->KC * 8; k0 += 8) {
-                float *d = dst + (size_t)(k0 / 8) * 64 + r * 8;
-                if (m >= c->M) {
-                    memset(d, 0, 8 * sizeof(float));
-                    continue;
+            if (m >= c->M) {
+                for (int64_t k0 = 0; k0 < c->KC * 8; k0 += 8) memset(dst + (size_t)(k0 / 8) * 64 + r * 8, 0, 8 * sizeof(float));
+                continue;
+            }
+            const char *row = c->w + (size_t)m * c->w_row;
+            for (int64_t k0 = 0; k0 < whole; k0 += 64) {
+                const int64_t len = whole - k0 < 64 ? whole - k0 : 64;
+                const float *src = tmp;
+                if (c->wt == LLM_DTYPE_F32) {
+                    src = (const float *)row + k0;
+                } else {
+                    to_float(row + (size_t)k0 * esize, tmp, len);
                 }
-                if (c->wt == LLM_DTYPE_F32 && k0 + 8 <= c->K) {
-                    memcpy(d, (const float *)(c->w + (size_t)m * c->w_row) + k0, 8 * sizeof(float));
-                    continue;
+                for (int64_t j = 0; j < len; j += 8) {
+                    memcpy(dst + (size_t)((k0 + j) / 8) * 64 + r * 8, src + j, 8 * sizeof(float));
                 }
-                for (int j = 0; j < 8; j++) d[j] = k0 + j < c->K ? w_at(c, m, k0 + j) : 0.0f;
+            }
+            if (whole < c->K) {
+                float *d = dst + (size_t)(whole / 8) * 64 + r * 8;
+                for (int j = 0; j < 8; j++) d[j] = whole + j < c->K ? w_at(c, m, whole + j) : 0.0f;
             }
         }
     }

@@ -1,7 +1,8 @@
 /*
  * cpu/kernels_avx2_tofloat.c -- AVX2 + F16C: rows of the quantized KV cache
- * types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1) and BF16 to floats, the V rows of
- * flash attention (attention_fa.c), which dequantizes one row per key.
+ * types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), F16 and BF16 to floats: the V rows
+ * of flash attention (attention_fa.c), which dequantizes one row per key,
+ * and the weights the tiled product packs (gemm_cpu.c).
  *
  * Same bits as the reference dequantizers (dtype/dequant.c, which follow
  * ggml-base's to_float): each element is an exact small integer converted
@@ -122,7 +123,21 @@ static void to_float_bf16(const void *x, float *y, int64_t n) {
     }
 }
 
+/* F16 widens exactly; F16C's conversion is the reference's value for every
+ * number (a signaling NaN comes out quiet). */
+static void to_float_f16(const void *x, float *y, int64_t n) {
+    const uint16_t *p = x;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        _mm256_storeu_ps(y + i, load_h8(p + i));
+    }
+    for (; i < n; i++) {
+        y[i] = _cvtsh_ss(p[i]);
+    }
+}
+
 void llm__cpu_kernels_avx2_tofloat(llm__cpu_kernels *k) {
+    k->to_float[LLM_DTYPE_F16] = to_float_f16;
     k->to_float[LLM_DTYPE_Q8_0] = to_float_q8_0;
     k->to_float[LLM_DTYPE_Q4_0] = to_float_q4_0;
     k->to_float[LLM_DTYPE_Q4_1] = to_float_q4_1;

@@ -187,8 +187,13 @@ static void dot_task2(void *p, int ith, int nth) {
 }
 
 /* Rows from which an sgemm-pair call goes to the tiled product (same bits):
- * below, packing the weights costs more than it saves. */
-#define GEMM_MIN_ROWS 8
+ * below, packing the weights (widened to floats, twice their size) costs
+ * more than it saves. Measured with llm-bench-runtime -t 2 -N n on a
+ * [4096][2048] weight (session 13): F16's pair is faster up to n = 96
+ * (13.6 against 16.7 ms at 64, 19.7 / 21.0 at 96, 35.1 / 32.3 at 128);
+ * BF16's pair is slower already at 64 (18.3 / 16.6). */
+#define GEMM_MIN_ROWS_F16 128
+#define GEMM_MIN_ROWS_BF16 64
 
 /* invariant: only the registry's dot / dot4 / dot2x4 / dot4x1 (equal bit for
  * bit, kernels.h), never a shape-dependent pair. */
@@ -230,7 +235,7 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
         alt = &cpu->k.tiled[wt];
     } else if (cpu->k.sgemm[wt].dot && c->n >= 2 && c->K % 8 == 0 && c->M % 4 == 0) {
         alt = &cpu->k.sgemm[wt];
-        if (c->n >= GEMM_MIN_ROWS && cpu->k.gemm_block) {
+        if (c->n >= (wt == LLM_DTYPE_BF16 ? GEMM_MIN_ROWS_BF16 : GEMM_MIN_ROWS_F16) && cpu->k.gemm_block) {
             /* The sgemm pair's order is the tiled product's (kernels.h); it
              * runs the same sums with each vector load feeding more FMAs. */
             return llm__cpu_gemm(be, out, x, w);
