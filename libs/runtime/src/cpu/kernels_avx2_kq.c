@@ -151,8 +151,11 @@ float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a) {
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m128 acc = _mm_setzero_ps(); /* lane 0: the scales sum, lane 1: the mins sum */
     const int64_t nb = n / LLM_QK_K;
+    const size_t row = (size_t)nb * sizeof(llm_block_q4_k);
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_next_group(w, (size_t)nb * sizeof(llm_block_q4_k), 1, b, nb); /* the next row */
+        /* the row 4 ahead: 1 ahead (1152 bytes at K = 2048) was too close to
+         * hide memory's latency (1B Q4_K_M decode 17.0-17.4 -> 18.4-20.5 t/s) */
+        prefetch_next_group((const char *)w + 3 * row, row, 1, b, nb);
         const __m256i sm = q4_k_scales_mins(x[b].scales);
         const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
         __m256i sumi = _mm256_setzero_si256();
@@ -253,8 +256,9 @@ static float dot_q6_k_q8_k(int64_t n, const void *w, const void *a) {
     const llm_block_q8_k *y = a;
     __m256 acc = _mm256_setzero_ps();
     const int64_t nb = n / LLM_QK_K;
+    const size_t row = (size_t)nb * sizeof(llm_block_q6_k);
     for (int64_t b = 0; b < nb; b++) {
-        prefetch_next_group(w, (size_t)nb * sizeof(llm_block_q6_k), 1, b, nb); /* the next row */
+        prefetch_next_group((const char *)w + 3 * row, row, 1, b, nb); /* the row 4 ahead, as Q4_K's */
         const float d = y[b].d * h2f(x[b].d);
         const __m128i sc8 = _mm_loadu_si128((const __m128i *)x[b].scales);
         __m256i sumi = _mm256_setzero_si256();
