@@ -192,27 +192,42 @@ Q4_0_DOT8(dot8s_q4_0_q8_0_rows8, , q4_0_8xN, 1)
 static size_t q4_0_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK32) * Q40_PK; }
 
 static void q4_0_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
-    const __m256i ones8 = _mm256_set1_epi8(1);
+    const __m256i m4 = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
     const int64_t nb = n / LLM_QK32;
+    const char *wq = (const char *)w + offsetof(llm_block_q4_0, qs);
     for (int64_t b = 0; b < nb; b++) {
         prefetch_next_group(w, w_stride, 8, b, nb);
         char *P = (char *)dst + (size_t)b * Q40_PK;
-        __m256i v[8];
+        const size_t off = (size_t)b * sizeof(llm_block_q4_0);
+        /* A[r]: the 16 packed bytes of row r | of row r + 4. Dword k of a
+         * row holds elements 4k .. 4k + 3 (low nibbles) and 16 + 4k ..
+         * 19 + 4k (high): chunks k and k + 4. */
+        __m256i A[4];
+        for (int r = 0; r < 4; r++) {
+            const char *x = wq + off + (size_t)r * w_stride;
+            A[r] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)x)),
+                                           _mm_loadu_si128((const __m128i *)(x + 4 * w_stride)), 1);
+        }
+        /* In-lane 4 x 4 dword transpose: W[k] has dword k of rows 0..3 |
+         * 4..7, so int32 lane r is row r. */
+        const __m256i t0 = _mm256_unpacklo_epi32(A[0], A[1]), t1 = _mm256_unpackhi_epi32(A[0], A[1]);
+        const __m256i t2 = _mm256_unpacklo_epi32(A[2], A[3]), t3 = _mm256_unpackhi_epi32(A[2], A[3]);
+        const __m256i W[4] = {_mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                              _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3)};
+        __m256i tot = _mm256_setzero_si256(); /* per byte, the sum of 8 nibbles (<= 120) */
+        for (int k = 0; k < 4; k++) {
+            const __m256i lo = _mm256_and_si256(W[k], m4), hi = _mm256_and_si256(_mm256_srli_epi16(W[k], 4), m4);
+            tot = _mm256_add_epi8(tot, _mm256_add_epi8(lo, hi));
+            _mm256_store_si256((__m256i *)(P + 32 * k), _mm256_sub_epi8(lo, eight));
+            _mm256_store_si256((__m256i *)(P + 32 * (k + 4)), _mm256_sub_epi8(hi, eight));
+        }
+        /* lane r: sum q over the row's 32 values; corr = -128 (sum q - 256) */
+        const __m256i sq = _mm256_madd_epi16(_mm256_maddubs_epi16(tot, _mm256_set1_epi8(1)), _mm256_set1_epi16(1));
+        _mm256_store_si256((__m256i *)(P + 256), _mm256_slli_epi32(_mm256_sub_epi32(_mm256_set1_epi32(256), sq), 7));
         uint16_t dh[8];
         for (int r = 0; r < 8; r++) {
-            const llm_block_q4_0 *x = (const llm_block_q4_0 *)((const char *)w + (size_t)r * w_stride) + b;
-            v[r] = q4_0_bytes(x); /* the row's 32 values q - 8 in element order: dword c = chunk c */
-            memcpy(&dh[r], &x->d, sizeof(uint16_t));
+            memcpy(&dh[r], (const char *)w + (size_t)r * w_stride + off + offsetof(llm_block_q4_0, d), sizeof(uint16_t));
         }
-        transpose8x32(v); /* v[c]: chunk c of the 8 rows */
-        __m256i s16 = _mm256_setzero_si256();
-        for (int c = 0; c < 8; c++) {
-            _mm256_store_si256((__m256i *)(P + 32 * c), v[c]);
-            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(ones8, v[c]));
-        }
-        /* lane r: -128 * the sum of row r's 32 values (|sum| <= 256) */
-        const __m256i sum = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
-        _mm256_store_si256((__m256i *)(P + 256), _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(sum, 7)));
         _mm256_store_ps((float *)(P + 288), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)));
     }
 }
