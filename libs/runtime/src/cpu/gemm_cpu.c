@@ -148,7 +148,7 @@ static void act_task(void *p, int ith, int nth) {
     for (int64_t i = b; i < e; i++) {
         char *row = c->act + (size_t)i * c->a_row;
         c->k->quantize[at](c->x + i * c->K, row, c->K);
-        (void)llm_dtype_dequantize_row(at, row, c->xf + i * c->K, (size_t)c->K);
+        c->k->to_float[at](row, c->xf + i * c->K, c->K);
     }
 }
 
