@@ -152,24 +152,34 @@ INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const 
 }
 
 /* Dot-product order (hd a multiple of 32), query j of key row r: four
- * accumulators, chunk c into accumulator c % 4, then the first step of
- * reduce4, (a0 + a2) + (a1 + a3), into X[j * 8]; the rest of reduce4 is
- * done for 8 keys at once (reduce8_keys). One row chunk live at a time, q
- * read from L1 by the FMAs: 4 nq + 1 ymm. */
-INLINE void scores32_key(const uint16_t *r, int64_t hd, const float *qf, const int nq, __m256 *X) {
+ * accumulators, chunk c into accumulator c % 4 from +0, then the first step
+ * of reduce4, (a0 + a2) + (a1 + a3), into X[j * 8]; the rest of reduce4 is
+ * done for 8 keys at once (reduce8_keys). For up to 4 queries at once, in
+ * two halves: accumulators 0 and 2 (chunks 0, 2, 4, 6, ...) then 1 and 3,
+ * so each row chunk is converted once for all the queries and 8
+ * accumulators, 2 row chunks and the 4 sums a0 + a2 are live (14 ymm); q is
+ * read from L1 by the FMAs. Each accumulator still takes its chunks in
+ * ascending order, so the bits are unchanged. */
+INLINE void key4_half(const uint16_t *r, int64_t hd, const float *qf, const int nq, const int half, __m256 *h) {
     const int64_t nc = hd / 8;
-    __m256 acc[QB][4];
-    for (int j = 0; j < nq; j++)
-        for (int i = 0; i < 4; i++) acc[j][i] = _mm256_setzero_ps();
-    for (int64_t c = 0; c < nc; c += 4) {
-        for (int i = 0; i < 4; i++) {
-            const __m256 kv = load_h8(r + 8 * (c + i));
-            for (int j = 0; j < nq; j++)
-                acc[j][i] = _mm256_fmadd_ps(_mm256_loadu_ps(qf + j * hd + 8 * (c + i)), kv, acc[j][i]);
+    __m256 a[4][2];
+    for (int j = 0; j < nq; j++) a[j][0] = a[j][1] = _mm256_setzero_ps();
+    for (int64_t c = half; c < nc; c += 4) {
+        const __m256 k0 = load_h8(r + 8 * c), k2 = load_h8(r + 8 * (c + 2));
+        for (int j = 0; j < nq; j++) {
+            const float *q = qf + j * hd + 8 * c;
+            a[j][0] = _mm256_fmadd_ps(_mm256_loadu_ps(q), k0, a[j][0]);
+            a[j][1] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 16), k2, a[j][1]);
         }
     }
-    for (int j = 0; j < nq; j++)
-        X[j * 8] = _mm256_add_ps(_mm256_add_ps(acc[j][0], acc[j][2]), _mm256_add_ps(acc[j][1], acc[j][3]));
+    for (int j = 0; j < nq; j++) h[j] = _mm256_add_ps(a[j][0], a[j][1]); /* a0 + a2, or a1 + a3 */
+}
+
+INLINE void scores32_key4(const uint16_t *r, int64_t hd, const float *qf, const int nq, __m256 *X) {
+    __m256 s02[4], s13[4];
+    key4_half(r, hd, qf, nq, 0, s02);
+    key4_half(r, hd, qf, nq, 1, s13);
+    for (int j = 0; j < nq; j++) X[j * 8] = _mm256_add_ps(s02[j], s13[j]);
 }
 
 /* The rest of reduce4 for the 8 keys x[0..7], times scale: lane k of the
@@ -186,45 +196,6 @@ INLINE __m256 reduce8_keys(const __m256 *x, __m256 scale) {
     const __m256 h01 = _mm256_hadd_ps(y[0], y[1]); /* k0: s01 s23, k1: s01 s23 | k4, k5 */
     const __m256 h23 = _mm256_hadd_ps(y[2], y[3]); /* k2, k3 | k6, k7 */
     return _mm256_mul_ps(_mm256_hadd_ps(h01, h23), scale);
-}
-
-#define SB (2 * QB) /* queries per pass over the keys */
-
-/* Up to SB queries of a group, key by key: each K row comes from memory once
- * for all of them (the queries past the first QB read it from L1). The
- * score of a key is reduce4(...) * scale, as dot_f16_4acc then the scale;
- * (float)(double) of a float changes nothing. */
-static void scores32_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
-                          int64_t nq, float scale, float *scores, int64_t sstride) {
-    __m256 X[SB * 8]; /* [query][key of the 8] */
-    const __m256 sc = _mm256_set1_ps(scale);
-    int64_t t = 0;
-    for (; t < len; t++) {
-        const uint16_t *r = krow(k, t);
-        if (t + PF_KEYS < len) {
-            prefetch_row(krow(k, t + PF_KEYS), 2 * hd);
-            if (vpf) prefetch_row_l2(krow(vpf, t + PF_KEYS), 2 * hd);
-        }
-        for (int64_t j0 = 0; j0 < nq; j0 += QB) {
-            const int64_t m = nq - j0 < QB ? nq - j0 : QB;
-            const float *q = qf + j0 * hd;
-            __m256 *x = X + j0 * 8 + (t & 7);
-            if (m == 3) scores32_key(r, hd, q, 3, x);
-            else if (m == 2) scores32_key(r, hd, q, 2, x);
-            else scores32_key(r, hd, q, 1, x);
-        }
-        if ((t & 7) == 7) {
-            for (int64_t j = 0; j < nq; j++) {
-                _mm256_storeu_ps(scores + j * sstride + t - 7, reduce8_keys(X + j * 8, sc));
-            }
-        }
-    }
-    for (int64_t t0 = t & ~(int64_t)7; t0 < t; t0++) { /* the last len % 8 keys */
-        for (int64_t j = 0; j < nq; j++) {
-            const __m256 x = X[j * 8 + (t0 & 7)];
-            scores[j * sstride + t0] = reduce4_rest(x) * scale;
-        }
-    }
 }
 
 /* hd == 64: the 8 chunks of a K row are converted once, kept in registers,
@@ -249,24 +220,22 @@ INLINE void scores64_key(const uint16_t *r, const float *qf, const int nq, __m25
     }
 }
 
-/* scores32_pass for hd == 64 and nq <= 4 queries (NQ, a constant). */
-INLINE void scores64_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, const float *qf,
-                          const int nq, float scale, float *scores, int64_t sstride) {
+/* Up to 4 queries of a group (nq, a constant), key by key: each K row comes
+ * from memory once for all of them. The score of a key is reduce4(...) *
+ * scale, as dot_f16_4acc then the scale; (float)(double) of a float changes
+ * nothing. hd a multiple of 32 (64: scores64_key). */
+INLINE void scores_pass4(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
+                         const int nq, float scale, float *scores, int64_t sstride) {
     __m256 X[4 * 8]; /* [query][key of the 8] */
     const __m256 sc = _mm256_set1_ps(scale);
     int64_t t = 0;
     for (; t < len; t++) {
         if (t + PF_KEYS < len) {
-            const char *kf = (const char *)krow(k, t + PF_KEYS);
-            _mm_prefetch(kf, _MM_HINT_T0);
-            _mm_prefetch(kf + 64, _MM_HINT_T0);
-            if (vpf) {
-                const char *vf = (const char *)krow(vpf, t + PF_KEYS);
-                _mm_prefetch(vf, _MM_HINT_T1);
-                _mm_prefetch(vf + 64, _MM_HINT_T1);
-            }
+            prefetch_row(krow(k, t + PF_KEYS), 2 * hd);
+            if (vpf) prefetch_row_l2(krow(vpf, t + PF_KEYS), 2 * hd);
         }
-        scores64_key(krow(k, t), qf, nq, X + (t & 7));
+        if (hd == 64) scores64_key(krow(k, t), qf, nq, X + (t & 7));
+        else scores32_key4(krow(k, t), hd, qf, nq, X + (t & 7));
         if ((t & 7) == 7) {
             for (int j = 0; j < nq; j++) {
                 _mm256_storeu_ps(scores + j * sstride + t - 7, reduce8_keys(X + j * 8, sc));
@@ -282,23 +251,26 @@ INLINE void scores64_pass(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_
 
 static void scores32_all(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
                          int64_t nq, float scale, float *scores, int64_t sstride) {
-    if (hd == 64) {
-        for (int64_t j0 = 0; j0 < nq; j0 += 4) {
-            const llm__kv_rows *vp = j0 == 0 ? vpf : NULL;
-            const float *q = qf + j0 * 64;
-            float *s = scores + j0 * sstride;
-            switch (nq - j0 < 4 ? nq - j0 : 4) {
-            case 4: scores64_pass(k, vp, len, q, 4, scale, s, sstride); break;
-            case 3: scores64_pass(k, vp, len, q, 3, scale, s, sstride); break;
-            case 2: scores64_pass(k, vp, len, q, 2, scale, s, sstride); break;
-            default: scores64_pass(k, vp, len, q, 1, scale, s, sstride); break;
+    for (int64_t j0 = 0; j0 < nq; j0 += 4) {
+        const llm__kv_rows *vp = j0 == 0 ? vpf : NULL;
+        const float *q = qf + j0 * hd;
+        float *s = scores + j0 * sstride;
+        const int m = nq - j0 < 4 ? (int)(nq - j0) : 4;
+        if (hd == 64) { /* hd a constant in these */
+            switch (m) {
+            case 4: scores_pass4(k, vp, len, 64, q, 4, scale, s, sstride); break;
+            case 3: scores_pass4(k, vp, len, 64, q, 3, scale, s, sstride); break;
+            case 2: scores_pass4(k, vp, len, 64, q, 2, scale, s, sstride); break;
+            default: scores_pass4(k, vp, len, 64, q, 1, scale, s, sstride); break;
             }
+            continue;
         }
-        return;
-    }
-    for (int64_t j0 = 0; j0 < nq; j0 += SB) {
-        scores32_pass(k, j0 == 0 ? vpf : NULL, len, hd, qf + j0 * hd, nq - j0 < SB ? nq - j0 : SB, scale,
-                      scores + j0 * sstride, sstride);
+        switch (m) {
+        case 4: scores_pass4(k, vp, len, hd, q, 4, scale, s, sstride); break;
+        case 3: scores_pass4(k, vp, len, hd, q, 3, scale, s, sstride); break;
+        case 2: scores_pass4(k, vp, len, hd, q, 2, scale, s, sstride); break;
+        default: scores_pass4(k, vp, len, hd, q, 1, scale, s, sstride); break;
+        }
     }
 }
 
