@@ -115,7 +115,7 @@ static void pack_task(void *p, int ith, int nth) {
         for (int r = 0; r < 8; r++) {
             const int64_t m = 8 * s + r;
             if (m >= c->M) {
-                for (int64_t k0 = 0; k0 < c->KC * 8; k0 += 8) memset(dst + (size_t)(k0 / 8) * 64 + r * 8, 0, 8 * sizeof(float));
+                for (int64_t kc = 0; kc < c->KC; kc++) memset(dst + (size_t)kc * 64 + r * 8, 0, 8 * sizeof(float));
                 continue;
             }
             const char *row = c->w + (size_t)m * c->w_row;
