@@ -225,7 +225,7 @@ Test(gemm, f16_bf16_matmul_keeps_the_sgemm_pair_bits) {
     if (!llm__cpu_has_avx2()) cr_skip_test("CPU lacks AVX2/FMA/F16C: no sgemm pair");
     llm__cpu_kernels_avx2(&k);
     /* K % 8 == 0, M % 4 == 0, M % 8 != 0; rows on both sides of the
-     * tiled product's thresholds (matmul_cpu.c: F16 from 128, BF16 from 64) */
+     * tiled product's thresholds (matmul_cpu.c: F16 from 8, BF16 from 64) */
     const int64_t K = 200, M = 36, n = 130;
     float *x = malloc(sizeof(float) * (size_t)(n * K)), *w = malloc(sizeof(float) * (size_t)(M * K));
     float *got = malloc(sizeof(float) * (size_t)(n * M));
@@ -242,7 +242,7 @@ Test(gemm, f16_bf16_matmul_keeps_the_sgemm_pair_bits) {
         size_t row;
         void *wq = convert(t, w, M, K, &row);
         for (int64_t i = 0; i < n; i++) k.quantize[k.act_type[t]](x + i * K, a + i * K, K);
-        static const int64_t row_counts[] = {8, 21, 63, 64, 127, 130};
+        static const int64_t row_counts[] = {5, 7, 8, 21, 63, 64, 127, 130};
         for (size_t ri = 0; ri < sizeof row_counts / sizeof row_counts[0]; ri++) {
             const int64_t rows = row_counts[ri];
             run(be, 0, t, wq, row, M, K, x, rows, got);

@@ -89,8 +89,86 @@ static void gemm_block_avx2(int64_t K, const float *x, size_t x_stride, int64_t 
 
 llm__gemm_block_fn llm__gemm_block_avx2_get(void) { return gemm_block_avx2; }
 
+/* ------------------------------------------------ F16 rows in place -- */
+
+/* rm (1..RM) rows by the 4 F16 weight rows w0..w3 (kernels.h gemm_rows_f16):
+ * chunk c of a weight row is its halves 8c .. 8c + 7, widened (exact) as
+ * they load, so lane j takes k = 8c + j as in the packed layout; the last
+ * partial chunk is zero past K on both sides. Then fold4, as tile(). */
+static inline __attribute__((always_inline)) void tile_f16(const int rm, int64_t K, const float *x, size_t xs,
+                                                           const uint16_t *w0, const uint16_t *w1,
+                                                           const uint16_t *w2, const uint16_t *w3, float *out,
+                                                           size_t os, int64_t mv) {
+    const uint16_t *wr[4] = {w0, w1, w2, w3};
+    __m256 acc[RM][4];
+    for (int i = 0; i < RM; i++)
+        for (int j = 0; j < 4; j++) acc[i][j] = _mm256_setzero_ps();
+    const int64_t kf = K / 8;
+    for (int64_t c = 0; c < kf; c++) {
+        __m256 xv[RM];
+        for (int i = 0; i < rm; i++) xv[i] = _mm256_loadu_ps(x + (size_t)i * xs + 8 * c);
+        for (int j = 0; j < 4; j++) {
+            const __m256 wv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wr[j] + 8 * c)));
+            for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(xv[i], wv, acc[i][j]);
+        }
+    }
+    if (K % 8) {
+        float t[RM][8];
+        memset(t, 0, sizeof t);
+        for (int i = 0; i < rm; i++) memcpy(t[i], x + (size_t)i * xs + 8 * kf, (size_t)(K % 8) * sizeof(float));
+        for (int j = 0; j < 4; j++) {
+            uint16_t h[8] = {0};
+            memcpy(h, wr[j] + 8 * kf, (size_t)(K % 8) * sizeof(uint16_t));
+            const __m256 wv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+            for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(_mm256_loadu_ps(t[i]), wv, acc[i][j]);
+        }
+    }
+    for (int i = 0; i < rm; i++) {
+        const __m128 r = fold4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
+        if (mv >= 4) {
+            _mm_storeu_ps(out + (size_t)i * os, r);
+        } else {
+            float tmp[4];
+            _mm_storeu_ps(tmp, r);
+            memcpy(out + (size_t)i * os, tmp, (size_t)mv * sizeof(float));
+        }
+    }
+}
+
+static void gemm_rows_f16_avx2(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
+                               size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
+    for (int64_t m0 = 0; m0 < m_rows; m0 += 4) {
+        const int64_t mv = m_rows - m0;
+        const uint16_t *r[4];
+        for (int j = 0; j < 4; j++) { /* past m_rows: the last row again, its outputs not stored */
+            const int64_t m = m0 + j < m_rows ? m0 + j : m_rows - 1;
+            r[j] = (const uint16_t *)((const char *)w + (size_t)m * w_row);
+        }
+        int64_t i = 0;
+        for (; i + RM <= n_rows; i += RM)
+            tile_f16(RM, K, x + (size_t)i * x_stride, x_stride, r[0], r[1], r[2], r[3], out + (size_t)i * o_stride + m0,
+                     o_stride, mv);
+        if (n_rows - i == 2) {
+            tile_f16(2, K, x + (size_t)i * x_stride, x_stride, r[0], r[1], r[2], r[3], out + (size_t)i * o_stride + m0,
+                     o_stride, mv);
+        } else if (n_rows - i == 1) {
+            tile_f16(1, K, x + (size_t)i * x_stride, x_stride, r[0], r[1], r[2], r[3], out + (size_t)i * o_stride + m0,
+                     o_stride, mv);
+        }
+    }
+}
+
+void (*llm__gemm_rows_f16_avx2_get(void))(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t,
+                                          float *, size_t) {
+    return gemm_rows_f16_avx2;
+}
+
 #else /* no AVX2 build */
 
 llm__gemm_block_fn llm__gemm_block_avx2_get(void) { return NULL; }
+void (*llm__gemm_rows_f16_avx2_get(void))(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t,
+                                          float *, size_t) {
+    return NULL;
+}
 
 #endif

@@ -3,7 +3,12 @@
  * weights as a register-tiled product: the weights are packed once per call
  * into strips of 8 rows (kernels.h, llm__gemm_block_fn), then a block kernel
  * keeps a tile of outputs in registers while K streams by, so each loaded
- * vector feeds several FMAs instead of one.
+ * vector feeds several FMAs instead of one. F16 weights skip the packing
+ * where the kernels have gemm_rows_f16 (AVX2): the block reads the rows
+ * where they are and widens each chunk as it loads it (as llama.cpp's
+ * tinyBLAS does), in the same order; the float copy, twice the weights'
+ * size and written per call, cost more than it saved (1B F16 pp512 39 ->
+ * 60 t/s without it).
  *
  * Summation order (kernels.h): per output, eight lanes by FMA in ascending
  * k, folded as llm__hsum8. It depends on K only, so a row's results do not
@@ -163,6 +168,18 @@ static void block_task(void *p, int ith, int nth) {
                      c->M - 8 * s0, c->out + r0 * c->M + 8 * s0, (size_t)c->M);
 }
 
+/* F16 weights read in place (kernels.h gemm_rows_f16): the same pieces. */
+static void rows_task(void *p, int ith, int nth) {
+    (void)nth;
+    const gemm_ctx *c = p;
+    const int64_t sg = ith / c->n_rb, rb = ith % c->n_rb;
+    const int64_t r0 = rb * c->rpp, m0 = 8 * sg * STRIPS_PER_PIECE;
+    const int64_t nr = c->n - r0 < c->rpp ? c->n - r0 : c->rpp;
+    const int64_t nm = c->M - m0 < 8 * STRIPS_PER_PIECE ? c->M - m0 : 8 * STRIPS_PER_PIECE;
+    c->k->gemm_rows_f16(c->K, c->xf + r0 * c->K, (size_t)c->K, nr, c->w + (size_t)m0 * c->w_row, c->w_row, nm,
+                        c->out + r0 * c->M + m0, (size_t)c->M);
+}
+
 /* Grows a 64-byte aligned float buffer (never shrunk). */
 static llm_status reserve(float **buf, size_t *len, size_t need) {
     if (need <= *len) return LLM_OK;
@@ -189,9 +206,13 @@ llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tenso
     c.KC = (c.K + 7) / 8;
     c.S = (c.M + 7) / 8;
     const int nt = be->n_threads;
-    llm_status st = reserve(&cpu->gemm_w, &cpu->gemm_w_len, (size_t)(c.S * c.KC) * 64);
-    if (st != LLM_OK) return st;
-    c.wp = cpu->gemm_w;
+    const int in_place = c.wt == LLM_DTYPE_F16 && cpu->k.gemm_rows_f16;
+    llm_status st = LLM_OK;
+    if (!in_place) {
+        st = reserve(&cpu->gemm_w, &cpu->gemm_w_len, (size_t)(c.S * c.KC) * 64);
+        if (st != LLM_OK) return st;
+        c.wp = cpu->gemm_w;
+    }
     if (c.wt == LLM_DTYPE_F32) {
         c.xf = (float *)c.x;
     } else {
@@ -207,15 +228,16 @@ llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tenso
         llm__threadpool_run(cpu->tp, act_task, &c, c.n < nt ? (int)c.n : nt);
     }
     const int big = c.M * c.K >= 65536;
-    llm__threadpool_run(cpu->tp, pack_task, &c, big ? (c.S < 4 * nt ? (int)c.S : 4 * nt) : 1);
+    if (!in_place) llm__threadpool_run(cpu->tp, pack_task, &c, big ? (c.S < 4 * nt ? (int)c.S : 4 * nt) : 1);
     c.n_sg = (c.S + STRIPS_PER_PIECE - 1) / STRIPS_PER_PIECE;
     c.rpp = ROWS_PER_PIECE;
     while ((c.n + c.rpp - 1) / c.rpp * c.n_sg > 65535) c.rpp *= 2; /* the pool's limit on pieces */
     c.n_rb = (c.n + c.rpp - 1) / c.rpp;
     if (c.n * c.M * c.K < 32768) { /* not worth waking the workers (the bits do not depend on the split) */
-        c.k->gemm_block(c.K, c.xf, (size_t)c.K, c.n, c.wp, c.S, c.M, c.out, (size_t)c.M);
+        if (in_place) c.k->gemm_rows_f16(c.K, c.xf, (size_t)c.K, c.n, c.w, c.w_row, c.M, c.out, (size_t)c.M);
+        else c.k->gemm_block(c.K, c.xf, (size_t)c.K, c.n, c.wp, c.S, c.M, c.out, (size_t)c.M);
         return LLM_OK;
     }
-    llm__threadpool_run(cpu->tp, block_task, &c, (int)(c.n_rb * c.n_sg));
+    llm__threadpool_run(cpu->tp, in_place ? rows_task : block_task, &c, (int)(c.n_rb * c.n_sg));
     return LLM_OK;
 }

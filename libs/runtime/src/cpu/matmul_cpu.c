@@ -11,8 +11,8 @@
  * activation rows (kernels.h llm__pack8_fn). Each output
  * element is one dot product computed by one thread, so results are
  * identical for any thread count. F16 / BF16 calls that take the sgemm pair
- * with GEMM_MIN_ROWS rows or more go to the tiled product (gemm_cpu.c),
- * whose order is the pair's.
+ * with GEMM_MIN_ROWS_F16 / _BF16 rows or more go to the tiled product
+ * (gemm_cpu.c), whose order is the pair's.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -186,13 +186,14 @@ static void dot_task2(void *p, int ith, int nth) {
     }
 }
 
-/* Rows from which an sgemm-pair call goes to the tiled product (same bits):
- * below, packing the weights (widened to floats, twice their size) costs
- * more than it saves. Measured with llm-bench-runtime -t 2 -N n on a
- * [4096][2048] weight (session 13): F16's pair is faster up to n = 96
- * (13.6 against 16.7 ms at 64, 19.7 / 21.0 at 96, 35.1 / 32.3 at 128);
- * BF16's pair is slower already at 64 (18.3 / 16.6). */
-#define GEMM_MIN_ROWS_F16 128
+/* Rows from which an sgemm-pair call goes to the tiled product (same bits).
+ * F16 weights are read in place there (kernels.h gemm_rows_f16), which is
+ * faster than the pair from 8 rows (llm-bench-runtime -t 2 -N n on a
+ * [4096][2048] weight, session 13: pair / tiled 2.23 / 1.82 ms at 8, 4.36 /
+ * 2.56 at 16, 16.4 / 9.3 at 64; about even at 4). BF16 weights are packed
+ * as floats per call (twice their size), which costs more than it saves
+ * below 64 rows (18.3 against 16.6 ms at 64). */
+#define GEMM_MIN_ROWS_F16 8
 #define GEMM_MIN_ROWS_BF16 64
 
 /* invariant: only the registry's dot / dot4 / dot2x4 / dot4x1 (equal bit for
