@@ -31,9 +31,26 @@ static inline __m128 fold4(__m256 a, __m256 b, __m256 c, __m256 d) {
     return _mm_unpacklo_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
 }
 
-/* rm (1..RM) rows by 4 weight rows of one half strip ws (chunk c at ws + 64 c). */
-static inline __attribute__((always_inline)) void tile(const int rm, int64_t K, const float *x, size_t xs,
-                                                       const float *ws, float *out, size_t os, int64_t mv) {
+/* Chunk c of weight row j (0..3) of a tile as 8 floats: from the packed
+ * half strip ws (chunk c at ws + 64 c), or, with F16, halves 8c .. 8c + 7
+ * of the row wr[j] widened as they load (exact: lane j still takes k = 8c
+ * + j). A partial last chunk (n < 8 elements) is zero past them, as the
+ * packer leaves it. */
+static inline __attribute__((always_inline)) __m256 w_chunk(const int F16, const float *ws,
+                                                            const uint16_t *const *wr, int j, int64_t c, int64_t n) {
+    if (!F16) return _mm256_load_ps(ws + 64 * c + 8 * j);
+    if (n == 8) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wr[j] + 8 * c)));
+    uint16_t h[8] = {0};
+    memcpy(h, wr[j] + 8 * c, (size_t)n * sizeof(uint16_t));
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+}
+
+/* rm (1..RM) rows by 4 weight rows (w_chunk: a packed half strip, or 4 F16
+ * rows), then the lanes of each row's 4 outputs folded (fold4); only the
+ * first mv (< 4 at M's end) are stored. */
+static inline __attribute__((always_inline)) void tile(const int rm, const int F16, int64_t K, const float *x,
+                                                       size_t xs, const float *ws, const uint16_t *const *wr,
+                                                       float *out, size_t os, int64_t mv) {
     __m256 acc[RM][4];
     for (int i = 0; i < RM; i++)
         for (int j = 0; j < 4; j++) acc[i][j] = _mm256_setzero_ps();
@@ -42,16 +59,16 @@ static inline __attribute__((always_inline)) void tile(const int rm, int64_t K, 
         __m256 xv[RM];
         for (int i = 0; i < rm; i++) xv[i] = _mm256_loadu_ps(x + (size_t)i * xs + 8 * c);
         for (int j = 0; j < 4; j++) {
-            const __m256 wv = _mm256_load_ps(ws + 64 * c + 8 * j);
+            const __m256 wv = w_chunk(F16, ws, wr, j, c, 8);
             for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(xv[i], wv, acc[i][j]);
         }
     }
-    if (K % 8) { /* the last chunk: x zero past K (the packed weights are too) */
+    if (K % 8) { /* the last chunk: x zero past K (the weights are too) */
         float t[RM][8];
         memset(t, 0, sizeof t);
         for (int i = 0; i < rm; i++) memcpy(t[i], x + (size_t)i * xs + 8 * kf, (size_t)(K % 8) * sizeof(float));
         for (int j = 0; j < 4; j++) {
-            const __m256 wv = _mm256_load_ps(ws + 64 * kf + 8 * j);
+            const __m256 wv = w_chunk(F16, ws, wr, j, kf, K % 8);
             for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(_mm256_loadu_ps(t[i]), wv, acc[i][j]);
         }
     }
@@ -77,11 +94,12 @@ static void gemm_block_avx2(int64_t K, const float *x, size_t x_stride, int64_t 
             const float *ws = wp + (size_t)(s * KC) * 64 + 32 * h;
             int64_t i = 0;
             for (; i + RM <= n_rows; i += RM)
-                tile(RM, K, x + (size_t)i * x_stride, x_stride, ws, out + (size_t)i * o_stride + m0, o_stride, mv);
+                tile(RM, 0, K, x + (size_t)i * x_stride, x_stride, ws, NULL, out + (size_t)i * o_stride + m0, o_stride,
+                     mv);
             if (n_rows - i == 2) {
-                tile(2, K, x + (size_t)i * x_stride, x_stride, ws, out + (size_t)i * o_stride + m0, o_stride, mv);
+                tile(2, 0, K, x + (size_t)i * x_stride, x_stride, ws, NULL, out + (size_t)i * o_stride + m0, o_stride, mv);
             } else if (n_rows - i == 1) {
-                tile(1, K, x + (size_t)i * x_stride, x_stride, ws, out + (size_t)i * o_stride + m0, o_stride, mv);
+                tile(1, 0, K, x + (size_t)i * x_stride, x_stride, ws, NULL, out + (size_t)i * o_stride + m0, o_stride, mv);
             }
         }
     }
@@ -91,50 +109,7 @@ llm__gemm_block_fn llm__gemm_block_avx2_get(void) { return gemm_block_avx2; }
 
 /* ------------------------------------------------ F16 rows in place -- */
 
-/* rm (1..RM) rows by the 4 F16 weight rows w0..w3 (kernels.h gemm_rows_f16):
- * chunk c of a weight row is its halves 8c .. 8c + 7, widened (exact) as
- * they load, so lane j takes k = 8c + j as in the packed layout; the last
- * partial chunk is zero past K on both sides. Then fold4, as tile(). */
-static inline __attribute__((always_inline)) void tile_f16(const int rm, int64_t K, const float *x, size_t xs,
-                                                           const uint16_t *w0, const uint16_t *w1,
-                                                           const uint16_t *w2, const uint16_t *w3, float *out,
-                                                           size_t os, int64_t mv) {
-    const uint16_t *wr[4] = {w0, w1, w2, w3};
-    __m256 acc[RM][4];
-    for (int i = 0; i < RM; i++)
-        for (int j = 0; j < 4; j++) acc[i][j] = _mm256_setzero_ps();
-    const int64_t kf = K / 8;
-    for (int64_t c = 0; c < kf; c++) {
-        __m256 xv[RM];
-        for (int i = 0; i < rm; i++) xv[i] = _mm256_loadu_ps(x + (size_t)i * xs + 8 * c);
-        for (int j = 0; j < 4; j++) {
-            const __m256 wv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wr[j] + 8 * c)));
-            for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(xv[i], wv, acc[i][j]);
-        }
-    }
-    if (K % 8) {
-        float t[RM][8];
-        memset(t, 0, sizeof t);
-        for (int i = 0; i < rm; i++) memcpy(t[i], x + (size_t)i * xs + 8 * kf, (size_t)(K % 8) * sizeof(float));
-        for (int j = 0; j < 4; j++) {
-            uint16_t h[8] = {0};
-            memcpy(h, wr[j] + 8 * kf, (size_t)(K % 8) * sizeof(uint16_t));
-            const __m256 wv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
-            for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(_mm256_loadu_ps(t[i]), wv, acc[i][j]);
-        }
-    }
-    for (int i = 0; i < rm; i++) {
-        const __m128 r = fold4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
-        if (mv >= 4) {
-            _mm_storeu_ps(out + (size_t)i * os, r);
-        } else {
-            float tmp[4];
-            _mm_storeu_ps(tmp, r);
-            memcpy(out + (size_t)i * os, tmp, (size_t)mv * sizeof(float));
-        }
-    }
-}
-
+/* kernels.h gemm_rows_f16: tile() on 4 F16 weight rows at a time. */
 static void gemm_rows_f16_avx2(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
                                size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
     for (int64_t m0 = 0; m0 < m_rows; m0 += 4) {
@@ -146,14 +121,11 @@ static void gemm_rows_f16_avx2(int64_t K, const float *x, size_t x_stride, int64
         }
         int64_t i = 0;
         for (; i + RM <= n_rows; i += RM)
-            tile_f16(RM, K, x + (size_t)i * x_stride, x_stride, r[0], r[1], r[2], r[3], out + (size_t)i * o_stride + m0,
-                     o_stride, mv);
+            tile(RM, 1, K, x + (size_t)i * x_stride, x_stride, NULL, r, out + (size_t)i * o_stride + m0, o_stride, mv);
         if (n_rows - i == 2) {
-            tile_f16(2, K, x + (size_t)i * x_stride, x_stride, r[0], r[1], r[2], r[3], out + (size_t)i * o_stride + m0,
-                     o_stride, mv);
+            tile(2, 1, K, x + (size_t)i * x_stride, x_stride, NULL, r, out + (size_t)i * o_stride + m0, o_stride, mv);
         } else if (n_rows - i == 1) {
-            tile_f16(1, K, x + (size_t)i * x_stride, x_stride, r[0], r[1], r[2], r[3], out + (size_t)i * o_stride + m0,
-                     o_stride, mv);
+            tile(1, 1, K, x + (size_t)i * x_stride, x_stride, NULL, r, out + (size_t)i * o_stride + m0, o_stride, mv);
         }
     }
 }
