@@ -249,6 +249,18 @@ INLINE void scores_pass4(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t
     }
 }
 
+/* m (1..4) queries through scores_pass4 with m a constant (and hd, where
+ * the caller passes one). */
+INLINE void scores_group(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
+                         int m, float scale, float *scores, int64_t sstride) {
+    switch (m) {
+    case 4: scores_pass4(k, vpf, len, hd, qf, 4, scale, scores, sstride); break;
+    case 3: scores_pass4(k, vpf, len, hd, qf, 3, scale, scores, sstride); break;
+    case 2: scores_pass4(k, vpf, len, hd, qf, 2, scale, scores, sstride); break;
+    default: scores_pass4(k, vpf, len, hd, qf, 1, scale, scores, sstride); break;
+    }
+}
+
 static void scores32_all(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
                          int64_t nq, float scale, float *scores, int64_t sstride) {
     for (int64_t j0 = 0; j0 < nq; j0 += 4) {
@@ -256,21 +268,8 @@ static void scores32_all(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t
         const float *q = qf + j0 * hd;
         float *s = scores + j0 * sstride;
         const int m = nq - j0 < 4 ? (int)(nq - j0) : 4;
-        if (hd == 64) { /* hd a constant in these */
-            switch (m) {
-            case 4: scores_pass4(k, vp, len, 64, q, 4, scale, s, sstride); break;
-            case 3: scores_pass4(k, vp, len, 64, q, 3, scale, s, sstride); break;
-            case 2: scores_pass4(k, vp, len, 64, q, 2, scale, s, sstride); break;
-            default: scores_pass4(k, vp, len, 64, q, 1, scale, s, sstride); break;
-            }
-            continue;
-        }
-        switch (m) {
-        case 4: scores_pass4(k, vp, len, hd, q, 4, scale, s, sstride); break;
-        case 3: scores_pass4(k, vp, len, hd, q, 3, scale, s, sstride); break;
-        case 2: scores_pass4(k, vp, len, hd, q, 2, scale, s, sstride); break;
-        default: scores_pass4(k, vp, len, hd, q, 1, scale, s, sstride); break;
-        }
+        if (hd == 64) scores_group(k, vp, len, 64, q, m, scale, s, sstride); /* hd a constant there */
+        else scores_group(k, vp, len, hd, q, m, scale, s, sstride);
     }
 }
 

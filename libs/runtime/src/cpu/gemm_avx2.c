@@ -84,6 +84,20 @@ static inline __attribute__((always_inline)) void tile(const int rm, const int F
     }
 }
 
+/* Rows [0, n_rows) in tiles of RM, then the 2 or 1 left, against one set of
+ * 4 weight rows (tile()). */
+static inline __attribute__((always_inline)) void tiles(const int F16, int64_t K, const float *x, size_t xs,
+                                                        int64_t n_rows, const float *ws, const uint16_t *const *wr,
+                                                        float *out, size_t os, int64_t mv) {
+    int64_t i = 0;
+    for (; i + RM <= n_rows; i += RM) tile(RM, F16, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
+    if (n_rows - i == 2) {
+        tile(2, F16, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
+    } else if (n_rows - i == 1) {
+        tile(1, F16, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
+    }
+}
+
 static void gemm_block_avx2(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const float *wp,
                             int64_t n_strips, int64_t m_lim, float *out, size_t o_stride) {
     const int64_t KC = (K + 7) / 8;
@@ -91,16 +105,7 @@ static void gemm_block_avx2(int64_t K, const float *x, size_t x_stride, int64_t 
         for (int h = 0; h < 2; h++) {
             const int64_t m0 = 8 * s + 4 * h, mv = m_lim - m0;
             if (mv <= 0) break;
-            const float *ws = wp + (size_t)(s * KC) * 64 + 32 * h;
-            int64_t i = 0;
-            for (; i + RM <= n_rows; i += RM)
-                tile(RM, 0, K, x + (size_t)i * x_stride, x_stride, ws, NULL, out + (size_t)i * o_stride + m0, o_stride,
-                     mv);
-            if (n_rows - i == 2) {
-                tile(2, 0, K, x + (size_t)i * x_stride, x_stride, ws, NULL, out + (size_t)i * o_stride + m0, o_stride, mv);
-            } else if (n_rows - i == 1) {
-                tile(1, 0, K, x + (size_t)i * x_stride, x_stride, ws, NULL, out + (size_t)i * o_stride + m0, o_stride, mv);
-            }
+            tiles(0, K, x, x_stride, n_rows, wp + (size_t)(s * KC) * 64 + 32 * h, NULL, out + m0, o_stride, mv);
         }
     }
 }
@@ -109,7 +114,7 @@ llm__gemm_block_fn llm__gemm_block_avx2_get(void) { return gemm_block_avx2; }
 
 /* ------------------------------------------------ F16 rows in place -- */
 
-/* kernels.h gemm_rows_f16: tile() on 4 F16 weight rows at a time. */
+/* kernels.h gemm_rows_f16: tiles() on 4 F16 weight rows at a time. */
 static void gemm_rows_f16_avx2(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
                                size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
     for (int64_t m0 = 0; m0 < m_rows; m0 += 4) {
@@ -119,14 +124,7 @@ static void gemm_rows_f16_avx2(int64_t K, const float *x, size_t x_stride, int64
             const int64_t m = m0 + j < m_rows ? m0 + j : m_rows - 1;
             r[j] = (const uint16_t *)((const char *)w + (size_t)m * w_row);
         }
-        int64_t i = 0;
-        for (; i + RM <= n_rows; i += RM)
-            tile(RM, 1, K, x + (size_t)i * x_stride, x_stride, NULL, r, out + (size_t)i * o_stride + m0, o_stride, mv);
-        if (n_rows - i == 2) {
-            tile(2, 1, K, x + (size_t)i * x_stride, x_stride, NULL, r, out + (size_t)i * o_stride + m0, o_stride, mv);
-        } else if (n_rows - i == 1) {
-            tile(1, 1, K, x + (size_t)i * x_stride, x_stride, NULL, r, out + (size_t)i * o_stride + m0, o_stride, mv);
-        }
+        tiles(1, K, x, x_stride, n_rows, NULL, r, out + m0, o_stride, mv);
     }
 }
 

@@ -88,7 +88,8 @@ typedef struct {
     char *act;        /* [n][a_row bytes] of the activation type (F16 / BF16 only) */
     size_t a_row;
     float *xf;        /* [n][K] what the blocks read: x, or act widened */
-    float *wp;        /* [S][KC][8][8] packed weights */
+    float *wp;        /* [S][KC][8][8] packed weights (unused when in_place) */
+    int in_place;     /* F16 rows read where they are (kernels.h gemm_rows_f16) */
     float *out;       /* [n][M] */
     int64_t n, K, M, KC, S;
     int64_t rpp, n_rb, n_sg; /* pieces: row blocks of rpp rows x strip groups */
@@ -157,6 +158,21 @@ static void act_task(void *p, int ith, int nth) {
     }
 }
 
+/* Rows [r0, r0 + nr) by strips [s0, s0 + ns): the block on the packed
+ * strips, or on the F16 rows in place (kernels.h gemm_rows_f16). */
+static void run_block(const gemm_ctx *c, int64_t r0, int64_t nr, int64_t s0, int64_t ns) {
+    const float *x = c->xf + r0 * c->K;
+    float *out = c->out + r0 * c->M + 8 * s0;
+    if (c->in_place) {
+        const int64_t nm = c->M - 8 * s0 < 8 * ns ? c->M - 8 * s0 : 8 * ns;
+        c->k->gemm_rows_f16(c->K, x, (size_t)c->K, nr, c->w + (size_t)(8 * s0) * c->w_row, c->w_row, nm, out,
+                            (size_t)c->M);
+    } else {
+        c->k->gemm_block(c->K, x, (size_t)c->K, nr, c->wp + (size_t)(s0 * c->KC) * 64, ns, c->M - 8 * s0, out,
+                         (size_t)c->M);
+    }
+}
+
 static void block_task(void *p, int ith, int nth) {
     (void)nth;
     const gemm_ctx *c = p;
@@ -164,20 +180,7 @@ static void block_task(void *p, int ith, int nth) {
     const int64_t r0 = rb * c->rpp, s0 = sg * STRIPS_PER_PIECE;
     const int64_t nr = c->n - r0 < c->rpp ? c->n - r0 : c->rpp;
     const int64_t ns = c->S - s0 < STRIPS_PER_PIECE ? c->S - s0 : STRIPS_PER_PIECE;
-    c->k->gemm_block(c->K, c->xf + r0 * c->K, (size_t)c->K, nr, c->wp + (size_t)(s0 * c->KC) * 64, ns,
-                     c->M - 8 * s0, c->out + r0 * c->M + 8 * s0, (size_t)c->M);
-}
-
-/* F16 weights read in place (kernels.h gemm_rows_f16): the same pieces. */
-static void rows_task(void *p, int ith, int nth) {
-    (void)nth;
-    const gemm_ctx *c = p;
-    const int64_t sg = ith / c->n_rb, rb = ith % c->n_rb;
-    const int64_t r0 = rb * c->rpp, m0 = 8 * sg * STRIPS_PER_PIECE;
-    const int64_t nr = c->n - r0 < c->rpp ? c->n - r0 : c->rpp;
-    const int64_t nm = c->M - m0 < 8 * STRIPS_PER_PIECE ? c->M - m0 : 8 * STRIPS_PER_PIECE;
-    c->k->gemm_rows_f16(c->K, c->xf + r0 * c->K, (size_t)c->K, nr, c->w + (size_t)m0 * c->w_row, c->w_row, nm,
-                        c->out + r0 * c->M + m0, (size_t)c->M);
+    run_block(c, r0, nr, s0, ns);
 }
 
 /* Grows a 64-byte aligned float buffer (never shrunk). */
@@ -206,9 +209,9 @@ llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tenso
     c.KC = (c.K + 7) / 8;
     c.S = (c.M + 7) / 8;
     const int nt = be->n_threads;
-    const int in_place = c.wt == LLM_DTYPE_F16 && cpu->k.gemm_rows_f16;
+    c.in_place = c.wt == LLM_DTYPE_F16 && cpu->k.gemm_rows_f16;
     llm_status st = LLM_OK;
-    if (!in_place) {
+    if (!c.in_place) {
         st = reserve(&cpu->gemm_w, &cpu->gemm_w_len, (size_t)(c.S * c.KC) * 64);
         if (st != LLM_OK) return st;
         c.wp = cpu->gemm_w;
@@ -228,16 +231,15 @@ llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tenso
         llm__threadpool_run(cpu->tp, act_task, &c, c.n < nt ? (int)c.n : nt);
     }
     const int big = c.M * c.K >= 65536;
-    if (!in_place) llm__threadpool_run(cpu->tp, pack_task, &c, big ? (c.S < 4 * nt ? (int)c.S : 4 * nt) : 1);
+    if (!c.in_place) llm__threadpool_run(cpu->tp, pack_task, &c, big ? (c.S < 4 * nt ? (int)c.S : 4 * nt) : 1);
     c.n_sg = (c.S + STRIPS_PER_PIECE - 1) / STRIPS_PER_PIECE;
     c.rpp = ROWS_PER_PIECE;
     while ((c.n + c.rpp - 1) / c.rpp * c.n_sg > 65535) c.rpp *= 2; /* the pool's limit on pieces */
     c.n_rb = (c.n + c.rpp - 1) / c.rpp;
     if (c.n * c.M * c.K < 32768) { /* not worth waking the workers (the bits do not depend on the split) */
-        if (in_place) c.k->gemm_rows_f16(c.K, c.xf, (size_t)c.K, c.n, c.w, c.w_row, c.M, c.out, (size_t)c.M);
-        else c.k->gemm_block(c.K, c.xf, (size_t)c.K, c.n, c.wp, c.S, c.M, c.out, (size_t)c.M);
+        run_block(&c, 0, c.n, 0, c.S);
         return LLM_OK;
     }
-    llm__threadpool_run(cpu->tp, in_place ? rows_task : block_task, &c, (int)(c.n_rb * c.n_sg));
+    llm__threadpool_run(cpu->tp, block_task, &c, (int)(c.n_rb * c.n_sg));
     return LLM_OK;
 }
