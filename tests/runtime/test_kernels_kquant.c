@@ -360,18 +360,13 @@ static void kq_check_dot8(llm_dtype t, llm__vec_dot8_fn reg, int n, const uint8_
 }
 
 /* A pair's packed tiles (kernels.h llm__pack8_fn; Q4_K's rows8, Q6_K's
- * tiled), which must be registered exactly where the pair's dot8 is the
- * AVX2 one: 8 rows (w, stride wb) packed, then by 4 activation rows (a,
- * stride ab) must give want4 (the pair's dot4, [act row][weight row]) bit
- * for bit. */
+ * tiled), which the AVX2 registry must have whatever its dot8: 8 rows (w,
+ * stride wb) packed, then by 4 activation rows (a, stride ab) must give
+ * want4 (the pair's dot4, [act row][weight row]) bit for bit. */
 static void kq_check_packed(const struct llm__dot_pair *pr, llm_dtype t, int n, const uint8_t *w, size_t wb,
                             const uint8_t *a, size_t ab, const float (*want4)[8]) {
     const char *name = llm_dtype_name(t);
-    if (!pr->pack8) {
-        cr_assert_neq(pr->dot8, llm__kq_dot8_variant(t, 0), "%s: the AVX2 dot8 without packed tiles", name);
-        return; /* AVX-VNNI / AVX-512 CPUs keep their dot8 */
-    }
-    cr_assert_eq(pr->dot8, llm__kq_dot8_variant(t, 0), "%s: packed tiles beside another dot8", name);
+    cr_assert(pr->pack8, "%s: no packed tiles with AVX2", name);
     packed_check(pr, name, n, w, wb, a, ab, want4);
 }
 
@@ -467,9 +462,6 @@ Test(kernels, q4k_packed_extreme_blocks) {
     llm__cpu_kernels v;
     llm__cpu_kernels_scalar(&v);
     llm__cpu_kernels_avx2(&v);
-    if (!v.rows8[LLM_DTYPE_Q4_K].pack8) {
-        cr_skip_test("no packed Q4_K tiles on this CPU (AVX-VNNI / AVX-512 keep their dot8)");
-    }
     /* Per pattern: the qs byte (0xFF: both nibbles 15; 0x0F / 0xF0: one of
      * the pair's sub-blocks at 15, the other 0; -1: random) and the 12
      * scale bytes (0xFF: every scale and min 63; -1: random). */
@@ -522,9 +514,6 @@ Test(kernels, q6k_packed_extreme_blocks) {
     llm__cpu_kernels_scalar(&v);
     llm__cpu_kernels_avx2(&v);
     const llm_dtype t = LLM_DTYPE_Q6_K;
-    if (!v.tiled[t].pack8) {
-        cr_skip_test("no packed Q6_K tiles on this CPU (AVX-VNNI / AVX-512 keep their dot8)");
-    }
     /* Per pattern: the ql / qh byte (-1: random) and the scales (0: 127,
      * 1: -128, 2: alternating, 3: random). */
     static const struct {

@@ -26,6 +26,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cpu/kernels.h"
@@ -83,15 +84,28 @@ static void q40_floats(uint32_t *st, float *x, int n) {
 }
 
 /* The pair's packed tiles (kernels.h llm__pack8_fn) against want4 (dot4's
- * outputs, [act row][weight row]), bit for bit; the packed product must not
- * write past each row's 8 outputs. No-op where the pair has none (AVX-VNNI). */
+ * outputs, [act row][weight row]), bit for bit, with every packed product
+ * built and supported here (AVX2; AVX-VNNI, AVX-512 VNNI); the product must
+ * not write past each row's 8 outputs. The registry must have tiles and
+ * one of those products. */
 static void q40_check_packed(const llm__cpu_kernels *k, int n, const void *w, size_t wb, const uint8_t *a,
                              size_t ab, const float (*want4)[8]) {
     const struct llm__dot_pair *pr = &k->rows8[LLM_DTYPE_Q4_0];
-    if (!pr->pack8) {
-        return;
+    cr_assert(pr->pack8, "Q4_0: no packed tiles with AVX2");
+    int registered = 0;
+    for (int v = 0; v < 3; v++) {
+        struct llm__dot_pair p = *pr;
+        p.dot8x4_packed = llm__q4_0_packed_variant(v);
+        cr_assert(v > 0 || p.dot8x4_packed, "Q4_0: the AVX2 packed product is missing");
+        if (!p.dot8x4_packed) {
+            continue;
+        }
+        registered |= p.dot8x4_packed == pr->dot8x4_packed;
+        char name[32];
+        snprintf(name, sizeof name, "Q4_0 packed variant %d", v);
+        packed_check(&p, name, n, w, wb, a, ab, want4);
     }
-    packed_check(pr, "Q4_0", n, w, wb, a, ab, want4);
+    cr_assert(registered, "Q4_0: the registered packed product is none of the variants");
 }
 
 Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
@@ -193,9 +207,6 @@ Test(kernels_q4_0, packed_tiles_extreme_blocks) {
     llm__cpu_kernels k;
     llm__cpu_kernels_scalar(&k);
     llm__cpu_kernels_avx2(&k);
-    if (!k.rows8[LLM_DTYPE_Q4_0].pack8) {
-        cr_skip_test("no packed Q4_0 tiles on this CPU (AVX-VNNI keeps its dot8)");
-    }
     const int n = 1024;
     const size_t wb = (size_t)n / 32 * sizeof(llm_block_q4_0), ab = (size_t)n / 32 * sizeof(llm_block_q8_0);
     llm_block_q4_0 *w = malloc(8 * wb);

@@ -12,6 +12,24 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <cpuid.h>
+
+/* AVX-VNNI (VEX vpdpbusd / vpdpwssd on ymm): CPUID leaf 7 sub-leaf 1, EAX
+ * bit 4. The YMM state is enabled, since AVX2 was checked before any AVX2
+ * file is used. */
+static inline int cpu_has_avx_vnni(void) {
+    unsigned ea = 0, eb = 0, ec = 0, ed = 0;
+    return __get_cpuid_count(7, 1, &ea, &eb, &ec, &ed) && (ea & (1u << 4));
+}
+
+/* AVX-512 F, BW, VL and VNNI, with the OS saving the 512-bit state (libgcc's
+ * check includes XGETBV). */
+static inline int cpu_has_avx512_vnni(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+}
+
 static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
 /* 8 halves -> 8 floats. */

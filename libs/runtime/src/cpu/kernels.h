@@ -251,8 +251,13 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repack
  * one (what the registry takes when the CPU has it); NULL when not built or
  * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
+/* The Q4_0 packed products (rows8 dot8x4_packed, on pack8's tiles), for
+ * tests: which 0 the AVX2 one, 1 AVX-VNNI, 2 AVX-512 VL + VNNI; the registry
+ * takes 1, else 2, else 0. NULL when not built or not supported. Call only
+ * when llm__cpu_has_avx2(). */
+llm__vec_dot8x4_packed_fn llm__q4_0_packed_variant(int which);
 /* The dot8 of the Q4_K rows8 pair and of the Q6_K tiled pair
- * (kernels_avx2_kq8.c), and with the AVX2 dot8 their packed tiles
+ * (kernels_avx2_kq8.c), and their packed tiles
  * (pack8 / dot8x4_packed), installed by llm__cpu_kernels_avx2(). */
 void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k);
 /* Those dot8 kernels, for tests: t Q4_K (rows8 order) or Q6_K (tiled order),

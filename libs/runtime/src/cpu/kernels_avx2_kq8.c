@@ -25,8 +25,8 @@
  * the single-row gemv kernel (faster there, measured); two or three use the
  * 8-row form of the gemv order (each row's pairs summed in its lanes, one
  * tree per super-block). Prompt passes of both types multiply packed tiles
- * instead where the AVX2 dot8 is the registered one (llm__pack8_fn; the
- * packed sections below): the weight rows interleaved once per matmul so
+ * instead, whichever dot8 is registered (llm__pack8_fn; the packed sections
+ * below): the weight rows interleaved once per matmul so
  * that lane r of every vector is row r and no tree is needed.
  *
  * Files: the 256-bit bodies are kernels_avx2_kq8_body.h, included three
@@ -49,7 +49,6 @@
 
 #if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
 #define LLM_KQ8_VNNI 1
-#include <cpuid.h>
 #define KQ8_TARGET_VNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
 #endif
 
@@ -385,11 +384,6 @@ KQ8_TARGET_AVX512 static void dot8_q4_k_avx512(int64_t n, const void *w, size_t 
     }
 }
 
-static int kq8_has_avx512_vnni(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-}
 #endif
 
 /* ---------------------------------------------------------------- Q6_K -- */
@@ -553,11 +547,6 @@ KQ8_TARGET_VNNI static void dot8_q6_k_vnni(int64_t n, const void *w, size_t w_st
     }
 }
 
-/* AVX-VNNI: CPUID leaf 7 sub-leaf 1, EAX bit 4. */
-static int kq8_has_avx_vnni(void) {
-    unsigned ea = 0, eb = 0, ec = 0, ed = 0;
-    return __get_cpuid_count(7, 1, &ea, &eb, &ec, &ed) && (ea & (1u << 4));
-}
 #endif
 
 llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni) {
@@ -566,7 +555,7 @@ llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni) {
     }
     if (vnni == 2) {
 #ifdef LLM_KQ8_AVX512
-        if (t == LLM_DTYPE_Q4_K && kq8_has_avx512_vnni()) {
+        if (t == LLM_DTYPE_Q4_K && cpu_has_avx512_vnni()) {
             return dot8_q4_k_avx512;
         }
 #endif
@@ -576,7 +565,7 @@ llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni) {
         return t == LLM_DTYPE_Q4_K ? dot8_q4_k : dot8_q6_k;
     }
 #ifdef LLM_KQ8_VNNI
-    if (kq8_has_avx_vnni()) {
+    if (cpu_has_avx_vnni()) {
         return t == LLM_DTYPE_Q4_K ? dot8_q4_k_vnni : dot8_q6_k_vnni;
     }
 #endif
@@ -584,6 +573,10 @@ llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni) {
 }
 
 void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
+    /* Prompt passes (8 or more activation rows) multiply packed tiles,
+     * whatever the dot8: on a Zen 4 (AVX-512 + AVX-VNNI), llm-bench-runtime
+     * -t 1 -N 512 measured Q4_K's AVX-512 dot8 at 83 G multiply-adds/s
+     * against 111 packed, Q6_K's AVX-VNNI dot8 at 73 against 121. */
     for (int v = 0; v < 2; v++) {
         const llm_dtype t = v ? LLM_DTYPE_Q6_K : LLM_DTYPE_Q4_K;
         llm__vec_dot8_fn f = llm__kq_dot8_variant(t, 2);
@@ -591,21 +584,15 @@ void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
         f = f ? f : llm__kq_dot8_variant(t, 0);
         if (t == LLM_DTYPE_Q4_K && k->rows8[t].dot == llm__q4_k_dot_repack_gemv) {
             k->rows8[t].dot8 = f;
-            if (f == llm__kq_dot8_variant(t, 0)) {
-                /* Measured against the AVX2 dot8 only: with AVX-VNNI or
-                 * AVX-512, their dot8 stays (untested here). */
-                k->rows8[t].pack8 = q4k_pack8;
-                k->rows8[t].pack8_bytes = q4k_pack8_bytes;
-                k->rows8[t].dot8x4_packed = q4k_dot8x4_packed;
-            }
+            k->rows8[t].pack8 = q4k_pack8;
+            k->rows8[t].pack8_bytes = q4k_pack8_bytes;
+            k->rows8[t].dot8x4_packed = q4k_dot8x4_packed;
         }
         if (t == LLM_DTYPE_Q6_K && k->tiled[t].dot == llm__q6_k_dot_tiled) {
             k->tiled[t].dot8 = f;
-            if (f == llm__kq_dot8_variant(t, 0)) { /* as Q4_K's: measured against the AVX2 dot8 only */
-                k->tiled[t].pack8 = q6k_pack8;
-                k->tiled[t].pack8_bytes = q6k_pack8_bytes;
-                k->tiled[t].dot8x4_packed = q6k_dot8x4_packed;
-            }
+            k->tiled[t].pack8 = q6k_pack8;
+            k->tiled[t].pack8_bytes = q6k_pack8_bytes;
+            k->tiled[t].dot8x4_packed = q6k_dot8x4_packed;
         }
     }
 }

@@ -30,7 +30,6 @@
 
 #if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
 #define LLM_Q8_0_VNNI 1
-#include <cpuid.h>
 #endif
 
 /* One activation row (y, index j) against a dot2x4 tile's two weight rows. */
@@ -163,27 +162,12 @@ Q8_0_AVX512_TARGET static void dot2x4_q8_0_avx512(int64_t n, const void *w, size
 }
 #endif
 
-/* AVX-VNNI: CPUID leaf 7 sub-leaf 1, EAX bit 4. */
-static int q8_0_has_avx_vnni(void) {
-    unsigned ea = 0, eb = 0, ec = 0, ed = 0;
-    return __get_cpuid_count(7, 1, &ea, &eb, &ec, &ed) && (ea & (1u << 4));
-}
-#endif
-
-#ifdef LLM_Q8_0_AVX512
-/* AVX-512 F, BW, VL and VNNI, with the OS saving the 512-bit state (libgcc's
- * check includes XGETBV). */
-static int q8_0_has_avx512_vnni(void) {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-}
 #endif
 
 int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1) {
     if (vnni == 2) {
 #ifdef LLM_Q8_0_AVX512
-        if (q8_0_has_avx512_vnni() && llm__q8_0_micro_variant(1, d2x4, d4x1)) {
+        if (cpu_has_avx512_vnni() && llm__q8_0_micro_variant(1, d2x4, d4x1)) {
             *d2x4 = dot2x4_q8_0_avx512;
             return 1;
         }
@@ -196,7 +180,7 @@ int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_
         return 1;
     }
 #ifdef LLM_Q8_0_VNNI
-    if (q8_0_has_avx_vnni()) {
+    if (cpu_has_avx_vnni()) {
         *d2x4 = dot2x4_q8_0_vnni;
         *d4x1 = dot4x1_q8_0_vnni;
         return 1;
