@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,29 @@ static inline void packed_check(const struct llm__dot_pair *pr, const char *name
         }
     }
     free(pk);
+}
+
+/* packed_check with each of the n_prod products prods[v] (the variants
+ * built and supported here, NULL where not) in place of pr's; prods[0], the
+ * AVX2 one, must exist, and pr's own product must be one of them. */
+static inline void packed_check_variants(const struct llm__dot_pair *pr, const char *name, int n, const void *w,
+                                         size_t wb, const void *a, size_t ab, const float (*want4)[8],
+                                         const llm__vec_dot8x4_packed_fn *prods, int n_prod) {
+    cr_assert(pr->pack8, "%s: no packed tiles with AVX2", name);
+    cr_assert(prods[0], "%s: the AVX2 packed product is missing", name);
+    int registered = 0;
+    for (int v = 0; v < n_prod; v++) {
+        if (!prods[v]) {
+            continue;
+        }
+        struct llm__dot_pair p = *pr;
+        p.dot8x4_packed = prods[v];
+        registered |= prods[v] == pr->dot8x4_packed;
+        char label[48];
+        snprintf(label, sizeof label, "%s packed variant %d", name, v);
+        packed_check(&p, label, n, w, wb, a, ab, want4);
+    }
+    cr_assert(registered, "%s: the registered packed product is none of the variants", name);
 }
 
 #endif

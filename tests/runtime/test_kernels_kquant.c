@@ -362,12 +362,13 @@ static void kq_check_dot8(llm_dtype t, llm__vec_dot8_fn reg, int n, const uint8_
 /* A pair's packed tiles (kernels.h llm__pack8_fn; Q4_K's rows8, Q6_K's
  * tiled), which the AVX2 registry must have whatever its dot8: 8 rows (w,
  * stride wb) packed, then by 4 activation rows (a, stride ab) must give
- * want4 (the pair's dot4, [act row][weight row]) bit for bit. */
+ * want4 (the pair's dot4, [act row][weight row]) bit for bit, with every
+ * packed product built and supported here (AVX2; AVX-512 VNNI), one of
+ * which is the registered one. */
 static void kq_check_packed(const struct llm__dot_pair *pr, llm_dtype t, int n, const uint8_t *w, size_t wb,
                             const uint8_t *a, size_t ab, const float (*want4)[8]) {
-    const char *name = llm_dtype_name(t);
-    cr_assert(pr->pack8, "%s: no packed tiles with AVX2", name);
-    packed_check(pr, name, n, w, wb, a, ab, want4);
+    const llm__vec_dot8x4_packed_fn prods[2] = {llm__kq_packed_variant(t, 0), llm__kq_packed_variant(t, 1)};
+    packed_check_variants(pr, llm_dtype_name(t), n, w, wb, a, ab, want4, prods, 2);
 }
 
 Test(kernels, q4k_repacked_orders_match_llamacpp) {

@@ -26,7 +26,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cpu/kernels.h"
@@ -90,22 +89,9 @@ static void q40_floats(uint32_t *st, float *x, int n) {
  * one of those products. */
 static void q40_check_packed(const llm__cpu_kernels *k, int n, const void *w, size_t wb, const uint8_t *a,
                              size_t ab, const float (*want4)[8]) {
-    const struct llm__dot_pair *pr = &k->rows8[LLM_DTYPE_Q4_0];
-    cr_assert(pr->pack8, "Q4_0: no packed tiles with AVX2");
-    int registered = 0;
-    for (int v = 0; v < 3; v++) {
-        struct llm__dot_pair p = *pr;
-        p.dot8x4_packed = llm__q4_0_packed_variant(v);
-        cr_assert(v > 0 || p.dot8x4_packed, "Q4_0: the AVX2 packed product is missing");
-        if (!p.dot8x4_packed) {
-            continue;
-        }
-        registered |= p.dot8x4_packed == pr->dot8x4_packed;
-        char name[32];
-        snprintf(name, sizeof name, "Q4_0 packed variant %d", v);
-        packed_check(&p, name, n, w, wb, a, ab, want4);
-    }
-    cr_assert(registered, "Q4_0: the registered packed product is none of the variants");
+    const llm__vec_dot8x4_packed_fn prods[3] = {llm__q4_0_packed_variant(0), llm__q4_0_packed_variant(1),
+                                                 llm__q4_0_packed_variant(2)};
+    packed_check_variants(&k->rows8[LLM_DTYPE_Q4_0], "Q4_0", n, w, wb, a, ab, want4, prods, 3);
 }
 
 Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {

@@ -22,12 +22,13 @@ static inline int cpu_has_avx_vnni(void) {
     return __get_cpuid_count(7, 1, &ea, &eb, &ec, &ed) && (ea & (1u << 4));
 }
 
-/* AVX-512 F, BW, VL and VNNI, with the OS saving the 512-bit state (libgcc's
- * check includes XGETBV). */
+/* AVX-512 F, BW, DQ, VL and VNNI (every CPU with VNNI has the other four),
+ * with the OS saving the 512-bit state (libgcc's check includes XGETBV). */
 static inline int cpu_has_avx512_vnni(void) {
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512vnni");
 }
 
 static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }

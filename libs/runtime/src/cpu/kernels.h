@@ -252,9 +252,9 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repack
  * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
 /* The Q4_0 packed products (rows8 dot8x4_packed, on pack8's tiles), for
- * tests: which 0 the AVX2 one, 1 AVX-VNNI, 2 AVX-512 VL + VNNI; the registry
- * takes 1, else 2, else 0. NULL when not built or not supported. Call only
- * when llm__cpu_has_avx2(). */
+ * tests: which 0 the AVX2 one, 1 AVX-VNNI (256-bit), 2 AVX-512 VNNI (512-bit);
+ * the registry takes 2, else 1, else 0. NULL when not built or not
+ * supported. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8x4_packed_fn llm__q4_0_packed_variant(int which);
 /* The dot8 of the Q4_K rows8 pair and of the Q6_K tiled pair
  * (kernels_avx2_kq8.c), and their packed tiles
@@ -265,6 +265,11 @@ void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k);
  * NULL when not built, not supported, or t is another type. Call only when
  * llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni);
+/* Their packed products (dot8x4_packed on the pair's pack8 tiles), for
+ * tests: which 0 the AVX2 one, 1 the AVX-512 VNNI one (512-bit, what the
+ * registry takes when the CPU has it); NULL when not built, not supported,
+ * or t is another type. Call only when llm__cpu_has_avx2(). */
+llm__vec_dot8x4_packed_fn llm__kq_packed_variant(llm_dtype t, int which);
 /* The Q8_0 dot2x4 / dot4x1 (kernels_avx2_q8_0.c), installed by
  * llm__cpu_kernels_avx2() over the first ones in kernels_avx2.c. */
 void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k);

@@ -302,46 +302,86 @@ q4_0_8xN_vnni(int64_t n, const char *w, size_t w_stride, const char *a, size_t a
     for (int j = 0; j < NA; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
 }
 
-/* q4_0_dot8x4_packed with VNNI: vpdpbusd adds the four products
+/* q4_0_dot8x4_packed with AVX-VNNI: vpdpbusd adds the four products
  * (y + 128)(q - 8) of a chunk straight into int32 lane r, starting from corr,
  * so each row's block sum is the same exact integer (four products of at
  * most 255 * 8 in magnitude: no overflow) without the vpmaddubsw / vpmaddwd
  * pair. Two chains per activation row (chunks 0..3, 4..7) hide vpdpbusd's
- * latency. Same float chain, same bits. Built twice: AVX-VNNI (VEX) and
- * AVX-512 VL + VNNI (EVEX, for CPUs without AVX-VNNI). */
-#define Q4_0_PACKED_VNNI(NAME, ATTR, DPBUSD)                                                                     \
-    ATTR static void NAME(int64_t n, const void *pk, const void *a, size_t a_stride, float *out, size_t o_stride) { \
-        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};     \
-        const __m256i bias = _mm256_set1_epi8((char)0x80);                                                        \
-        for (int64_t b = 0; b < n / LLM_QK32; b++) {                                                              \
-            const char *P = (const char *)pk + (size_t)b * Q40_PK;                                                \
-            const __m256i *q = (const __m256i *)P;                                                                \
-            const __m256i corr = _mm256_load_si256((const __m256i *)(P + 256));                                   \
-            const __m256 dw = _mm256_load_ps((const float *)(P + 288));                                           \
-            for (int j = 0; j < 4; j++) {                                                                         \
-                const llm_block_q8_0 *y = (const llm_block_q8_0 *)((const char *)a + (size_t)j * a_stride) + b;   \
-                const __m256i lo = _mm256_xor_si256(                                                              \
-                    _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)y->qs)), bias);                 \
-                const __m256i hi = _mm256_xor_si256(                                                              \
-                    _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y->qs + 16))), bias);          \
-                __m256i s0 = DPBUSD(corr, _mm256_shuffle_epi32(lo, 0x00), _mm256_load_si256(q));                  \
-                __m256i s1 = DPBUSD(_mm256_setzero_si256(), _mm256_shuffle_epi32(hi, 0x00), _mm256_load_si256(q + 4)); \
-                s0 = DPBUSD(s0, _mm256_shuffle_epi32(lo, 0x55), _mm256_load_si256(q + 1));                        \
-                s1 = DPBUSD(s1, _mm256_shuffle_epi32(hi, 0x55), _mm256_load_si256(q + 5));                        \
-                s0 = DPBUSD(s0, _mm256_shuffle_epi32(lo, 0xAA), _mm256_load_si256(q + 2));                        \
-                s1 = DPBUSD(s1, _mm256_shuffle_epi32(hi, 0xAA), _mm256_load_si256(q + 6));                        \
-                s0 = DPBUSD(s0, _mm256_shuffle_epi32(lo, 0xFF), _mm256_load_si256(q + 3));                        \
-                s1 = DPBUSD(s1, _mm256_shuffle_epi32(hi, 0xFF), _mm256_load_si256(q + 7));                        \
-                const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(y->d)));                              \
-                acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), d, acc[j]);                \
-            }                                                                                                     \
-        }                                                                                                         \
-        for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);                         \
+ * latency. Same float chain, same bits. */
+__attribute__((target("avx2,fma,f16c,avxvnni"))) static void
+q4_0_dot8x4_packed_vnni(int64_t n, const void *pk, const void *a, size_t a_stride, float *out, size_t o_stride) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    const __m256i bias = _mm256_set1_epi8((char)0x80);
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const char *P = (const char *)pk + (size_t)b * Q40_PK;
+        const __m256i *q = (const __m256i *)P;
+        const __m256i corr = _mm256_load_si256((const __m256i *)(P + 256));
+        const __m256 dw = _mm256_load_ps((const float *)(P + 288));
+        for (int j = 0; j < 4; j++) {
+            const llm_block_q8_0 *y = (const llm_block_q8_0 *)((const char *)a + (size_t)j * a_stride) + b;
+            const __m256i lo = _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)y->qs)), bias);
+            const __m256i hi =
+                _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(y->qs + 16))), bias);
+            __m256i s0 = _mm256_dpbusd_avx_epi32(corr, _mm256_shuffle_epi32(lo, 0x00), _mm256_load_si256(q));
+            __m256i s1 = _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), _mm256_shuffle_epi32(hi, 0x00), _mm256_load_si256(q + 4));
+            s0 = _mm256_dpbusd_avx_epi32(s0, _mm256_shuffle_epi32(lo, 0x55), _mm256_load_si256(q + 1));
+            s1 = _mm256_dpbusd_avx_epi32(s1, _mm256_shuffle_epi32(hi, 0x55), _mm256_load_si256(q + 5));
+            s0 = _mm256_dpbusd_avx_epi32(s0, _mm256_shuffle_epi32(lo, 0xAA), _mm256_load_si256(q + 2));
+            s1 = _mm256_dpbusd_avx_epi32(s1, _mm256_shuffle_epi32(hi, 0xAA), _mm256_load_si256(q + 6));
+            s0 = _mm256_dpbusd_avx_epi32(s0, _mm256_shuffle_epi32(lo, 0xFF), _mm256_load_si256(q + 3));
+            s1 = _mm256_dpbusd_avx_epi32(s1, _mm256_shuffle_epi32(hi, 0xFF), _mm256_load_si256(q + 7));
+            const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(y->d)));
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(s0, s1)), d, acc[j]);
+        }
     }
+    for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+}
 
-Q4_0_PACKED_VNNI(q4_0_dot8x4_packed_vnni, __attribute__((target("avx2,fma,f16c,avxvnni"))), _mm256_dpbusd_avx_epi32)
-Q4_0_PACKED_VNNI(q4_0_dot8x4_packed_avx512vnni,
-                 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni"))), _mm256_dpbusd_epi32)
+/* The same product on 512-bit registers, two activation rows per register:
+ * lanes 0..7 are weight rows 0..7 against activation row 2h, lanes 8..15
+ * against row 2h + 1. The tile's chunks are loaded once per block into both
+ * halves and serve the four rows; per pair of rows, one vpshufd and one
+ * vpdpbusd per chunk do what two of each do on 256 bits. Each lane runs
+ * the same integer sum and float chain as above: the same bits. */
+#define Q4_0_ZMM_ATTR __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+Q4_0_ZMM_ATTR static inline __m512i q4_0_y2(const int8_t *y0, const int8_t *y1) {
+    /* [y0's 16 bytes x 2 | y1's 16 bytes x 2], + 128 */
+    const __m256i l = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)y0)),
+                                              _mm_loadu_si128((const __m128i *)y1), 1);
+    const __m512i z = _mm512_castsi256_si512(l);
+    return _mm512_xor_si512(_mm512_shuffle_i64x2(z, z, 0x50), _mm512_set1_epi8((char)0x80));
+}
+
+Q4_0_ZMM_ATTR static void q4_0_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
+                                                  float *out, size_t o_stride) {
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const char *P = (const char *)pk + (size_t)b * Q40_PK;
+        __m512i q[8];
+        for (int c = 0; c < 8; c++) q[c] = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)P + c));
+        const __m512i corr = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(P + 256)));
+        const __m512 dw = _mm512_broadcast_f32x8(_mm256_load_ps((const float *)(P + 288)));
+        for (int h = 0; h < 2; h++) {
+            const llm_block_q8_0 *y0 = (const llm_block_q8_0 *)((const char *)a + (size_t)(2 * h) * a_stride) + b;
+            const llm_block_q8_0 *y1 = (const llm_block_q8_0 *)((const char *)a + (size_t)(2 * h + 1) * a_stride) + b;
+            const __m512i lo = q4_0_y2(y0->qs, y1->qs), hi = q4_0_y2(y0->qs + 16, y1->qs + 16);
+            __m512i s0 = _mm512_dpbusd_epi32(corr, _mm512_shuffle_epi32(lo, (_MM_PERM_ENUM)0x00), q[0]);
+            __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_shuffle_epi32(hi, (_MM_PERM_ENUM)0x00), q[4]);
+            s0 = _mm512_dpbusd_epi32(s0, _mm512_shuffle_epi32(lo, (_MM_PERM_ENUM)0x55), q[1]);
+            s1 = _mm512_dpbusd_epi32(s1, _mm512_shuffle_epi32(hi, (_MM_PERM_ENUM)0x55), q[5]);
+            s0 = _mm512_dpbusd_epi32(s0, _mm512_shuffle_epi32(lo, (_MM_PERM_ENUM)0xAA), q[2]);
+            s1 = _mm512_dpbusd_epi32(s1, _mm512_shuffle_epi32(hi, (_MM_PERM_ENUM)0xAA), q[6]);
+            s0 = _mm512_dpbusd_epi32(s0, _mm512_shuffle_epi32(lo, (_MM_PERM_ENUM)0xFF), q[3]);
+            s1 = _mm512_dpbusd_epi32(s1, _mm512_shuffle_epi32(hi, (_MM_PERM_ENUM)0xFF), q[7]);
+            const __m512 dy = _mm512_insertf32x8(_mm512_set1_ps(_cvtsh_ss(y0->d)), _mm256_set1_ps(_cvtsh_ss(y1->d)), 1);
+            acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), _mm512_mul_ps(dw, dy), acc[h]);
+        }
+    }
+    for (int h = 0; h < 2; h++) {
+        _mm256_storeu_ps(out + (size_t)(2 * h) * o_stride, _mm512_castps512_ps256(acc[h]));
+        _mm256_storeu_ps(out + (size_t)(2 * h + 1) * o_stride, _mm512_extractf32x8_ps(acc[h], 1));
+    }
+}
 
 #define Q4_0_VNNI_ATTR __attribute__((target("avx2,fma,f16c,avxvnni")))
 Q4_0_DOT8(dot8_q4_0_q8_0_rows8_vnni, Q4_0_VNNI_ATTR, q4_0_8xN_vnni, 0)
@@ -365,8 +405,7 @@ llm__vec_dot8x4_packed_fn llm__q4_0_packed_variant(int which) {
     case 0: return q4_0_dot8x4_packed;
 #ifdef LLM_Q4_0_VNNI
     case 1: return cpu_has_avx_vnni() ? q4_0_dot8x4_packed_vnni : NULL;
-    case 2:
-        return cpu_has_avx512_vnni() ? q4_0_dot8x4_packed_avx512vnni : NULL;
+    case 2: return cpu_has_avx512_vnni() ? q4_0_dot8x4_packed_zmm : NULL;
 #endif
     default: return NULL;
     }
@@ -382,12 +421,12 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
 #else
     k->rows8[LLM_DTYPE_Q4_0].dot8_stream = dot8s_q4_0_q8_0_rows8;
 #endif
-    /* Packed tiles for 8 or more activation rows, whatever the dot8: on a
-     * Zen 4 (AVX-512 + AVX-VNNI), llm-bench-runtime -t 1 -N 512 measured the
-     * VNNI dot8 at 64 G multiply-adds/s, the AVX2 packed product at 112 and
-     * its VNNI form at 137 (the EVEX form 130). */
-    llm__vec_dot8x4_packed_fn prod = NULL;
-    for (int v = 1; v <= 2 && !prod; v++) prod = llm__q4_0_packed_variant(v);
+    /* Packed tiles for 8 or more activation rows, whatever the dot8. On a
+     * Zen 5 (AVX-512 + AVX-VNNI), llm-bench-runtime -t 1 -N 512 measured the
+     * VNNI dot8 at 64 G multiply-adds/s, the packed product at 112 (AVX2),
+     * 137 (AVX-VNNI) and 165 (AVX-512). */
+    llm__vec_dot8x4_packed_fn prod = llm__q4_0_packed_variant(2);
+    prod = prod ? prod : llm__q4_0_packed_variant(1);
     k->rows8[LLM_DTYPE_Q4_0].pack8 = q4_0_pack8;
     k->rows8[LLM_DTYPE_Q4_0].pack8_bytes = q4_0_pack8_bytes;
     k->rows8[LLM_DTYPE_Q4_0].dot8x4_packed = prod ? prod : q4_0_dot8x4_packed;
