@@ -696,16 +696,21 @@ int main(int argc, char **argv) {
             peak_read[ti] = pr.read_gbs;
             if (os.json || os.jsonl) {
                 printf("%s{\"peak\": true, \"n_threads\": %d, \"read_gbs\": %.3f, \"buffer_mib\": %d, "
-                       "\"int8_avx2_gops\": %.2f, \"int8_vnni_gops\": %.2f, \"fp32_gflops\": %.2f}%s",
+                       "\"int8_avx2_gops\": %.2f, \"int8_vnni_gops\": %.2f, \"int8_avx512_gops\": %.2f, "
+                       "\"fp32_gflops\": %.2f, \"fp32_avx512_gflops\": %.2f}%s",
                        os.json ? (os.n_printed ? ",\n  " : "[\n  ") : "", pr.n_threads, pr.read_gbs, o.peak_mib,
-                       pr.int8_avx2_gops, pr.int8_vnni_gops, pr.fp32_gflops, os.jsonl ? "\n" : "");
+                       pr.int8_avx2_gops, pr.int8_vnni_gops, pr.int8_avx512_gops, pr.fp32_gflops,
+                       pr.fp32_avx512_gflops, os.jsonl ? "\n" : "");
                 os.n_printed++;
             } else {
                 printf("peak, %d thread%s: memory read %.2f GB/s (%d MiB buffer); int8 multiply-adds "
                        "%.1f G/s (AVX2 vpmaddubsw)",
                        pr.n_threads, pr.n_threads == 1 ? "" : "s", pr.read_gbs, o.peak_mib, pr.int8_avx2_gops);
                 if (pr.has_vnni) printf(", %.1f G/s (AVX-VNNI vpdpbusd)", pr.int8_vnni_gops);
-                printf("; fp32 %.1f GFLOP/s (FMA)\n", pr.fp32_gflops);
+                if (pr.has_avx512) printf(", %.1f G/s (AVX-512 vpdpbusd)", pr.int8_avx512_gops);
+                printf("; fp32 %.1f GFLOP/s (FMA)", pr.fp32_gflops);
+                if (pr.has_avx512) printf(", %.1f GFLOP/s (AVX-512 FMA)", pr.fp32_avx512_gflops);
+                printf("\n");
             }
             fflush(stdout);
         }

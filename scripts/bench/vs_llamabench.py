@@ -121,8 +121,14 @@ def main():
         print(json.dumps(dict(peak=list(peak.values()), rows=rows), indent=2))
         return 0
     for t, e in sorted(peak.items()):
-        print(f"peak, {t} threads: memory read {e['read_gbs']:.2f} GB/s, int8 {e['int8_avx2_gops']:.0f} G/s "
-              f"(AVX2), {e['int8_vnni_gops']:.0f} G/s (VNNI), fp32 {e['fp32_gflops']:.0f} GFLOP/s")
+        line = (f"peak, {t} threads: memory read {e['read_gbs']:.2f} GB/s, int8 {e['int8_avx2_gops']:.0f} G/s "
+                f"(AVX2), {e['int8_vnni_gops']:.0f} G/s (AVX-VNNI)")
+        if e.get("int8_avx512_gops"):
+            line += f", {e['int8_avx512_gops']:.0f} G/s (AVX-512 VNNI)"
+        line += f", fp32 {e['fp32_gflops']:.0f} GFLOP/s"
+        if e.get("fp32_avx512_gflops"):
+            line += f", {e['fp32_avx512_gflops']:.0f} GFLOP/s (AVX-512)"
+        print(line)
     head = "| model | threads | test | llm t/s (min..max) |"
     sep = "| --- | ---: | --- | ---: |"
     for name, _ in refs:

@@ -97,6 +97,15 @@ check("md: tests named as llama-bench does", any("pp4" in ln for ln in lines) an
 r = run("--peak", "--peak-mib", "16", "-p", "0", "-n", "0", "-t", "1")
 check("--peak exit 0 with GB/s and GFLOP/s", r.returncode == 0 and "GB/s" in r.stdout + r.stderr
       and "GFLOP/s" in r.stdout + r.stderr, r.stdout + r.stderr)
+r = run("--peak", "--peak-mib", "16", "-p", "0", "-n", "0", "-t", "1", "-o", "json")
+try:
+    pk = json.loads(r.stdout)[0]
+except (ValueError, IndexError, KeyError) as e:
+    pk = {"error": str(e)}
+check("--peak -o json: every figure named, the int8 ones positive where measured",
+      all(k in pk for k in ("read_gbs", "int8_avx2_gops", "int8_vnni_gops", "int8_avx512_gops", "fp32_gflops",
+                            "fp32_avx512_gflops")) and pk.get("int8_avx2_gops", 0) > 0 and pk.get("read_gbs", 0) > 0,
+      r.stdout + r.stderr)
 
 # Usage errors: exit 2 with the option named; a missing file is exit 1.
 for args, opt in ((["-p", "abc"], "-p"), (["-t", "-3"], "-t"), (["-r", "0"], "-r"), (["-o", "xml"], "-o"),
