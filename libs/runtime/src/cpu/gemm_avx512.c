@@ -17,6 +17,8 @@
 #if defined(__x86_64__) && defined(__AVX512F__) && defined(__AVX512DQ__)
 
 #include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
 
 #define RM 6
 
@@ -53,17 +55,37 @@ static inline void store8(float *o, __m256 v, int64_t mv) {
     }
 }
 
-/* rm (1..RM) rows by the 8 weight rows of strip ws (chunk c at ws + 64 c). */
-static inline __attribute__((always_inline)) void tile(const int rm, int64_t K, const float *x, size_t xs,
-                                                       const float *ws, float *out, size_t os, int64_t mv) {
+/* Chunk c of weight rows 2p and 2p + 1 of a strip as 16 floats (8 lanes
+ * each): from the packed strip ws (chunk c at ws + 64 c), or, with F16,
+ * halves 8c .. 8c + 7 of rows wr[2p] and wr[2p + 1] widened as they load
+ * (exact: lane j still takes k = 8c + j). A partial last chunk (n < 8
+ * elements) is zero past them, as the packer leaves it. */
+static inline __attribute__((always_inline)) __m512 w_chunk(const int F16, const float *ws,
+                                                            const uint16_t *const *wr, int p, int64_t c, int64_t n) {
+    if (!F16) return _mm512_load_ps(ws + 64 * c + 16 * p);
+    if (n == 8) {
+        return _mm512_cvtph_ps(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(wr[2 * p] + 8 * c))),
+            _mm_loadu_si128((const __m128i *)(wr[2 * p + 1] + 8 * c)), 1));
+    }
+    uint16_t h[16] = {0};
+    memcpy(h, wr[2 * p] + 8 * c, (size_t)n * sizeof(uint16_t));
+    memcpy(h + 8, wr[2 * p + 1] + 8 * c, (size_t)n * sizeof(uint16_t));
+    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+}
+
+/* rm (1..RM) rows by the 8 weight rows of a strip (w_chunk: packed, or 8
+ * F16 rows). */
+static inline __attribute__((always_inline)) void tile(const int rm, const int F16, int64_t K, const float *x,
+                                                       size_t xs, const float *ws, const uint16_t *const *wr,
+                                                       float *out, size_t os, int64_t mv) {
     __m512 acc[RM][4];
     for (int i = 0; i < RM; i++)
         for (int j = 0; j < 4; j++) acc[i][j] = _mm512_setzero_ps();
     const int64_t kf = K / 8;
     for (int64_t c = 0; c < kf; c++) {
-        const float *wc = ws + 64 * c;
-        const __m512 w0 = _mm512_load_ps(wc), w1 = _mm512_load_ps(wc + 16);
-        const __m512 w2 = _mm512_load_ps(wc + 32), w3 = _mm512_load_ps(wc + 48);
+        const __m512 w0 = w_chunk(F16, ws, wr, 0, c, 8), w1 = w_chunk(F16, ws, wr, 1, c, 8);
+        const __m512 w2 = w_chunk(F16, ws, wr, 2, c, 8), w3 = w_chunk(F16, ws, wr, 3, c, 8);
         for (int i = 0; i < rm; i++) {
             const __m512 xv = _mm512_broadcast_f32x8(_mm256_loadu_ps(x + (size_t)i * xs + 8 * c));
             acc[i][0] = _mm512_fmadd_ps(xv, w0, acc[i][0]);
@@ -72,13 +94,12 @@ static inline __attribute__((always_inline)) void tile(const int rm, int64_t K, 
             acc[i][3] = _mm512_fmadd_ps(xv, w3, acc[i][3]);
         }
     }
-    if (K % 8) { /* the last chunk: x zero past K (the packed weights are too) */
+    if (K % 8) { /* the last chunk: x zero past K (the weights are too) */
         const __mmask16 km = (__mmask16)((1u << (K % 8)) - 1);
-        const float *wc = ws + 64 * kf;
         for (int i = 0; i < rm; i++) {
             const __m512 xt = _mm512_maskz_loadu_ps(km, x + (size_t)i * xs + 8 * kf);
             const __m512 xv = _mm512_shuffle_f32x4(xt, xt, _MM_SHUFFLE(1, 0, 1, 0));
-            for (int j = 0; j < 4; j++) acc[i][j] = _mm512_fmadd_ps(xv, _mm512_load_ps(wc + 16 * j), acc[i][j]);
+            for (int j = 0; j < 4; j++) acc[i][j] = _mm512_fmadd_ps(xv, w_chunk(F16, ws, wr, j, kf, K % 8), acc[i][j]);
         }
     }
     int i = 0;
@@ -93,36 +114,65 @@ static inline __attribute__((always_inline)) void tile(const int rm, int64_t K, 
     }
 }
 
+/* Rows [0, n_rows) in tiles of RM, then the rest, against one strip. */
+static inline __attribute__((always_inline)) void tiles(const int F16, int64_t K, const float *x, size_t xs,
+                                                        int64_t n_rows, const float *ws, const uint16_t *const *wr,
+                                                        float *out, size_t os, int64_t mv) {
+    int64_t i = 0;
+    for (; i + RM <= n_rows; i += RM) tile(RM, F16, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
+    float *o = out + (size_t)i * os;
+    const float *xi = x + (size_t)i * xs;
+    switch (n_rows - i) {
+    case 5: tile(5, F16, K, xi, xs, ws, wr, o, os, mv); break;
+    case 4: tile(4, F16, K, xi, xs, ws, wr, o, os, mv); break;
+    case 3: tile(3, F16, K, xi, xs, ws, wr, o, os, mv); break;
+    case 2: tile(2, F16, K, xi, xs, ws, wr, o, os, mv); break;
+    case 1: tile(1, F16, K, xi, xs, ws, wr, o, os, mv); break;
+    default: break;
+    }
+}
+
 static void gemm_block_avx512(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const float *wp,
                               int64_t n_strips, int64_t m_lim, float *out, size_t o_stride) {
     const int64_t KC = (K + 7) / 8;
     for (int64_t s = 0; s < n_strips; s++) {
         const int64_t m0 = 8 * s, mv = m_lim - m0;
         if (mv <= 0) break;
-        const float *ws = wp + (size_t)(s * KC) * 64;
-        int64_t i = 0;
-        for (; i + RM <= n_rows; i += RM)
-            tile(RM, K, x + (size_t)i * x_stride, x_stride, ws, out + (size_t)i * o_stride + m0, o_stride, mv);
-        float *o = out + (size_t)i * o_stride + m0;
-        const float *xi = x + (size_t)i * x_stride;
-        switch (n_rows - i) {
-        case 5: tile(5, K, xi, x_stride, ws, o, o_stride, mv); break;
-        case 4: tile(4, K, xi, x_stride, ws, o, o_stride, mv); break;
-        case 3: tile(3, K, xi, x_stride, ws, o, o_stride, mv); break;
-        case 2: tile(2, K, xi, x_stride, ws, o, o_stride, mv); break;
-        case 1: tile(1, K, xi, x_stride, ws, o, o_stride, mv); break;
-        default: break;
-        }
+        tiles(0, K, x, x_stride, n_rows, wp + (size_t)(s * KC) * 64, NULL, out + m0, o_stride, mv);
     }
 }
 
-llm__gemm_block_fn llm__gemm_block_avx512_get(void) {
+/* kernels.h gemm_rows_f16: tiles() on 8 F16 weight rows at a time. */
+static void gemm_rows_f16_avx512(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
+                                 size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
+    for (int64_t m0 = 0; m0 < m_rows; m0 += 8) {
+        const uint16_t *r[8];
+        for (int j = 0; j < 8; j++) { /* past m_rows: the last row again, its outputs not stored */
+            const int64_t m = m0 + j < m_rows ? m0 + j : m_rows - 1;
+            r[j] = (const uint16_t *)((const char *)w + (size_t)m * w_row);
+        }
+        tiles(1, K, x, x_stride, n_rows, NULL, r, out + m0, o_stride, m_rows - m0);
+    }
+}
+
+static int has_avx512fdq(void) {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") ? gemm_block_avx512 : NULL;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+
+llm__gemm_block_fn llm__gemm_block_avx512_get(void) { return has_avx512fdq() ? gemm_block_avx512 : NULL; }
+
+void (*llm__gemm_rows_f16_avx512_get(void))(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t,
+                                            float *, size_t) {
+    return has_avx512fdq() ? gemm_rows_f16_avx512 : NULL;
 }
 
 #else /* not built with AVX-512 */
 
 llm__gemm_block_fn llm__gemm_block_avx512_get(void) { return NULL; }
+void (*llm__gemm_rows_f16_avx512_get(void))(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t,
+                                            float *, size_t) {
+    return NULL;
+}
 
 #endif

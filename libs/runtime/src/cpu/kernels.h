@@ -235,6 +235,10 @@ void llm__gemm_block_scalar(int64_t K, const float *x, size_t x_stride, int64_t 
                             int64_t n_strips, int64_t m_lim, float *out, size_t o_stride);
 llm__gemm_block_fn llm__gemm_block_avx2_get(void);   /* gemm_avx2.c; NULL if not built */
 llm__gemm_block_fn llm__gemm_block_avx512_get(void); /* gemm_avx512.c; NULL if not built or no CPU support */
+/* gemm_avx512.c: the AVX-512 gemm_rows_f16; NULL if not built or no CPU support. */
+void (*llm__gemm_rows_f16_avx512_get(void))(int64_t K, const float *x, size_t x_stride, int64_t n_rows,
+                                            const void *w, size_t w_row, int64_t m_rows, float *out,
+                                            size_t o_stride);
 /* gemm_avx2.c: the AVX2 gemm_rows_f16; NULL if not built. */
 void (*llm__gemm_rows_f16_avx2_get(void))(int64_t K, const float *x, size_t x_stride, int64_t n_rows,
                                           const void *w, size_t w_row, int64_t m_rows, float *out, size_t o_stride);

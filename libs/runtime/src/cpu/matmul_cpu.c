@@ -187,13 +187,16 @@ static void dot_task2(void *p, int ith, int nth) {
 }
 
 /* Rows from which an sgemm-pair call goes to the tiled product (same bits).
- * F16 weights are read in place there (kernels.h gemm_rows_f16), which is
- * faster than the pair from 8 rows (llm-bench-runtime -t 2 -N n on a
- * [4096][2048] weight, session 13: pair / tiled 2.23 / 1.82 ms at 8, 4.36 /
- * 2.56 at 16, 16.4 / 9.3 at 64; about even at 4). BF16 weights are packed
- * as floats per call (twice their size), which costs more than it saves
- * below 64 rows (18.3 against 16.6 ms at 64). */
+ * F16 weights are read in place there where the kernels can (kernels.h
+ * gemm_rows_f16, AVX2 and AVX-512), which is faster than the pair from 8
+ * rows (llm-bench-runtime -t 2 -N n on a [4096][2048] weight, session 13's
+ * AVX2 Zen 3: pair / tiled 2.23 / 1.82 ms at 8, 4.36 / 2.56 at 16, 16.4 /
+ * 9.3 at 64; about even at 4). Weights packed as floats per call (BF16;
+ * F16 without gemm_rows_f16) cost more than they save below 64 rows for
+ * BF16 (18.3 against 16.6 ms at 64) and about 128 for F16 (35.1 / 32.3 at
+ * 128, 19.7 / 21.0 at 96). */
 #define GEMM_MIN_ROWS_F16 8
+#define GEMM_MIN_ROWS_F16_PACKED 128
 #define GEMM_MIN_ROWS_BF16 64
 
 /* invariant: only the registry's dot / dot4 / dot2x4 / dot4x1 (equal bit for
@@ -236,7 +239,10 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
         alt = &cpu->k.tiled[wt];
     } else if (cpu->k.sgemm[wt].dot && c->n >= 2 && c->K % 8 == 0 && c->M % 4 == 0) {
         alt = &cpu->k.sgemm[wt];
-        if (c->n >= (wt == LLM_DTYPE_BF16 ? GEMM_MIN_ROWS_BF16 : GEMM_MIN_ROWS_F16) && cpu->k.gemm_block) {
+        const int64_t min_rows = wt == LLM_DTYPE_BF16   ? GEMM_MIN_ROWS_BF16
+                                 : cpu->k.gemm_rows_f16 ? GEMM_MIN_ROWS_F16
+                                                        : GEMM_MIN_ROWS_F16_PACKED;
+        if (c->n >= min_rows && cpu->k.gemm_block) {
             /* The sgemm pair's order is the tiled product's (kernels.h); it
              * runs the same sums with each vector load feeding more FMAs. */
             return llm__cpu_gemm(be, out, x, w);
