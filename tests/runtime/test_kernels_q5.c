@@ -13,6 +13,7 @@
 #include "cpu/kernels.h"
 #include "dtype/blocks.h"
 #include "golden_gen.h"
+#include "packed_check.h"
 
 /* Results of llama.cpp's own AVX2 kernels (ggml_vec_dot_q5_0_q8_0,
  * ggml_vec_dot_q5_1_q8_1, ggml_vec_dot_q5_K_q8_K in llama-cpp-python 0.3.36's
@@ -203,5 +204,62 @@ Test(kernels, q5_simd_extreme_blocks_match_scalar) {
                       llm_dtype_name(t), pat, n, (double)rs, (double)rv);
             free(w); free(a); free(wf); free(af);
         }
+    }
+}
+
+/* Q5_0's packed tiles (its tiled pair, kernels.h llm__pack8_fn; AVX-512 VNNI
+ * CPUs only) against dot4 bit for bit: random blocks and extremes (every
+ * value 0 or 31, i.e. q - 16 = -16 or 15, against activation bytes 127,
+ * -127 and alternating), 1, 6 and 11 blocks, with a row stride wider than
+ * the row. The registry must install the tiles exactly where the product
+ * exists. */
+Test(kernels, q5_0_packed_tiles_match_dot4) {
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: SIMD kernels not selectable");
+    }
+    llm__cpu_kernels v;
+    llm__cpu_kernels_scalar(&v);
+    llm__cpu_kernels_avx2(&v);
+    const struct llm__dot_pair *pr = &v.tiled[LLM_DTYPE_Q5_0];
+    const llm__vec_dot8x4_packed_fn prod = llm__q5_0_packed_variant(1);
+    cr_assert_eq(pr->dot8x4_packed, prod, "Q5_0: tiles registered %s the AVX-512 product", prod ? "without" : "with");
+    if (!prod) {
+        cr_log_info("Q5_0: no AVX-512 VNNI here: the packed product was not run");
+        return;
+    }
+    cr_assert(pr->dot4 == v.dot4[LLM_DTYPE_Q5_0] && pr->dot == v.dot[LLM_DTYPE_Q5_0], "Q5_0: the tiled pair is not dot4's");
+    uint32_t st = 99;
+    for (int pat = 0; pat < 9; pat++) {
+        const int n = 32 * (1 + pat % 3 * 5);
+        const size_t wb = (size_t)n / 32 * sizeof(llm_block_q5_0) + 6, ab = (size_t)n / 32 * sizeof(llm_block_q8_0);
+        uint8_t *w = malloc(8 * wb), *a = malloc(4 * ab);
+        cr_assert(w && a);
+        for (size_t i = 0; i < 8 * wb; i++) {
+            st = st * 1664525u + 1013904223u;
+            w[i] = pat < 3 ? (uint8_t)(st >> 24) : pat < 6 ? 0xFF : 0x00;
+        }
+        for (int r = 0; r < 8; r++)
+            for (int b = 0; b < n / 32; b++) {
+                llm_block_q5_0 *x = (llm_block_q5_0 *)(w + (size_t)r * wb) + b;
+                x->d = llm_fp32_to_fp16((b + r) % 3 ? 0.0625f : -0.125f);
+            }
+        for (int j = 0; j < 4; j++)
+            for (int b = 0; b < n / 32; b++) {
+                llm_block_q8_0 *y = (llm_block_q8_0 *)(a + (size_t)j * ab) + b;
+                y->d = llm_fp32_to_fp16(b % 2 ? 0.25f : 0.03125f);
+                for (int i = 0; i < 32; i++) {
+                    st = st * 1664525u + 1013904223u;
+                    y->qs[i] = pat < 3 ? (int8_t)((int)(st >> 24) % 255 - 127) : (int8_t)(j % 3 == 0 ? 127 : j % 3 == 1 ? -127 : (i & 1 ? 127 : -127));
+                }
+            }
+        float want[4][8];
+        for (int col = 0; col < 8; col++) {
+            float o[4];
+            pr->dot4(n, w + (size_t)col * wb, a, ab, o);
+            for (int r = 0; r < 4; r++) want[r][col] = o[r];
+        }
+        packed_check(pr, "Q5_0", n, w, wb, a, ab, (const float (*)[8])want);
+        free(w);
+        free(a);
     }
 }

@@ -248,6 +248,11 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k);
 /* Overrides entries with AVX2+FMA+F16C variants. Call only when the CPU has them. */
 void llm__cpu_kernels_avx2(llm__cpu_kernels *k);
 void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_kernels_avx2 */
+/* The Q5_0 packed product (its tiled pair's dot8x4_packed, on q5_0's pack8
+ * tiles), for tests: which 1 the AVX-512 VNNI one, the only one (AVX2 CPUs
+ * keep dot4); NULL when not built, not supported, or which is another
+ * number. Call only when llm__cpu_has_avx2(). */
+llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which);
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
 void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k); /* grouped attention: attention_avx2.c */
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repacked order), ditto */

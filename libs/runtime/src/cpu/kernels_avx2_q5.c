@@ -102,6 +102,80 @@ static void dot4_q5_0_q8_0(int64_t n, const void *w, const void *a, size_t a_str
     for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]);
 }
 
+/* ------------------------------------------------- Q5_0, packed tiles -- */
+
+/* A prompt pass's Q5_0 product (dot4's order, above) on eight weight rows
+ * packed once per matmul, for CPUs with AVX-512 VNNI: two weight rows per
+ * 512-bit register and their block decoded once for all activation rows.
+ *
+ * Tile layout, per block of 32 (Q50_PK bytes): q [8 rows][32 bytes], the
+ * row's values as unsigned q (0..31) in element order; d [8 rows] floats
+ * (the fp16 scale widened, exact).
+ *
+ * Lane k of row r, activation row j: vpdpbusd sums the four products
+ * q y of elements 4k .. 4k + 3 in int32, and 16 (y's four bytes summed)
+ * is taken off: the exact integer of q5_0_lanes (sum of (q - 16) y). Then,
+ * as dot4, acc = fma(d_w * d_y, float(lane), acc) per block and hsum8 at
+ * the end: the same bits. */
+#define Q50_PK (256 + 32)
+
+static size_t q5_0_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK32) * Q50_PK; }
+
+static void q5_0_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
+    const int64_t nb = n / LLM_QK32;
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_next_group(w, w_stride, 8, b, nb);
+        char *P = (char *)dst + (size_t)b * Q50_PK;
+        float d[8];
+        for (int r = 0; r < 8; r++) {
+            const llm_block_q5_0 *x = (const llm_block_q5_0 *)((const char *)w + (size_t)r * w_stride) + b;
+            _mm256_store_si256((__m256i *)(P + 32 * r), _mm256_add_epi8(q5_0_signed(x), _mm256_set1_epi8(16)));
+            d[r] = h2f(x->d);
+        }
+        memcpy(P + 256, d, sizeof d);
+    }
+}
+
+#if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
+#define LLM_Q5_0_AVX512 1
+#define Q5_ZMM_ATTR __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+
+Q5_ZMM_ATTR static void q5_0_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
+                                               float *out, size_t o_stride) {
+    __m512 acc[4][4]; /* [row pair p][activation row j]: lanes 0..7 row 2p, 8..15 row 2p + 1 */
+    for (int p = 0; p < 4; p++)
+        for (int j = 0; j < 4; j++) acc[p][j] = _mm512_setzero_ps();
+    const __m512i sixteen = _mm512_set1_epi8(16);
+    for (int64_t b = 0; b < n / LLM_QK32; b++) {
+        const char *P = (const char *)pk + (size_t)b * Q50_PK;
+        const __m512 dw = _mm512_castps256_ps512(_mm256_load_ps((const float *)(P + 256)));
+        __m512 dp[4]; /* [d(2p) x 8 | d(2p + 1) x 8] */
+        for (int p = 0; p < 4; p++) {
+            dp[p] = _mm512_permutexvar_ps(_mm512_set_epi32(2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1,
+                                                           2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p, 2 * p, 2 * p,
+                                                           2 * p, 2 * p, 2 * p, 2 * p, 2 * p),
+                                          dw);
+        }
+        for (int j = 0; j < 4; j++) {
+            const llm_block_q8_0 *y = (const llm_block_q8_0 *)((const char *)a + (size_t)j * a_stride) + b;
+            const __m512i yv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)y->qs));
+            const __m512i m16 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), sixteen, yv);
+            const __m512 dy = _mm512_set1_ps(h2f(y->d));
+            for (int p = 0; p < 4; p++) {
+                const __m512i q = _mm512_loadu_si512((const void *)(P + 64 * p));
+                const __m512i s = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, yv), m16);
+                acc[p][j] = _mm512_fmadd_ps(_mm512_mul_ps(dp[p], dy), _mm512_cvtepi32_ps(s), acc[p][j]);
+            }
+        }
+    }
+    for (int j = 0; j < 4; j++)
+        for (int p = 0; p < 4; p++) {
+            out[(size_t)j * o_stride + 2 * p] = hsum8(_mm512_castps512_ps256(acc[p][j]));
+            out[(size_t)j * o_stride + 2 * p + 1] = hsum8(_mm512_extractf32x8_ps(acc[p][j], 1));
+        }
+}
+#endif
+
 /* ---------------------------------------------------------------- Q5_1 -- */
 
 /* Weights as unsigned bytes 0..31. */
@@ -240,10 +314,33 @@ void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k) {
     k->dot4[LLM_DTYPE_Q5_0] = dot4_q5_0_q8_0;
     k->dot4[LLM_DTYPE_Q5_1] = dot4_q5_1_q8_1;
     k->dot4[LLM_DTYPE_Q5_K] = dot4_q5_k_q8_k;
+    llm__vec_dot8x4_packed_fn prod = llm__q5_0_packed_variant(1);
+    if (prod) {
+        /* Q5_0's own pair as the tiled one (same dot and dot4), so that
+         * prompt passes multiply packed tiles: Gemma 3 270M's Q4_K_M file
+         * keeps a Q5_0 tensor wherever the row is not 256-wide. */
+        k->tiled[LLM_DTYPE_Q5_0] = (struct llm__dot_pair){.dot = dot_q5_0_q8_0,
+                                                           .dot4 = dot4_q5_0_q8_0,
+                                                           .pack8 = q5_0_pack8,
+                                                           .pack8_bytes = q5_0_pack8_bytes,
+                                                           .dot8x4_packed = prod};
+    }
+}
+
+llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which) {
+#ifdef LLM_Q5_0_AVX512
+    if (which == 1) return cpu_has_avx512_vnni() ? q5_0_dot8x4_packed_zmm : NULL;
+#endif
+    (void)which;
+    return NULL;
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
 void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k) { (void)k; }
+llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which) {
+    (void)which;
+    return NULL;
+}
 
 #endif
