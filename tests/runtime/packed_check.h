@@ -39,6 +39,38 @@ static inline void packed_check(const struct llm__dot_pair *pr, const char *name
     free(pk);
 }
 
+/* pr's dot16x4_packed (kernels.h) on two groups: w's 8 rows (stride wb) and
+ * the same rows in reverse order, packed at the matmul's 64-byte-rounded
+ * stride. Row r of the first group must give want4[j][r], row r of the
+ * second want4[j][7 - r], bit for bit, and nothing past 16 outputs per
+ * activation row may be written. */
+static inline void packed16_check(const struct llm__dot_pair *pr, const char *name, int n, const void *w, size_t wb,
+                                  const void *a, size_t ab, const float (*want4)[8]) {
+    const size_t bytes = (pr->pack8_bytes(n) + 63) & ~(size_t)63;
+    char *rev = malloc(8 * wb);
+    char *pk = aligned_alloc(64, 2 * bytes);
+    cr_assert(rev && pk);
+    for (int r = 0; r < 8; r++) memcpy(rev + (size_t)r * wb, (const char *)w + (size_t)(7 - r) * wb, wb);
+    memset(pk, 0xA5, 2 * bytes);
+    pr->pack8(n, w, wb, pk);
+    pr->pack8(n, rev, wb, pk + bytes);
+    float o[4][17];
+    memset(o, 0xFF, sizeof o);
+    pr->dot16x4_packed(n, pk, bytes, a, ab, &o[0][0], 17);
+    for (int j = 0; j < 4; j++) {
+        uint32_t bits;
+        memcpy(&bits, &o[j][16], 4);
+        cr_assert_eq(bits, 0xFFFFFFFFu, "%s n=%d dot16: wrote past row %d's 16 outputs", name, n, j);
+        for (int r = 0; r < 16; r++) {
+            const float want = r < 8 ? want4[j][r] : want4[j][15 - r];
+            cr_assert(memcmp(&o[j][r], &want, sizeof want) == 0, "%s n=%d dot16 [%d][%d]: %.9g, dot4 %.9g", name, n,
+                      j, r, o[j][r], want);
+        }
+    }
+    free(rev);
+    free(pk);
+}
+
 /* packed_check with each of the n_prod products prods[v] (the variants
  * built and supported here, NULL where not) in place of pr's; prods[0], the
  * AVX2 one, must exist, and pr's own product must be one of them. */

@@ -249,7 +249,8 @@ Test(kernels, q5_0_packed_tiles_match_dot4) {
                 y->d = llm_fp32_to_fp16(b % 2 ? 0.25f : 0.03125f);
                 for (int i = 0; i < 32; i++) {
                     st = st * 1664525u + 1013904223u;
-                    y->qs[i] = pat < 3 ? (int8_t)((int)(st >> 24) % 255 - 127) : (int8_t)(j % 3 == 0 ? 127 : j % 3 == 1 ? -127 : (i & 1 ? 127 : -127));
+                    const int yv = pat < 3 ? (int)(st >> 24) % 255 - 127 : j % 3 == 0 ? 127 : j % 3 == 1 ? -127 : (i & 1 ? 127 : -127);
+                    y->qs[i] = (int8_t)yv;
                 }
             }
         float want[4][8];

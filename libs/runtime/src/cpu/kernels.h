@@ -52,6 +52,11 @@ typedef void (*llm__vec_dot8_fn)(int64_t n, const void *w, size_t w_stride, cons
 typedef void (*llm__pack8_fn)(int64_t n, const void *w, size_t w_stride, void *dst);
 typedef void (*llm__vec_dot8x4_packed_fn)(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
                                           size_t o_stride);
+/* The same product on two consecutive packed groups at once (the second at
+ * pk + pk_stride bytes): out[j * o_stride + r] for r < 16, rows 0..7 of the
+ * first group then of the second, each equal to what dot8x4_packed gives. */
+typedef void (*llm__vec_dot16x4_packed_fn)(int64_t n, const void *pk, size_t pk_stride, const void *a,
+                                           size_t a_stride, float *out, size_t o_stride);
 /* Converts n floats into the activation type (n a multiple of its block). */
 typedef void (*llm__quantize_fn)(const float *x, void *y, int64_t n);
 /* One row of n elements (whole blocks) of a KV cache type to floats, as
@@ -112,6 +117,7 @@ typedef struct llm__cpu_kernels {
         llm__pack8_fn pack8;
         size_t (*pack8_bytes)(int64_t n);
         llm__vec_dot8x4_packed_fn dot8x4_packed;
+        llm__vec_dot16x4_packed_fn dot16x4_packed; /* optional, with pack8: 2 groups per call (NULL: unused) */
     } rows8[LLM_DTYPE_END_], tiled[LLM_DTYPE_END_];
     /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
      * every matmul with n >= 2 activation rows, K % 8 == 0 and M % 4 == 0
@@ -260,11 +266,13 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repack
  * one (what the registry takes when the CPU has it); NULL when not built or
  * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
-/* The Q4_0 packed products (rows8 dot8x4_packed, on pack8's tiles), for
- * tests: which 0 the AVX2 one, 1 AVX-VNNI (256-bit), 2 AVX-512 VNNI (512-bit);
- * the registry takes 2, else 1, else 0. NULL when not built or not
- * supported. Call only when llm__cpu_has_avx2(). */
-llm__vec_dot8x4_packed_fn llm__q4_0_packed_variant(int which);
+/* The Q4_0 packed tiles and products (rows8 pack8, pack8_bytes,
+ * dot8x4_packed, dot16x4_packed; the other fields zero), for tests: which 0
+ * AVX2, 1 AVX-VNNI (256-bit, same tiles), 2 AVX-512 VNNI (its own tiles, 16
+ * weight rows per register); the registry takes 2, else 1, else 0. Returns
+ * 1, or 0 when not built or not supported. Call only when
+ * llm__cpu_has_avx2(). */
+int llm__q4_0_packed_pair(int which, struct llm__dot_pair *pr);
 /* The dot8 of the Q4_K rows8 pair and of the Q6_K tiled pair
  * (kernels_avx2_kq8.c), and their packed tiles
  * (pack8 / dot8x4_packed), installed by llm__cpu_kernels_avx2(). */

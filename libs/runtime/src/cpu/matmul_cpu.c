@@ -88,6 +88,7 @@ typedef struct {
      * TILE / 8 groups of pk_bytes at pk + ith * TILE / 8 * pk_bytes. */
     llm__pack8_fn pack8;
     llm__vec_dot8x4_packed_fn dot8x4_packed;
+    llm__vec_dot16x4_packed_fn dot16x4_packed; /* may be NULL */
     char *pk;
     size_t pk_bytes;
 } mm_ctx2;
@@ -114,6 +115,12 @@ static void dot_task2(void *p, int ith, int nth) {
                 const char *a = c->act + (size_t)i * c->a_row;
                 float *o = c->out + i * c->M;
                 int64_t m = m0;
+                if (c2->dot16x4_packed) {
+                    for (; m + 16 <= m_pk; m += 16) {
+                        c2->dot16x4_packed(c->K, pk + (size_t)(m - m0) / 8 * c2->pk_bytes, c2->pk_bytes, a, c->a_row,
+                                           o + m, (size_t)c->M);
+                    }
+                }
                 for (; m < m_pk; m += 8) {
                     c2->dot8x4_packed(c->K, pk + (size_t)(m - m0) / 8 * c2->pk_bytes, a, c->a_row, o + m, (size_t)c->M);
                 }
@@ -227,6 +234,7 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
     c2.dot8 = NULL;
     c2.pack8 = NULL;
     c2.dot8x4_packed = NULL;
+    c2.dot16x4_packed = NULL;
     c2.pk = NULL;
     c2.pk_bytes = 0;
     /* llama.cpp's shape-dependent kernels (kernels.h rows8 / tiled / sgemm). */
@@ -316,6 +324,7 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
         }
         c2.pack8 = alt->pack8;
         c2.dot8x4_packed = alt->dot8x4_packed;
+        c2.dot16x4_packed = alt->dot16x4_packed;
         c2.pk = cpu->pack;
     }
     llm__threadpool_run(cpu->tp, dot_task2, &c2, nth);
