@@ -364,11 +364,14 @@ static void kq_check_dot8(llm_dtype t, llm__vec_dot8_fn reg, int n, const uint8_
  * stride wb) packed, then by 4 activation rows (a, stride ab) must give
  * want4 (the pair's dot4, [act row][weight row]) bit for bit, with every
  * packed product built and supported here (AVX2; AVX-512 VNNI), one of
- * which is the registered one. */
+ * which is the registered one, and its 16-row product where it has one. */
 static void kq_check_packed(const struct llm__dot_pair *pr, llm_dtype t, int n, const uint8_t *w, size_t wb,
                             const uint8_t *a, size_t ab, const float (*want4)[8]) {
     const llm__vec_dot8x4_packed_fn prods[2] = {llm__kq_packed_variant(t, 0), llm__kq_packed_variant(t, 1)};
     packed_check_variants(pr, llm_dtype_name(t), n, w, wb, a, ab, want4, prods, 2);
+    cr_assert_eq(pr->dot16x4_packed, llm__kq_packed16_variant(t), "%s: the 16-row product is not the built one",
+                 llm_dtype_name(t));
+    if (pr->dot16x4_packed) packed16_check(pr, llm_dtype_name(t), n, w, wb, a, ab, want4);
 }
 
 Test(kernels, q4k_repacked_orders_match_llamacpp) {

@@ -287,6 +287,9 @@ llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni);
  * registry takes when the CPU has it); NULL when not built, not supported,
  * or t is another type. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8x4_packed_fn llm__kq_packed_variant(llm_dtype t, int which);
+/* Their 16-row product (dot16x4_packed on the same tiles), AVX-512 VNNI
+ * only, as the registry installs it; NULL elsewhere. */
+llm__vec_dot16x4_packed_fn llm__kq_packed16_variant(llm_dtype t);
 /* The Q8_0 dot2x4 / dot4x1 (kernels_avx2_q8_0.c), installed by
  * llm__cpu_kernels_avx2() over the first ones in kernels_avx2.c. */
 void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k);

@@ -260,74 +260,90 @@ static void q4k_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a
 #define KQ8_TARGET_AVX512 __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 #define KQ8_TARGET_ZMM __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
-/* The 4 bytes at p0 in int32 lanes 0..7, those at p1 in lanes 8..15. */
-KQ8_TARGET_ZMM static inline __m512i kq8_bcast4x2(const void *p0, const void *p1) {
-    int32_t v0, v1;
-    memcpy(&v0, p0, 4);
-    memcpy(&v1, p1, 4);
-    return _mm512_inserti64x4(_mm512_set1_epi32(v0), _mm256_set1_epi32(v1), 1);
+/* q4k_dot8x4_packed on 512-bit registers, 16 weight rows per register:
+ * ng (1 or 2) packed groups, the second at pk + pk_stride (with one, its
+ * lanes repeat the first's and are not stored). Lane r is weight row r;
+ * per chunk and activation row one vpdpbusd adds the four products q y,
+ * the activation's 4 bytes broadcast from memory, so each sub-block's sum
+ * is an int32 (at most 32 * 15 * 128 in magnitude); vpmulld by the row's
+ * scale (the low int16 of the tile's sc dword) gives the same exact sc *
+ * sum as vpmaddwd: the same integers, the same float chains, the same bits. */
+KQ8_TARGET_ZMM static inline __m512i kq8_tile2(const char *T0, const char *T1, size_t off) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_load_si256((const __m256i *)(T0 + off))),
+                              _mm256_load_si256((const __m256i *)(T1 + off)), 1);
 }
 
-/* q4k_dot8x4_packed on 512-bit registers: lanes 0..7 are weight rows 0..7
- * against activation row 2h, lanes 8..15 against row 2h + 1; the tile's
- * chunks are loaded into both halves. Per chunk and pair of activation rows,
- * one vpdpbusd adds four products q y into int32 lane r, so each sub-block's
- * sum is an int32 (at most 32 * 15 * 128 in magnitude), and vpmulld by the
- * row's scale (the low int16 of the tile's sc dword) gives the same exact
- * sc * sum as vpmaddwd: the same integers, the same float chains, the same
- * bits. */
-KQ8_TARGET_ZMM static void q4k_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
-                                                 float *out, size_t o_stride) {
-    __m512 acc[2], accm[2];
-    for (int h = 0; h < 2; h++) acc[h] = accm[h] = _mm512_setzero_ps();
+KQ8_TARGET_ZMM static inline __m512 kq8_tile2f(const char *T0, const char *T1, size_t off) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_load_ps((const float *)(T0 + off))),
+                              _mm256_load_ps((const float *)(T1 + off)), 1);
+}
+
+KQ8_TARGET_ZMM static inline void kq8_store16(float *out, size_t o_stride, const __m512 r[4], const int NG) {
+    for (int j = 0; j < 4; j++) {
+        if (NG == 2) {
+            _mm512_storeu_ps(out + (size_t)j * o_stride, r[j]);
+        } else {
+            _mm256_storeu_ps(out + (size_t)j * o_stride, _mm512_castps512_ps256(r[j]));
+        }
+    }
+}
+
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q4k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride, float *out,
+              size_t o_stride, const int NG) {
+    __m512 acc[4], accm[4];
+    for (int j = 0; j < 4; j++) acc[j] = accm[j] = _mm512_setzero_ps();
     const __m512i m4 = _mm512_set1_epi8(0x0F), lo16 = _mm512_set1_epi32(0xFFFF);
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        const char *P = (const char *)pk + (size_t)b * Q4K_PK;
-        const __m512 dw = _mm512_broadcast_f32x8(_mm256_load_ps((const float *)(P + 1408)));
-        const __m512 mw = _mm512_broadcast_f32x8(_mm256_load_ps((const float *)(P + 1440)));
+        const char *T0 = (const char *)pk + (size_t)b * Q4K_PK, *T1 = NG == 2 ? T0 + pk_stride : T0;
+        const __m512 dw = kq8_tile2f(T0, T1, 1408), mw = kq8_tile2f(T0, T1, 1440);
         const llm_block_q8_k *y[4];
-        __m512 dd[2], dm[2];
-        int32_t B[4][4];
+        __m512 dd[4], dm[4];
+        int32_t B[4][4]; /* [j][p]: the int16 pair B(2p), B(2p + 1) */
         for (int j = 0; j < 4; j++) {
             y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride) + b;
+            const __m512 dy = _mm512_set1_ps(y[j]->d);
+            dd[j] = _mm512_mul_ps(dw, dy);
+            dm[j] = _mm512_mul_ps(mw, dy);
             const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);
             _mm_storeu_si128((__m128i *)B[j], _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
         }
-        for (int h = 0; h < 2; h++) {
-            const __m512 dy = _mm512_insertf32x8(_mm512_set1_ps(y[2 * h]->d), _mm256_set1_ps(y[2 * h + 1]->d), 1);
-            dd[h] = _mm512_mul_ps(dw, dy);
-            dm[h] = _mm512_mul_ps(mw, dy);
-        }
         for (int p = 0; p < 4; p++) {
-            __m512i slo[2], shi[2];
-            for (int h = 0; h < 2; h++) slo[h] = shi[h] = _mm512_setzero_si512();
+            __m512i slo[4], shi[4];
+            for (int j = 0; j < 4; j++) slo[j] = shi[j] = _mm512_setzero_si512();
             for (int k = 0; k < 8; k++) {
-                const __m512i q = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(P + (p * 8 + k) * 32)));
+                const __m512i q = kq8_tile2(T0, T1, (size_t)(p * 8 + k) * 32);
                 const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-                for (int h = 0; h < 2; h++) {
-                    const int8_t *y0 = y[2 * h]->qs + 64 * p + 4 * k, *y1 = y[2 * h + 1]->qs + 64 * p + 4 * k;
-                    slo[h] = _mm512_dpbusd_epi32(slo[h], lo, kq8_bcast4x2(y0, y1));
-                    shi[h] = _mm512_dpbusd_epi32(shi[h], hi, kq8_bcast4x2(y0 + 32, y1 + 32));
+                for (int j = 0; j < 4; j++) {
+                    const int8_t *yq = y[j]->qs + 64 * p + 4 * k;
+                    slo[j] = _mm512_dpbusd_epi32(slo[j], lo, zmm_bcast4(yq));
+                    shi[j] = _mm512_dpbusd_epi32(shi[j], hi, zmm_bcast4(yq + 32));
                 }
             }
-            const __m512i sc0 = _mm512_and_si512(_mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(P + 1024 + 64 * p))), lo16);
-            const __m512i sc1 =
-                _mm512_and_si512(_mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(P + 1024 + 64 * p + 32))), lo16);
-            const __m512i mnp = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(P + 1280 + 32 * p)));
-            for (int h = 0; h < 2; h++) {
-                const __m512i sq = _mm512_add_epi32(_mm512_mullo_epi32(slo[h], sc0), _mm512_mullo_epi32(shi[h], sc1));
-                const __m512i mq = _mm512_madd_epi16(mnp, _mm512_inserti64x4(_mm512_set1_epi32(B[2 * h][p]),
-                                                                             _mm256_set1_epi32(B[2 * h + 1][p]), 1));
-                acc[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sq), dd[h], acc[h]);
-                accm[h] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mq), dm[h], accm[h]);
+            const __m512i sc0 = _mm512_and_si512(kq8_tile2(T0, T1, 1024 + 64 * (size_t)p), lo16);
+            const __m512i sc1 = _mm512_and_si512(kq8_tile2(T0, T1, 1024 + 64 * (size_t)p + 32), lo16);
+            const __m512i mnp = kq8_tile2(T0, T1, 1280 + 32 * (size_t)p);
+            for (int j = 0; j < 4; j++) {
+                const __m512i sq = _mm512_add_epi32(_mm512_mullo_epi32(slo[j], sc0), _mm512_mullo_epi32(shi[j], sc1));
+                const __m512i mq = _mm512_madd_epi16(mnp, _mm512_set1_epi32(B[j][p]));
+                acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sq), dd[j], acc[j]);
+                accm[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mq), dm[j], accm[j]);
             }
         }
     }
-    for (int h = 0; h < 2; h++) {
-        const __m512 r = _mm512_sub_ps(acc[h], accm[h]);
-        _mm256_storeu_ps(out + (size_t)(2 * h) * o_stride, _mm512_castps512_ps256(r));
-        _mm256_storeu_ps(out + (size_t)(2 * h + 1) * o_stride, _mm512_extractf32x8_ps(r, 1));
-    }
+    __m512 r[4];
+    for (int j = 0; j < 4; j++) r[j] = _mm512_sub_ps(acc[j], accm[j]);
+    kq8_store16(out, o_stride, r, NG);
+}
+
+KQ8_TARGET_ZMM static void q4k_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
+                                                 float *out, size_t o_stride) {
+    q4k_dotx4_zmm(n, pk, 0, a, a_stride, out, o_stride, 1);
+}
+
+KQ8_TARGET_ZMM static void q4k_dot16x4_packed_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a,
+                                                  size_t a_stride, float *out, size_t o_stride) {
+    q4k_dotx4_zmm(n, pk, pk_stride, a, a_stride, out, o_stride, 2);
 }
 
 
@@ -609,51 +625,59 @@ static void q6k_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a
 }
 
 #ifdef LLM_KQ8_AVX512
-/* q6k_dot8x4_packed on 512-bit registers (two activation rows per
- * register, as q4k_dot8x4_packed_zmm): each 16-element sub-block's products
- * summed by four vpdpbusd into int32 (at most 16 * 63 * 128), then vpmulld
- * by its scale (the tile's sc dword shifted down: the int8 scale sign
- * extended) instead of two int16 sums and vpmaddwd; the same exact S1 per
- * row, the same float chain, the same bits. */
-KQ8_TARGET_ZMM static void q6k_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
-                                                 float *out, size_t o_stride) {
-    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+/* q6k_dot8x4_packed on 512-bit registers, 16 weight rows per register (ng
+ * groups, as q4k_dotx4_zmm): each 16-element sub-block's products summed
+ * by four vpdpbusd (the activation's bytes broadcast from memory) into
+ * int32 (at most 16 * 63 * 128), then vpmulld by its scale (the tile's sc
+ * dword shifted down: the int8 scale sign extended) instead of two int16
+ * sums and vpmaddwd; the same exact S1 per row, the same float chain, the
+ * same bits. */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q6k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride, float *out,
+              size_t o_stride, const int NG) {
+    __m512 acc[4];
+    for (int j = 0; j < 4; j++) acc[j] = _mm512_setzero_ps();
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        const char *P = (const char *)pk + (size_t)b * Q6K_PK;
+        const char *T0 = (const char *)pk + (size_t)b * Q6K_PK, *T1 = NG == 2 ? T0 + pk_stride : T0;
         const llm_block_q8_k *y[4];
-        for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride) + b;
-        __m512i s[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+        __m512i s[4];
+        for (int j = 0; j < 4; j++) {
+            y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride) + b;
+            s[j] = _mm512_setzero_si512();
+        }
         for (int k = 0; k < 8; k++) {
-            const __m512i o = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(P + Q6K_OFF + 32 * k)));
-            for (int h = 0; h < 2; h++) {
-                s[h] = _mm512_add_epi32(s[h], _mm512_madd_epi16(o, kq8_bcast4x2(y[2 * h]->bsums + 2 * k,
-                                                                              y[2 * h + 1]->bsums + 2 * k)));
-            }
+            const __m512i o = kq8_tile2(T0, T1, Q6K_OFF + 32 * (size_t)k);
+            for (int j = 0; j < 4; j++) s[j] = _mm512_add_epi32(s[j], _mm512_madd_epi16(o, zmm_bcast4(y[j]->bsums + 2 * k)));
             for (int t = 2 * k; t < 2 * k + 2; t++) {
                 __m512i q[4];
-                for (int i = 0; i < 4; i++) q[i] = _mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(P + 128 * t) + i));
-                const __m512i sc =
-                    _mm512_srai_epi32(_mm512_broadcast_i64x4(_mm256_load_si256((const __m256i *)(P + Q6K_SC + 32 * t))), 16);
-                for (int h = 0; h < 2; h++) {
-                    const int8_t *y0 = y[2 * h]->qs + 16 * t, *y1 = y[2 * h + 1]->qs + 16 * t;
-                    __m512i u = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[0], kq8_bcast4x2(y0, y1));
-                    u = _mm512_dpbusd_epi32(u, q[1], kq8_bcast4x2(y0 + 4, y1 + 4));
-                    u = _mm512_dpbusd_epi32(u, q[2], kq8_bcast4x2(y0 + 8, y1 + 8));
-                    u = _mm512_dpbusd_epi32(u, q[3], kq8_bcast4x2(y0 + 12, y1 + 12));
-                    s[h] = _mm512_add_epi32(s[h], _mm512_mullo_epi32(u, sc));
+                for (int i = 0; i < 4; i++) q[i] = kq8_tile2(T0, T1, 128 * (size_t)t + 32 * (size_t)i);
+                const __m512i sc = _mm512_srai_epi32(kq8_tile2(T0, T1, Q6K_SC + 32 * (size_t)t), 16);
+                for (int j = 0; j < 4; j++) {
+                    const int8_t *yq = y[j]->qs + 16 * t;
+                    __m512i u = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[0], zmm_bcast4(yq));
+                    u = _mm512_dpbusd_epi32(u, q[1], zmm_bcast4(yq + 4));
+                    u = _mm512_dpbusd_epi32(u, q[2], zmm_bcast4(yq + 8));
+                    u = _mm512_dpbusd_epi32(u, q[3], zmm_bcast4(yq + 12));
+                    s[j] = _mm512_add_epi32(s[j], _mm512_mullo_epi32(u, sc));
                 }
             }
         }
-        const __m512 dw = _mm512_broadcast_f32x8(_mm256_load_ps((const float *)(P + Q6K_D)));
-        for (int h = 0; h < 2; h++) {
-            const __m512 dy = _mm512_insertf32x8(_mm512_set1_ps(y[2 * h]->d), _mm256_set1_ps(y[2 * h + 1]->d), 1);
-            acc[h] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(s[h])), dy, acc[h]);
+        const __m512 dw = kq8_tile2f(T0, T1, Q6K_D);
+        for (int j = 0; j < 4; j++) {
+            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(s[j])), _mm512_set1_ps(y[j]->d), acc[j]);
         }
     }
-    for (int h = 0; h < 2; h++) {
-        _mm256_storeu_ps(out + (size_t)(2 * h) * o_stride, _mm512_castps512_ps256(acc[h]));
-        _mm256_storeu_ps(out + (size_t)(2 * h + 1) * o_stride, _mm512_extractf32x8_ps(acc[h], 1));
-    }
+    kq8_store16(out, o_stride, acc, NG);
+}
+
+KQ8_TARGET_ZMM static void q6k_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
+                                                 float *out, size_t o_stride) {
+    q6k_dotx4_zmm(n, pk, 0, a, a_stride, out, o_stride, 1);
+}
+
+KQ8_TARGET_ZMM static void q6k_dot16x4_packed_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a,
+                                                  size_t a_stride, float *out, size_t o_stride) {
+    q6k_dotx4_zmm(n, pk, pk_stride, a, a_stride, out, o_stride, 2);
 }
 #endif
 
@@ -708,6 +732,16 @@ llm__vec_dot8x4_packed_fn llm__kq_packed_variant(llm_dtype t, int which) {
     return NULL;
 }
 
+llm__vec_dot16x4_packed_fn llm__kq_packed16_variant(llm_dtype t) {
+#ifdef LLM_KQ8_AVX512
+    if ((t == LLM_DTYPE_Q4_K || t == LLM_DTYPE_Q6_K) && cpu_has_avx512_vnni()) {
+        return t == LLM_DTYPE_Q4_K ? q4k_dot16x4_packed_zmm : q6k_dot16x4_packed_zmm;
+    }
+#endif
+    (void)t;
+    return NULL;
+}
+
 void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
     /* Prompt passes (8 or more activation rows) multiply packed tiles,
      * whatever the dot8. On a Zen 5 (AVX-512 + AVX-VNNI), llm-bench-runtime
@@ -733,6 +767,7 @@ void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
             pr->pack8 = t == LLM_DTYPE_Q4_K ? q4k_pack8 : q6k_pack8;
             pr->pack8_bytes = t == LLM_DTYPE_Q4_K ? q4k_pack8_bytes : q6k_pack8_bytes;
             pr->dot8x4_packed = prod;
+            pr->dot16x4_packed = llm__kq_packed16_variant(t);
         }
     }
 }
@@ -748,6 +783,10 @@ llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni) {
 llm__vec_dot8x4_packed_fn llm__kq_packed_variant(llm_dtype t, int which) {
     (void)t;
     (void)which;
+    return NULL;
+}
+llm__vec_dot16x4_packed_fn llm__kq_packed16_variant(llm_dtype t) {
+    (void)t;
     return NULL;
 }
 

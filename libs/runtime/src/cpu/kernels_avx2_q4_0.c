@@ -355,15 +355,6 @@ q4_0_dot8x4_packed_vnni(int64_t n, const void *pk, const void *a, size_t a_strid
  * the float chain is the same, so the same bits. The sums of y come from
  * vpsadbw on y + 128, for the 4 activation rows at once. NG: 1 or 2 groups
  * (the second at pk + pk_stride). */
-/* The 4 bytes at p in every int32 lane, by a broadcast from memory (a load,
- * no shuffle: left to itself GCC loads y's 32 bytes once and broadcasts
- * each dword from a register, a shuffle per chunk). */
-Q4_0_ZMM_ATTR static inline __m512i q4_0_bcast4(const int8_t *p) {
-    __m512i r;
-    __asm__("vpbroadcastd %1, %0" : "=v"(r) : "m"(*(const int8_t(*)[4])p));
-    return r;
-}
-
 Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) void
 q4_0u_dotx4(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride, float *out, size_t o_stride,
             const int NG) {
@@ -395,14 +386,14 @@ q4_0u_dotx4(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a
         _mm256_storeu_si256((__m256i *)corr, _mm256_sub_epi64(_mm256_set1_epi64x(32768), _mm256_slli_epi64(S, 3)));
         for (int j = 0; j < 4; j++) {
             const int8_t *yq = y[j][b].qs;
-            __m512i s0 = _mm512_dpbusd_epi32(_mm512_set1_epi32((int32_t)corr[j]), q[0], q4_0_bcast4(yq));
-            __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[4], q4_0_bcast4(yq + 16));
-            s0 = _mm512_dpbusd_epi32(s0, q[1], q4_0_bcast4(yq + 4));
-            s1 = _mm512_dpbusd_epi32(s1, q[5], q4_0_bcast4(yq + 20));
-            s0 = _mm512_dpbusd_epi32(s0, q[2], q4_0_bcast4(yq + 8));
-            s1 = _mm512_dpbusd_epi32(s1, q[6], q4_0_bcast4(yq + 24));
-            s0 = _mm512_dpbusd_epi32(s0, q[3], q4_0_bcast4(yq + 12));
-            s1 = _mm512_dpbusd_epi32(s1, q[7], q4_0_bcast4(yq + 28));
+            __m512i s0 = _mm512_dpbusd_epi32(_mm512_set1_epi32((int32_t)corr[j]), q[0], zmm_bcast4(yq));
+            __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[4], zmm_bcast4(yq + 16));
+            s0 = _mm512_dpbusd_epi32(s0, q[1], zmm_bcast4(yq + 4));
+            s1 = _mm512_dpbusd_epi32(s1, q[5], zmm_bcast4(yq + 20));
+            s0 = _mm512_dpbusd_epi32(s0, q[2], zmm_bcast4(yq + 8));
+            s1 = _mm512_dpbusd_epi32(s1, q[6], zmm_bcast4(yq + 24));
+            s0 = _mm512_dpbusd_epi32(s0, q[3], zmm_bcast4(yq + 12));
+            s1 = _mm512_dpbusd_epi32(s1, q[7], zmm_bcast4(yq + 28));
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(y[j][b].d)));
             acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
         }
