@@ -64,6 +64,26 @@ static float *pack(const float *w, int64_t M, int64_t K) {
     return wp;
 }
 
+/* out (n rows of stride os, M + 2 columns) after a block call on rows
+ * 0..rows-1: outside rows x M untouched (-12345), inside the documented
+ * order over x (stride xs) and w ([M][K] floats) bit for bit. */
+static void check_order_out(const char *name, int64_t K, int64_t M, int64_t n, int64_t rows, const float *out,
+                            size_t os, const float *x, size_t xs, const float *w) {
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t m = 0; m < (int64_t)os; m++) {
+            const float got = out[(size_t)i * os + (size_t)m];
+            if (i >= rows || m >= M) {
+                cr_assert(got == -12345.0f, "%s K=%lld M=%lld rows=%lld: wrote [%lld][%lld]", name, (long long)K,
+                          (long long)M, (long long)rows, (long long)i, (long long)m);
+                continue;
+            }
+            const float want = order_ref(K, x + (size_t)i * xs, w + m * K);
+            cr_assert(!memcmp(&got, &want, sizeof got), "%s K=%lld M=%lld rows=%lld [%lld][%lld]: %.9g, the order gives %.9g",
+                      name, (long long)K, (long long)M, (long long)rows, (long long)i, (long long)m, got, want);
+        }
+    }
+}
+
 Test(gemm, blocks_follow_the_documented_order_and_the_error_bound) {
     static const int64_t Ks[] = {1, 5, 8, 13, 64, 100, 384, 1536};
     static const int64_t Ms[] = {1, 4, 7, 8, 12, 21, 40};
@@ -88,29 +108,17 @@ Test(gemm, blocks_follow_the_documented_order_and_the_error_bound) {
                     const size_t os = (size_t)M + 2; /* columns past M must stay untouched */
                     for (size_t i = 0; i < (size_t)n * os; i++) out[i] = -12345.0f;
                     fn(K, x, xs, rows, wp, (M + 7) / 8, M, out, os);
-                    for (int64_t i = 0; i < n; i++) {
-                        for (int64_t m = 0; m < (int64_t)os; m++) {
+                    check_order_out(names[v], K, M, n, rows, out, os, x, xs, w);
+                    for (int64_t i = 0; rows == n && i < n; i++) {
+                        for (int64_t m = 0; m < M; m++) {
                             const float got = out[(size_t)i * os + (size_t)m];
-                            if (i >= rows || m >= M) {
-                                cr_assert(got == -12345.0f, "%s K=%lld M=%lld rows=%lld: wrote [%lld][%lld]",
-                                          names[v], (long long)K, (long long)M, (long long)rows, (long long)i,
-                                          (long long)m);
-                                continue;
+                            double ref = 0, mag = 0;
+                            for (int64_t k = 0; k < K; k++) {
+                                ref += (double)x[(size_t)i * xs + (size_t)k] * w[m * K + k];
+                                mag += fabs((double)x[(size_t)i * xs + (size_t)k] * w[m * K + k]);
                             }
-                            const float want = order_ref(K, x + (size_t)i * xs, w + m * K);
-                            cr_assert(!memcmp(&got, &want, sizeof got),
-                                      "%s K=%lld M=%lld rows=%lld [%lld][%lld]: %.9g, the order gives %.9g",
-                                      names[v], (long long)K, (long long)M, (long long)rows, (long long)i,
-                                      (long long)m, got, want);
-                            if (rows == n) {
-                                double ref = 0, mag = 0;
-                                for (int64_t k = 0; k < K; k++) {
-                                    ref += (double)x[(size_t)i * xs + (size_t)k] * w[m * K + k];
-                                    mag += fabs((double)x[(size_t)i * xs + (size_t)k] * w[m * K + k]);
-                                }
-                                cr_assert(fabs(got - ref) <= (double)(K / 8 + 4) * FLT_EPSILON * mag,
-                                          "%s K=%lld: %.9g vs double %.9g", names[v], (long long)K, got, ref);
-                            }
+                            cr_assert(fabs(got - ref) <= (double)(K / 8 + 4) * FLT_EPSILON * mag,
+                                      "%s K=%lld: %.9g vs double %.9g", names[v], (long long)K, got, ref);
                         }
                     }
                 }
@@ -157,21 +165,7 @@ Test(gemm, f16_rows_in_place_follow_the_documented_order) {
                     const size_t os = (size_t)M + 2;
                     for (size_t i = 0; i < (size_t)n * os; i++) out[i] = -12345.0f;
                     fns[v](K, x, xs, rows, wh, wrow * sizeof(uint16_t), M, out, os);
-                    for (int64_t i = 0; i < n; i++)
-                        for (int64_t m = 0; m < (int64_t)os; m++) {
-                            const float got = out[(size_t)i * os + (size_t)m];
-                            if (i >= rows || m >= M) {
-                                cr_assert(got == -12345.0f, "%s K=%lld M=%lld rows=%lld: wrote [%lld][%lld]",
-                                          names[v], (long long)K, (long long)M, (long long)rows, (long long)i,
-                                          (long long)m);
-                                continue;
-                            }
-                            const float want = order_ref(K, x + (size_t)i * xs, wf + m * K);
-                            cr_assert(!memcmp(&got, &want, sizeof got),
-                                      "%s K=%lld M=%lld rows=%lld [%lld][%lld]: %.9g, the order gives %.9g",
-                                      names[v], (long long)K, (long long)M, (long long)rows, (long long)i,
-                                      (long long)m, got, want);
-                        }
+                    check_order_out(names[v], K, M, n, rows, out, os, x, xs, wf);
                 }
             }
             free(x), free(wf), free(wh), free(out);
