@@ -123,7 +123,9 @@ __attribute__((target("avx2,avx512f,avx512bw,avx512vnni"))) static uint64_t int8
 #undef DECL
 #undef STEP
 #undef SUM
-    return (uint64_t)_mm512_reduce_add_epi32(x);
+    /* vector adds wrap; _mm512_reduce_add_epi32 adds in C int, which overflows */
+    const __m256i h = _mm256_add_epi32(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));
+    return (uint64_t)_mm256_extract_epi64(h, 0);
 }
 
 /* PEAK_CHAINS independent 16-float FMA chains. */
