@@ -25,6 +25,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,48 +132,57 @@ Test(gemm, blocks_follow_the_documented_order_and_the_error_bound) {
         if (!ran[v]) cr_log_info("gemm: the %s block is not available here (skipped)", names[v]);
 }
 
-/* kernels.h gemm_rows_f16, each built form this CPU has (AVX2, AVX-512): on
- * F16 weight rows read where they are (a row stride wider than K halves),
- * every output must be the documented order over the weights as floats, and
- * nothing past n_rows x M may be written. */
-Test(gemm, f16_rows_in_place_follow_the_documented_order) {
-    typedef void (*rows_fn)(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t, float *, size_t);
-    if (!llm__cpu_has_avx2()) cr_skip_test("CPU lacks AVX2/FMA/F16C: no in-place F16 block");
-    const rows_fn fns[2] = {llm__gemm_rows_f16_avx2_get(), llm__gemm_rows_f16_avx512_get()};
-    const char *names[2] = {"avx2", "avx512"};
-    cr_assert_not_null(fns[0]);
+/* kernels.h gemm_rows_f16 / gemm_rows_bf16, each built form this CPU has
+ * (AVX2, AVX-512): on weight rows read where they are (a row stride wider
+ * than K halves), every output must be the documented order over the
+ * weights as floats, and nothing past n_rows x M may be written. */
+Test(gemm, f16_bf16_rows_in_place_follow_the_documented_order) {
+    if (!llm__cpu_has_avx2()) cr_skip_test("CPU lacks AVX2/FMA/F16C: no in-place F16 / BF16 block");
+    const llm_dtype types[2] = {LLM_DTYPE_F16, LLM_DTYPE_BF16};
+    int ran512 = 0;
     static const int64_t Ks[] = {1, 5, 8, 13, 64, 100, 384};
     static const int64_t Ms[] = {1, 4, 7, 8, 12, 21, 40};
     uint32_t seed = 17;
-    for (size_t a = 0; a < sizeof Ks / sizeof Ks[0]; a++) {
-        for (size_t b = 0; b < sizeof Ms / sizeof Ms[0]; b++) {
-            const int64_t K = Ks[a], M = Ms[b], n = 13;
-            const size_t xs = (size_t)K + 3, wrow = (size_t)K + 5; /* strides wider than K */
-            float *x = malloc(sizeof(float) * (size_t)n * xs), *wf = malloc(sizeof(float) * (size_t)(M * K));
-            uint16_t *wh = malloc(sizeof(uint16_t) * wrow * (size_t)M);
-            float *out = malloc(sizeof(float) * (size_t)(n * (M + 2)));
-            cr_assert(x && wf && wh && out);
-            for (size_t i = 0; i < (size_t)n * xs; i++) x[i] = 4.0f * frand(&seed);
-            for (int64_t m = 0; m < M; m++)
-                for (size_t k = 0; k < wrow; k++) {
-                    const uint16_t h = llm_fp32_to_fp16(frand(&seed));
-                    wh[(size_t)m * wrow + k] = h;
-                    if ((int64_t)k < K) wf[m * K + (int64_t)k] = llm_fp16_to_fp32(h);
+    for (int ti = 0; ti < 2; ti++) {
+        const llm_dtype t = types[ti];
+        const llm__gemm_rows_fn fns[2] = {llm__gemm_rows_avx2_get(t), llm__gemm_rows_avx512_get(t)};
+        cr_assert_not_null(fns[0], "%s: no AVX2 in-place form", llm_dtype_name(t));
+        ran512 |= fns[1] != NULL;
+        for (size_t a = 0; a < sizeof Ks / sizeof Ks[0]; a++) {
+            for (size_t b = 0; b < sizeof Ms / sizeof Ms[0]; b++) {
+                const int64_t K = Ks[a], M = Ms[b], n = 13;
+                const size_t xs = (size_t)K + 3, wrow = (size_t)K + 5; /* strides wider than K */
+                float *x = malloc(sizeof(float) * (size_t)n * xs), *wf = malloc(sizeof(float) * (size_t)(M * K));
+                uint16_t *wh = malloc(sizeof(uint16_t) * wrow * (size_t)M);
+                float *out = malloc(sizeof(float) * (size_t)(n * (M + 2)));
+                cr_assert(x && wf && wh && out);
+                for (size_t i = 0; i < (size_t)n * xs; i++) x[i] = 4.0f * frand(&seed);
+                for (int64_t m = 0; m < M; m++)
+                    for (size_t k = 0; k < wrow; k++) {
+                        const float f = frand(&seed);
+                        const uint16_t h = t == LLM_DTYPE_F16 ? llm_fp32_to_fp16(f) : llm_fp32_to_bf16(f);
+                        wh[(size_t)m * wrow + k] = h;
+                        if ((int64_t)k < K) {
+                            wf[m * K + (int64_t)k] = t == LLM_DTYPE_F16 ? llm_fp16_to_fp32(h) : llm_bf16_to_fp32(h);
+                        }
+                    }
+                for (int v = 0; v < 2; v++) {
+                    if (!fns[v]) continue;
+                    char name[32];
+                    snprintf(name, sizeof name, "%s %s", llm_dtype_name(t), v ? "avx512" : "avx2");
+                    for (int64_t rows = 1; rows <= n; rows++) {
+                        const size_t os = (size_t)M + 2;
+                        for (size_t i = 0; i < (size_t)n * os; i++) out[i] = -12345.0f;
+                        fns[v](K, x, xs, rows, wh, wrow * sizeof(uint16_t), M, out, os);
+                        check_order_out(name, K, M, n, rows, out, os, x, xs, wf);
+                    }
                 }
-            for (int v = 0; v < 2; v++) {
-                if (!fns[v]) continue;
-                for (int64_t rows = 1; rows <= n; rows++) {
-                    const size_t os = (size_t)M + 2;
-                    for (size_t i = 0; i < (size_t)n * os; i++) out[i] = -12345.0f;
-                    fns[v](K, x, xs, rows, wh, wrow * sizeof(uint16_t), M, out, os);
-                    check_order_out(names[v], K, M, n, rows, out, os, x, xs, wf);
-                }
+                free(x), free(wf), free(wh), free(out);
             }
-            free(x), free(wf), free(wh), free(out);
         }
     }
     /* Criterion 2.4 exits 1 after a logged warning, so a form this CPU lacks is only noted. */
-    if (!fns[1]) cr_log_info("gemm: the avx512 in-place F16 block is not available here (skipped)");
+    if (!ran512) cr_log_info("gemm: the avx512 in-place forms are not available here (skipped)");
 }
 
 /* ---------------------------------------------------------- the op -- */

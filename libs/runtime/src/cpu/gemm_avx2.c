@@ -32,23 +32,27 @@ static inline __m128 fold4(__m256 a, __m256 b, __m256 c, __m256 d) {
 }
 
 /* Chunk c of weight row j (0..3) of a tile as 8 floats: from the packed
- * half strip ws (chunk c at ws + 64 c), or, with F16, halves 8c .. 8c + 7
- * of the row wr[j] widened as they load (exact: lane j still takes k = 8c
- * + j). A partial last chunk (n < 8 elements) is zero past them, as the
- * packer leaves it. */
-static inline __attribute__((always_inline)) __m256 w_chunk(const int F16, const float *ws,
+ * half strip ws (chunk c at ws + 64 c), or, with WT 1 (F16) or 2 (BF16),
+ * halves 8c .. 8c + 7 of the row wr[j] widened as they load (exact: lane j
+ * still takes k = 8c + j). A partial last chunk (n < 8 elements) is zero
+ * past them, as the packer leaves it. */
+static inline __attribute__((always_inline)) __m256 widen8(const int WT, __m128i h) {
+    return WT == 1 ? _mm256_cvtph_ps(h) : _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+static inline __attribute__((always_inline)) __m256 w_chunk(const int WT, const float *ws,
                                                             const uint16_t *const *wr, int j, int64_t c, int64_t n) {
-    if (!F16) return _mm256_load_ps(ws + 64 * c + 8 * j);
-    if (n == 8) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(wr[j] + 8 * c)));
+    if (!WT) return _mm256_load_ps(ws + 64 * c + 8 * j);
+    if (n == 8) return widen8(WT, _mm_loadu_si128((const __m128i *)(wr[j] + 8 * c)));
     uint16_t h[8] = {0};
     memcpy(h, wr[j] + 8 * c, (size_t)n * sizeof(uint16_t));
-    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)h));
+    return widen8(WT, _mm_loadu_si128((const __m128i *)h));
 }
 
 /* rm (1..RM) rows by 4 weight rows (w_chunk: a packed half strip, or 4 F16
- * rows), then the lanes of each row's 4 outputs folded (fold4); only the
+ * or BF16 rows), then the lanes of each row's 4 outputs folded (fold4); only the
  * first mv (< 4 at M's end) are stored. */
-static inline __attribute__((always_inline)) void tile(const int rm, const int F16, int64_t K, const float *x,
+static inline __attribute__((always_inline)) void tile(const int rm, const int WT, int64_t K, const float *x,
                                                        size_t xs, const float *ws, const uint16_t *const *wr,
                                                        float *out, size_t os, int64_t mv) {
     __m256 acc[RM][4];
@@ -59,7 +63,7 @@ static inline __attribute__((always_inline)) void tile(const int rm, const int F
         __m256 xv[RM];
         for (int i = 0; i < rm; i++) xv[i] = _mm256_loadu_ps(x + (size_t)i * xs + 8 * c);
         for (int j = 0; j < 4; j++) {
-            const __m256 wv = w_chunk(F16, ws, wr, j, c, 8);
+            const __m256 wv = w_chunk(WT, ws, wr, j, c, 8);
             for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(xv[i], wv, acc[i][j]);
         }
     }
@@ -68,7 +72,7 @@ static inline __attribute__((always_inline)) void tile(const int rm, const int F
         memset(t, 0, sizeof t);
         for (int i = 0; i < rm; i++) memcpy(t[i], x + (size_t)i * xs + 8 * kf, (size_t)(K % 8) * sizeof(float));
         for (int j = 0; j < 4; j++) {
-            const __m256 wv = w_chunk(F16, ws, wr, j, kf, K % 8);
+            const __m256 wv = w_chunk(WT, ws, wr, j, kf, K % 8);
             for (int i = 0; i < rm; i++) acc[i][j] = _mm256_fmadd_ps(_mm256_loadu_ps(t[i]), wv, acc[i][j]);
         }
     }
@@ -86,15 +90,15 @@ static inline __attribute__((always_inline)) void tile(const int rm, const int F
 
 /* Rows [0, n_rows) in tiles of RM, then the 2 or 1 left, against one set of
  * 4 weight rows (tile()). */
-static inline __attribute__((always_inline)) void tiles(const int F16, int64_t K, const float *x, size_t xs,
+static inline __attribute__((always_inline)) void tiles(const int WT, int64_t K, const float *x, size_t xs,
                                                         int64_t n_rows, const float *ws, const uint16_t *const *wr,
                                                         float *out, size_t os, int64_t mv) {
     int64_t i = 0;
-    for (; i + RM <= n_rows; i += RM) tile(RM, F16, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
+    for (; i + RM <= n_rows; i += RM) tile(RM, WT, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
     if (n_rows - i == 2) {
-        tile(2, F16, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
+        tile(2, WT, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
     } else if (n_rows - i == 1) {
-        tile(1, F16, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
+        tile(1, WT, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
     }
 }
 
@@ -114,9 +118,11 @@ llm__gemm_block_fn llm__gemm_block_avx2_get(void) { return gemm_block_avx2; }
 
 /* ------------------------------------------------ F16 rows in place -- */
 
-/* kernels.h gemm_rows_f16: tiles() on 4 F16 weight rows at a time. */
-static void gemm_rows_f16_avx2(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
-                               size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
+/* kernels.h gemm_rows_f16 / gemm_rows_bf16: tiles() on 4 weight rows at a
+ * time, read where they are. */
+static inline __attribute__((always_inline)) void rows16(const int WT, int64_t K, const float *x, size_t x_stride,
+                                                         int64_t n_rows, const void *w, size_t w_row, int64_t m_rows,
+                                                         float *out, size_t o_stride) {
     for (int64_t m0 = 0; m0 < m_rows; m0 += 4) {
         const int64_t mv = m_rows - m0;
         const uint16_t *r[4];
@@ -124,20 +130,29 @@ static void gemm_rows_f16_avx2(int64_t K, const float *x, size_t x_stride, int64
             const int64_t m = m0 + j < m_rows ? m0 + j : m_rows - 1;
             r[j] = (const uint16_t *)((const char *)w + (size_t)m * w_row);
         }
-        tiles(1, K, x, x_stride, n_rows, NULL, r, out + m0, o_stride, mv);
+        tiles(WT, K, x, x_stride, n_rows, NULL, r, out + m0, o_stride, mv);
     }
 }
 
-void (*llm__gemm_rows_f16_avx2_get(void))(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t,
-                                          float *, size_t) {
-    return gemm_rows_f16_avx2;
+static void gemm_rows_f16_avx2(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
+                               size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
+    rows16(1, K, x, x_stride, n_rows, w, w_row, m_rows, out, o_stride);
+}
+
+static void gemm_rows_bf16_avx2(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
+                                size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
+    rows16(2, K, x, x_stride, n_rows, w, w_row, m_rows, out, o_stride);
+}
+
+llm__gemm_rows_fn llm__gemm_rows_avx2_get(llm_dtype t) {
+    return t == LLM_DTYPE_F16 ? gemm_rows_f16_avx2 : t == LLM_DTYPE_BF16 ? gemm_rows_bf16_avx2 : NULL;
 }
 
 #else /* no AVX2 build */
 
 llm__gemm_block_fn llm__gemm_block_avx2_get(void) { return NULL; }
-void (*llm__gemm_rows_f16_avx2_get(void))(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t,
-                                          float *, size_t) {
+llm__gemm_rows_fn llm__gemm_rows_avx2_get(llm_dtype t) {
+    (void)t;
     return NULL;
 }
 

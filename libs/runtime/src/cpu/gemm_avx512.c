@@ -56,27 +56,31 @@ static inline void store8(float *o, __m256 v, int64_t mv) {
 }
 
 /* Chunk c of weight rows 2p and 2p + 1 of a strip as 16 floats (8 lanes
- * each): from the packed strip ws (chunk c at ws + 64 c), or, with F16,
- * halves 8c .. 8c + 7 of rows wr[2p] and wr[2p + 1] widened as they load
- * (exact: lane j still takes k = 8c + j). A partial last chunk (n < 8
- * elements) is zero past them, as the packer leaves it. */
-static inline __attribute__((always_inline)) __m512 w_chunk(const int F16, const float *ws,
+ * each): from the packed strip ws (chunk c at ws + 64 c), or, with WT 1
+ * (F16) or 2 (BF16), halves 8c .. 8c + 7 of rows wr[2p] and wr[2p + 1]
+ * widened as they load (exact: lane j still takes k = 8c + j). A partial
+ * last chunk (n < 8 elements) is zero past them, as the packer leaves it. */
+static inline __attribute__((always_inline)) __m512 widen16(const int WT, __m256i h) {
+    return WT == 1 ? _mm512_cvtph_ps(h) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+static inline __attribute__((always_inline)) __m512 w_chunk(const int WT, const float *ws,
                                                             const uint16_t *const *wr, int p, int64_t c, int64_t n) {
-    if (!F16) return _mm512_load_ps(ws + 64 * c + 16 * p);
+    if (!WT) return _mm512_load_ps(ws + 64 * c + 16 * p);
     if (n == 8) {
-        return _mm512_cvtph_ps(_mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(wr[2 * p] + 8 * c))),
-            _mm_loadu_si128((const __m128i *)(wr[2 * p + 1] + 8 * c)), 1));
+        return widen16(WT, _mm256_inserti128_si256(
+                               _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(wr[2 * p] + 8 * c))),
+                               _mm_loadu_si128((const __m128i *)(wr[2 * p + 1] + 8 * c)), 1));
     }
     uint16_t h[16] = {0};
     memcpy(h, wr[2 * p] + 8 * c, (size_t)n * sizeof(uint16_t));
     memcpy(h + 8, wr[2 * p + 1] + 8 * c, (size_t)n * sizeof(uint16_t));
-    return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)h));
+    return widen16(WT, _mm256_loadu_si256((const __m256i *)h));
 }
 
 /* rm (1..RM) rows by the 8 weight rows of a strip (w_chunk: packed, or 8
- * F16 rows). */
-static inline __attribute__((always_inline)) void tile(const int rm, const int F16, int64_t K, const float *x,
+ * F16 or BF16 rows). */
+static inline __attribute__((always_inline)) void tile(const int rm, const int WT, int64_t K, const float *x,
                                                        size_t xs, const float *ws, const uint16_t *const *wr,
                                                        float *out, size_t os, int64_t mv) {
     __m512 acc[RM][4];
@@ -84,8 +88,8 @@ static inline __attribute__((always_inline)) void tile(const int rm, const int F
         for (int j = 0; j < 4; j++) acc[i][j] = _mm512_setzero_ps();
     const int64_t kf = K / 8;
     for (int64_t c = 0; c < kf; c++) {
-        const __m512 w0 = w_chunk(F16, ws, wr, 0, c, 8), w1 = w_chunk(F16, ws, wr, 1, c, 8);
-        const __m512 w2 = w_chunk(F16, ws, wr, 2, c, 8), w3 = w_chunk(F16, ws, wr, 3, c, 8);
+        const __m512 w0 = w_chunk(WT, ws, wr, 0, c, 8), w1 = w_chunk(WT, ws, wr, 1, c, 8);
+        const __m512 w2 = w_chunk(WT, ws, wr, 2, c, 8), w3 = w_chunk(WT, ws, wr, 3, c, 8);
         for (int i = 0; i < rm; i++) {
             const __m512 xv = _mm512_broadcast_f32x8(_mm256_loadu_ps(x + (size_t)i * xs + 8 * c));
             acc[i][0] = _mm512_fmadd_ps(xv, w0, acc[i][0]);
@@ -99,7 +103,7 @@ static inline __attribute__((always_inline)) void tile(const int rm, const int F
         for (int i = 0; i < rm; i++) {
             const __m512 xt = _mm512_maskz_loadu_ps(km, x + (size_t)i * xs + 8 * kf);
             const __m512 xv = _mm512_shuffle_f32x4(xt, xt, _MM_SHUFFLE(1, 0, 1, 0));
-            for (int j = 0; j < 4; j++) acc[i][j] = _mm512_fmadd_ps(xv, w_chunk(F16, ws, wr, j, kf, K % 8), acc[i][j]);
+            for (int j = 0; j < 4; j++) acc[i][j] = _mm512_fmadd_ps(xv, w_chunk(WT, ws, wr, j, kf, K % 8), acc[i][j]);
         }
     }
     int i = 0;
@@ -115,19 +119,19 @@ static inline __attribute__((always_inline)) void tile(const int rm, const int F
 }
 
 /* Rows [0, n_rows) in tiles of RM, then the rest, against one strip. */
-static inline __attribute__((always_inline)) void tiles(const int F16, int64_t K, const float *x, size_t xs,
+static inline __attribute__((always_inline)) void tiles(const int WT, int64_t K, const float *x, size_t xs,
                                                         int64_t n_rows, const float *ws, const uint16_t *const *wr,
                                                         float *out, size_t os, int64_t mv) {
     int64_t i = 0;
-    for (; i + RM <= n_rows; i += RM) tile(RM, F16, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
+    for (; i + RM <= n_rows; i += RM) tile(RM, WT, K, x + (size_t)i * xs, xs, ws, wr, out + (size_t)i * os, os, mv);
     float *o = out + (size_t)i * os;
     const float *xi = x + (size_t)i * xs;
     switch (n_rows - i) {
-    case 5: tile(5, F16, K, xi, xs, ws, wr, o, os, mv); break;
-    case 4: tile(4, F16, K, xi, xs, ws, wr, o, os, mv); break;
-    case 3: tile(3, F16, K, xi, xs, ws, wr, o, os, mv); break;
-    case 2: tile(2, F16, K, xi, xs, ws, wr, o, os, mv); break;
-    case 1: tile(1, F16, K, xi, xs, ws, wr, o, os, mv); break;
+    case 5: tile(5, WT, K, xi, xs, ws, wr, o, os, mv); break;
+    case 4: tile(4, WT, K, xi, xs, ws, wr, o, os, mv); break;
+    case 3: tile(3, WT, K, xi, xs, ws, wr, o, os, mv); break;
+    case 2: tile(2, WT, K, xi, xs, ws, wr, o, os, mv); break;
+    case 1: tile(1, WT, K, xi, xs, ws, wr, o, os, mv); break;
     default: break;
     }
 }
@@ -142,17 +146,29 @@ static void gemm_block_avx512(int64_t K, const float *x, size_t x_stride, int64_
     }
 }
 
-/* kernels.h gemm_rows_f16: tiles() on 8 F16 weight rows at a time. */
-static void gemm_rows_f16_avx512(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
-                                 size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
+/* kernels.h gemm_rows_f16 / gemm_rows_bf16: tiles() on 8 weight rows at a
+ * time, read where they are. */
+static inline __attribute__((always_inline)) void rows16(const int WT, int64_t K, const float *x, size_t x_stride,
+                                                         int64_t n_rows, const void *w, size_t w_row, int64_t m_rows,
+                                                         float *out, size_t o_stride) {
     for (int64_t m0 = 0; m0 < m_rows; m0 += 8) {
         const uint16_t *r[8];
         for (int j = 0; j < 8; j++) { /* past m_rows: the last row again, its outputs not stored */
             const int64_t m = m0 + j < m_rows ? m0 + j : m_rows - 1;
             r[j] = (const uint16_t *)((const char *)w + (size_t)m * w_row);
         }
-        tiles(1, K, x, x_stride, n_rows, NULL, r, out + m0, o_stride, m_rows - m0);
+        tiles(WT, K, x, x_stride, n_rows, NULL, r, out + m0, o_stride, m_rows - m0);
     }
+}
+
+static void gemm_rows_f16_avx512(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
+                                 size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
+    rows16(1, K, x, x_stride, n_rows, w, w_row, m_rows, out, o_stride);
+}
+
+static void gemm_rows_bf16_avx512(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
+                                  size_t w_row, int64_t m_rows, float *out, size_t o_stride) {
+    rows16(2, K, x, x_stride, n_rows, w, w_row, m_rows, out, o_stride);
 }
 
 static int has_avx512fdq(void) {
@@ -162,16 +178,16 @@ static int has_avx512fdq(void) {
 
 llm__gemm_block_fn llm__gemm_block_avx512_get(void) { return has_avx512fdq() ? gemm_block_avx512 : NULL; }
 
-void (*llm__gemm_rows_f16_avx512_get(void))(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t,
-                                            float *, size_t) {
-    return has_avx512fdq() ? gemm_rows_f16_avx512 : NULL;
+llm__gemm_rows_fn llm__gemm_rows_avx512_get(llm_dtype t) {
+    if (!has_avx512fdq()) return NULL;
+    return t == LLM_DTYPE_F16 ? gemm_rows_f16_avx512 : t == LLM_DTYPE_BF16 ? gemm_rows_bf16_avx512 : NULL;
 }
 
 #else /* not built with AVX-512 */
 
 llm__gemm_block_fn llm__gemm_block_avx512_get(void) { return NULL; }
-void (*llm__gemm_rows_f16_avx512_get(void))(int64_t, const float *, size_t, int64_t, const void *, size_t, int64_t,
-                                            float *, size_t) {
+llm__gemm_rows_fn llm__gemm_rows_avx512_get(llm_dtype t) {
+    (void)t;
     return NULL;
 }
 

@@ -3,8 +3,9 @@
  * weights as a register-tiled product: the weights are packed once per call
  * into strips of 8 rows (kernels.h, llm__gemm_block_fn), then a block kernel
  * keeps a tile of outputs in registers while K streams by, so each loaded
- * vector feeds several FMAs instead of one. F16 weights skip the packing
- * where the kernels have gemm_rows_f16 (AVX2): the block reads the rows
+ * vector feeds several FMAs instead of one. F16 and BF16 weights skip the
+ * packing where the kernels have gemm_rows_f16 / _bf16 (AVX2, AVX-512):
+ * the block reads the rows
  * where they are and widens each chunk as it loads it (as llama.cpp's
  * tinyBLAS does), in the same order; the float copy, twice the weights'
  * size and written per call, cost more than it saved (1B F16 pp512 39 ->
@@ -89,7 +90,7 @@ typedef struct {
     size_t a_row;
     float *xf;        /* [n][K] what the blocks read: x, or act widened */
     float *wp;        /* [S][KC][8][8] packed weights (unused when in_place) */
-    int in_place;     /* F16 rows read where they are (kernels.h gemm_rows_f16) */
+    llm__gemm_rows_fn in_place; /* F16 / BF16 rows read where they are (kernels.h gemm_rows_*), or NULL */
     float *out;       /* [n][M] */
     int64_t n, K, M, KC, S;
     int64_t rpp, n_rb, n_sg; /* pieces: row blocks of rpp rows x strip groups */
@@ -165,8 +166,8 @@ static void run_block(const gemm_ctx *c, int64_t r0, int64_t nr, int64_t s0, int
     float *out = c->out + r0 * c->M + 8 * s0;
     if (c->in_place) {
         const int64_t nm = c->M - 8 * s0 < 8 * ns ? c->M - 8 * s0 : 8 * ns;
-        c->k->gemm_rows_f16(c->K, x, (size_t)c->K, nr, c->w + (size_t)(8 * s0) * c->w_row, c->w_row, nm, out,
-                            (size_t)c->M);
+        c->in_place(c->K, x, (size_t)c->K, nr, c->w + (size_t)(8 * s0) * c->w_row, c->w_row, nm, out,
+                    (size_t)c->M);
     } else {
         c->k->gemm_block(c->K, x, (size_t)c->K, nr, c->wp + (size_t)(s0 * c->KC) * 64, ns, c->M - 8 * s0, out,
                          (size_t)c->M);
@@ -209,7 +210,7 @@ llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tenso
     c.KC = (c.K + 7) / 8;
     c.S = (c.M + 7) / 8;
     const int nt = be->n_threads;
-    c.in_place = c.wt == LLM_DTYPE_F16 && cpu->k.gemm_rows_f16;
+    c.in_place = c.wt == LLM_DTYPE_F16 ? cpu->k.gemm_rows_f16 : c.wt == LLM_DTYPE_BF16 ? cpu->k.gemm_rows_bf16 : NULL;
     llm_status st = LLM_OK;
     if (!c.in_place) {
         st = reserve(&cpu->gemm_w, &cpu->gemm_w_len, (size_t)(c.S * c.KC) * 64);
