@@ -132,7 +132,7 @@ Test(gemm, blocks_follow_the_documented_order_and_the_error_bound) {
         if (!ran[v]) cr_log_info("gemm: the %s block is not available here (skipped)", names[v]);
 }
 
-/* kernels.h gemm_rows_f16 / gemm_rows_bf16, each built form this CPU has
+/* kernels.h gemm_rows (F16, BF16), each built form this CPU has
  * (AVX2, AVX-512): on weight rows read where they are (a row stride wider
  * than K halves), every output must be the documented order over the
  * weights as floats, and nothing past n_rows x M may be written. */

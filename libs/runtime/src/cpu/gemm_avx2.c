@@ -116,9 +116,9 @@ static void gemm_block_avx2(int64_t K, const float *x, size_t x_stride, int64_t 
 
 llm__gemm_block_fn llm__gemm_block_avx2_get(void) { return gemm_block_avx2; }
 
-/* ------------------------------------------------ F16 rows in place -- */
+/* ----------------------------------------- F16 / BF16 rows in place -- */
 
-/* kernels.h gemm_rows_f16 / gemm_rows_bf16: tiles() on 4 weight rows at a
+/* kernels.h gemm_rows (F16, BF16): tiles() on 4 weight rows at a
  * time, read where they are. */
 static inline __attribute__((always_inline)) void rows16(const int WT, int64_t K, const float *x, size_t x_stride,
                                                          int64_t n_rows, const void *w, size_t w_row, int64_t m_rows,

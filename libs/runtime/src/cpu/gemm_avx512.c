@@ -146,7 +146,7 @@ static void gemm_block_avx512(int64_t K, const float *x, size_t x_stride, int64_
     }
 }
 
-/* kernels.h gemm_rows_f16 / gemm_rows_bf16: tiles() on 8 weight rows at a
+/* kernels.h gemm_rows (F16, BF16): tiles() on 8 weight rows at a
  * time, read where they are. */
 static inline __attribute__((always_inline)) void rows16(const int WT, int64_t K, const float *x, size_t x_stride,
                                                          int64_t n_rows, const void *w, size_t w_row, int64_t m_rows,

@@ -4,12 +4,11 @@
  * into strips of 8 rows (kernels.h, llm__gemm_block_fn), then a block kernel
  * keeps a tile of outputs in registers while K streams by, so each loaded
  * vector feeds several FMAs instead of one. F16 and BF16 weights skip the
- * packing where the kernels have gemm_rows_f16 / _bf16 (AVX2, AVX-512):
- * the block reads the rows
- * where they are and widens each chunk as it loads it (as llama.cpp's
- * tinyBLAS does), in the same order; the float copy, twice the weights'
- * size and written per call, cost more than it saved (1B F16 pp512 39 ->
- * 60 t/s without it).
+ * packing where the kernels have gemm_rows (AVX2, AVX-512): the block
+ * reads the rows where they are and widens each chunk as it loads it (as
+ * llama.cpp's tinyBLAS does), in the same order; the float copy, twice the
+ * weights' size and written per call, cost more than it saved (1B F16
+ * pp512 39 -> 60 t/s without it).
  *
  * Summation order (kernels.h): per output, eight lanes by FMA in ascending
  * k, folded as llm__hsum8. It depends on K only, so a row's results do not
@@ -160,7 +159,7 @@ static void act_task(void *p, int ith, int nth) {
 }
 
 /* Rows [r0, r0 + nr) by strips [s0, s0 + ns): the block on the packed
- * strips, or on the F16 rows in place (kernels.h gemm_rows_f16). */
+ * strips, or on the F16 / BF16 rows in place (kernels.h gemm_rows). */
 static void run_block(const gemm_ctx *c, int64_t r0, int64_t nr, int64_t s0, int64_t ns) {
     const float *x = c->xf + r0 * c->K;
     float *out = c->out + r0 * c->M + 8 * s0;
@@ -210,7 +209,7 @@ llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tenso
     c.KC = (c.K + 7) / 8;
     c.S = (c.M + 7) / 8;
     const int nt = be->n_threads;
-    c.in_place = c.wt == LLM_DTYPE_F16 ? cpu->k.gemm_rows_f16 : c.wt == LLM_DTYPE_BF16 ? cpu->k.gemm_rows_bf16 : NULL;
+    c.in_place = cpu->k.gemm_rows[c.wt];
     llm_status st = LLM_OK;
     if (!c.in_place) {
         st = reserve(&cpu->gemm_w, &cpu->gemm_w_len, (size_t)(c.S * c.KC) * 64);

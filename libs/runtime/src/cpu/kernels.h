@@ -57,7 +57,7 @@ typedef void (*llm__vec_dot8x4_packed_fn)(int64_t n, const void *pk, const void 
  * first group then of the second, each equal to what dot8x4_packed gives. */
 typedef void (*llm__vec_dot16x4_packed_fn)(int64_t n, const void *pk, size_t pk_stride, const void *a,
                                            size_t a_stride, float *out, size_t o_stride);
-/* kernels.h gemm_rows_f16 / gemm_rows_bf16 (below). */
+/* kernels.h gemm_rows (below). */
 typedef void (*llm__gemm_rows_fn)(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const void *w,
                                   size_t w_row, int64_t m_rows, float *out, size_t o_stride);
 /* Converts n floats into the activation type (n a multiple of its block). */
@@ -193,11 +193,12 @@ typedef struct llm__cpu_kernels {
     /* The register-tiled product's block (llm__gemm_block_fn below). */
     void (*gemm_block)(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const float *wp,
                        int64_t n_strips, int64_t m_lim, float *out, size_t o_stride);
-    /* The same block in the same order on F16 / BF16 weight rows read
-     * where they are (weight row m at w + m * w_row bytes, K halves),
-     * widened as they load instead of packed per call: out[i * o_stride + m]
-     * for i < n_rows, m < m_rows. NULL: the matmul packs (gemm_block). */
-    llm__gemm_rows_fn gemm_rows_f16, gemm_rows_bf16;
+    /* The same block in the same order on weight rows of type t (F16,
+     * BF16) read where they are (weight row m at w + m * w_row bytes, K
+     * halves), widened as they load instead of packed per call:
+     * out[i * o_stride + m] for i < n_rows, m < m_rows. NULL (and for every
+     * other type): the tiled product packs (gemm_block). */
+    llm__gemm_rows_fn gemm_rows[LLM_DTYPE_END_];
     /* The vector steps of llama.cpp's CPU flash attention (its
      * ggml_vec_{mad,scale}_{f32,f16} on x86, where every element goes
      * through one fused multiply-add or multiply): y[i] = fma(x[i], v, y[i]);
@@ -243,7 +244,7 @@ void llm__gemm_block_scalar(int64_t K, const float *x, size_t x_stride, int64_t 
                             int64_t n_strips, int64_t m_lim, float *out, size_t o_stride);
 llm__gemm_block_fn llm__gemm_block_avx2_get(void);   /* gemm_avx2.c; NULL if not built */
 llm__gemm_block_fn llm__gemm_block_avx512_get(void); /* gemm_avx512.c; NULL if not built or no CPU support */
-/* The in-place rows (gemm_rows_f16 / gemm_rows_bf16) for weight type t (F16
+/* The in-place rows (gemm_rows) for weight type t (F16
  * or BF16) of the AVX2 block (gemm_avx2.c) and of the AVX-512 one
  * (gemm_avx512.c); NULL if not built, no CPU support or another type. */
 llm__gemm_rows_fn llm__gemm_rows_avx2_get(llm_dtype t);

@@ -688,8 +688,9 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     llm__gemm_block_fn gb = llm__gemm_block_avx512_get();
     k->gemm_block = gb ? gb : llm__gemm_block_avx2_get();
     /* F16 / BF16 weights read in place, by the block of the same width. */
-    k->gemm_rows_f16 = gb ? llm__gemm_rows_avx512_get(LLM_DTYPE_F16) : llm__gemm_rows_avx2_get(LLM_DTYPE_F16);
-    k->gemm_rows_bf16 = gb ? llm__gemm_rows_avx512_get(LLM_DTYPE_BF16) : llm__gemm_rows_avx2_get(LLM_DTYPE_BF16);
+    for (int t = 0; t < LLM_DTYPE_END_; t++) {
+        k->gemm_rows[t] = gb ? llm__gemm_rows_avx512_get((llm_dtype)t) : llm__gemm_rows_avx2_get((llm_dtype)t);
+    }
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

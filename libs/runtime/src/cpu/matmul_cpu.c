@@ -11,8 +11,9 @@
  * activation rows (kernels.h llm__pack8_fn). Each output
  * element is one dot product computed by one thread, so results are
  * identical for any thread count. F16 / BF16 calls that take the sgemm pair
- * with GEMM_MIN_ROWS_IN_PLACE (or _F16_PACKED / _BF16_PACKED) rows or more go to the tiled product
- * (gemm_cpu.c), whose order is the pair's.
+ * go to the tiled product (gemm_cpu.c), whose order is the pair's, from
+ * GEMM_MIN_ROWS_IN_PLACE rows (or _F16_PACKED / _BF16_PACKED without the
+ * in-place block).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -195,7 +196,7 @@ static void dot_task2(void *p, int ith, int nth) {
 
 /* Rows from which an sgemm-pair call goes to the tiled product (same bits).
  * F16 / BF16 weights are read in place there where the kernels can
- * (kernels.h gemm_rows_f16 / _bf16, AVX2 and AVX-512), which is faster than
+ * (kernels.h gemm_rows, AVX2 and AVX-512), which is faster than
  * the pair from 8 rows (llm-bench-runtime -t 2 -N n on a [4096][2048] F16
  * weight, session 13's AVX2 Zen 3: pair / tiled 2.23 / 1.82 ms at 8, 4.36 /
  * 2.56 at 16, 16.4 / 9.3 at 64; about even at 4). Weights packed as floats
@@ -247,8 +248,7 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
         alt = &cpu->k.tiled[wt];
     } else if (cpu->k.sgemm[wt].dot && c->n >= 2 && c->K % 8 == 0 && c->M % 4 == 0) {
         alt = &cpu->k.sgemm[wt];
-        const int in_place = wt == LLM_DTYPE_BF16 ? cpu->k.gemm_rows_bf16 != NULL : cpu->k.gemm_rows_f16 != NULL;
-        const int64_t min_rows = in_place                ? GEMM_MIN_ROWS_IN_PLACE
+        const int64_t min_rows = cpu->k.gemm_rows[wt]  ? GEMM_MIN_ROWS_IN_PLACE
                                  : wt == LLM_DTYPE_BF16 ? GEMM_MIN_ROWS_BF16_PACKED
                                                         : GEMM_MIN_ROWS_F16_PACKED;
         if (c->n >= min_rows && cpu->k.gemm_block) {
