@@ -32,6 +32,31 @@ __attribute__((target("avx512f"))) static inline __m512i zmm_bcast4(const void *
     return r;
 }
 
+/* The two groups' tiles of a 16-row packed product (kernels.h
+ * dot16x4_packed): the 32 bytes at off of tile T0 in the low half, those of
+ * T1 in the high half (T1 == T0 for one group); as floats; and the 16
+ * outputs of each of 4 activation rows stored (ng 2) or the first 8 (ng 1). */
+__attribute__((target("avx512f"))) static inline __m512i zmm_tile2(const char *T0, const char *T1, size_t off) {
+    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_load_si256((const __m256i *)(T0 + off))),
+                              _mm256_load_si256((const __m256i *)(T1 + off)), 1);
+}
+
+__attribute__((target("avx512f,avx512dq"))) static inline __m512 zmm_tile2f(const char *T0, const char *T1, size_t off) {
+    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_load_ps((const float *)(T0 + off))),
+                              _mm256_load_ps((const float *)(T1 + off)), 1);
+}
+
+__attribute__((target("avx512f"))) static inline void zmm_store16x4(float *out, size_t o_stride, const __m512 r[4],
+                                                                    int ng) {
+    for (int j = 0; j < 4; j++) {
+        if (ng == 2) {
+            _mm512_storeu_ps(out + (size_t)j * o_stride, r[j]);
+        } else {
+            _mm256_storeu_ps(out + (size_t)j * o_stride, _mm512_castps512_ps256(r[j]));
+        }
+    }
+}
+
 /* AVX-512 F, BW, DQ, VL and VNNI (every CPU with VNNI has the other four),
  * with the OS saving the 512-bit state (libgcc's check includes XGETBV). */
 static inline int cpu_has_avx512_vnni(void) {

@@ -268,26 +268,6 @@ static void q4k_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a
  * is an int32 (at most 32 * 15 * 128 in magnitude); vpmulld by the row's
  * scale (the low int16 of the tile's sc dword) gives the same exact sc *
  * sum as vpmaddwd: the same integers, the same float chains, the same bits. */
-KQ8_TARGET_ZMM static inline __m512i kq8_tile2(const char *T0, const char *T1, size_t off) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_load_si256((const __m256i *)(T0 + off))),
-                              _mm256_load_si256((const __m256i *)(T1 + off)), 1);
-}
-
-KQ8_TARGET_ZMM static inline __m512 kq8_tile2f(const char *T0, const char *T1, size_t off) {
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_load_ps((const float *)(T0 + off))),
-                              _mm256_load_ps((const float *)(T1 + off)), 1);
-}
-
-KQ8_TARGET_ZMM static inline void kq8_store16(float *out, size_t o_stride, const __m512 r[4], const int NG) {
-    for (int j = 0; j < 4; j++) {
-        if (NG == 2) {
-            _mm512_storeu_ps(out + (size_t)j * o_stride, r[j]);
-        } else {
-            _mm256_storeu_ps(out + (size_t)j * o_stride, _mm512_castps512_ps256(r[j]));
-        }
-    }
-}
-
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
 q4k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride, float *out,
               size_t o_stride, const int NG) {
@@ -296,7 +276,7 @@ q4k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t
     const __m512i m4 = _mm512_set1_epi8(0x0F), lo16 = _mm512_set1_epi32(0xFFFF);
     for (int64_t b = 0; b < n / LLM_QK_K; b++) {
         const char *T0 = (const char *)pk + (size_t)b * Q4K_PK, *T1 = NG == 2 ? T0 + pk_stride : T0;
-        const __m512 dw = kq8_tile2f(T0, T1, 1408), mw = kq8_tile2f(T0, T1, 1440);
+        const __m512 dw = zmm_tile2f(T0, T1, 1408), mw = zmm_tile2f(T0, T1, 1440);
         const llm_block_q8_k *y[4];
         __m512 dd[4], dm[4];
         int32_t B[4][4]; /* [j][p]: the int16 pair B(2p), B(2p + 1) */
@@ -312,7 +292,7 @@ q4k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t
             __m512i slo[4], shi[4];
             for (int j = 0; j < 4; j++) slo[j] = shi[j] = _mm512_setzero_si512();
             for (int k = 0; k < 8; k++) {
-                const __m512i q = kq8_tile2(T0, T1, (size_t)(p * 8 + k) * 32);
+                const __m512i q = zmm_tile2(T0, T1, (size_t)(p * 8 + k) * 32);
                 const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
                 for (int j = 0; j < 4; j++) {
                     const int8_t *yq = y[j]->qs + 64 * p + 4 * k;
@@ -320,9 +300,9 @@ q4k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t
                     shi[j] = _mm512_dpbusd_epi32(shi[j], hi, zmm_bcast4(yq + 32));
                 }
             }
-            const __m512i sc0 = _mm512_and_si512(kq8_tile2(T0, T1, 1024 + 64 * (size_t)p), lo16);
-            const __m512i sc1 = _mm512_and_si512(kq8_tile2(T0, T1, 1024 + 64 * (size_t)p + 32), lo16);
-            const __m512i mnp = kq8_tile2(T0, T1, 1280 + 32 * (size_t)p);
+            const __m512i sc0 = _mm512_and_si512(zmm_tile2(T0, T1, 1024 + 64 * (size_t)p), lo16);
+            const __m512i sc1 = _mm512_and_si512(zmm_tile2(T0, T1, 1024 + 64 * (size_t)p + 32), lo16);
+            const __m512i mnp = zmm_tile2(T0, T1, 1280 + 32 * (size_t)p);
             for (int j = 0; j < 4; j++) {
                 const __m512i sq = _mm512_add_epi32(_mm512_mullo_epi32(slo[j], sc0), _mm512_mullo_epi32(shi[j], sc1));
                 const __m512i mq = _mm512_madd_epi16(mnp, _mm512_set1_epi32(B[j][p]));
@@ -333,7 +313,7 @@ q4k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t
     }
     __m512 r[4];
     for (int j = 0; j < 4; j++) r[j] = _mm512_sub_ps(acc[j], accm[j]);
-    kq8_store16(out, o_stride, r, NG);
+    zmm_store16x4(out, o_stride, r, NG);
 }
 
 KQ8_TARGET_ZMM static void q4k_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
@@ -345,7 +325,6 @@ KQ8_TARGET_ZMM static void q4k_dot16x4_packed_zmm(int64_t n, const void *pk, siz
                                                   size_t a_stride, float *out, size_t o_stride) {
     q4k_dotx4_zmm(n, pk, pk_stride, a, a_stride, out, o_stride, 2);
 }
-
 
 /* Eight Q4_K rows by four Q8_K rows (llama.cpp's gemm order) on 512-bit
  * registers: activation rows A and B (0 and 1, then 2 and 3) share each
@@ -646,12 +625,12 @@ q6k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t
             s[j] = _mm512_setzero_si512();
         }
         for (int k = 0; k < 8; k++) {
-            const __m512i o = kq8_tile2(T0, T1, Q6K_OFF + 32 * (size_t)k);
+            const __m512i o = zmm_tile2(T0, T1, Q6K_OFF + 32 * (size_t)k);
             for (int j = 0; j < 4; j++) s[j] = _mm512_add_epi32(s[j], _mm512_madd_epi16(o, zmm_bcast4(y[j]->bsums + 2 * k)));
             for (int t = 2 * k; t < 2 * k + 2; t++) {
                 __m512i q[4];
-                for (int i = 0; i < 4; i++) q[i] = kq8_tile2(T0, T1, 128 * (size_t)t + 32 * (size_t)i);
-                const __m512i sc = _mm512_srai_epi32(kq8_tile2(T0, T1, Q6K_SC + 32 * (size_t)t), 16);
+                for (int i = 0; i < 4; i++) q[i] = zmm_tile2(T0, T1, 128 * (size_t)t + 32 * (size_t)i);
+                const __m512i sc = _mm512_srai_epi32(zmm_tile2(T0, T1, Q6K_SC + 32 * (size_t)t), 16);
                 for (int j = 0; j < 4; j++) {
                     const int8_t *yq = y[j]->qs + 16 * t;
                     __m512i u = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[0], zmm_bcast4(yq));
@@ -662,12 +641,12 @@ q6k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t
                 }
             }
         }
-        const __m512 dw = kq8_tile2f(T0, T1, Q6K_D);
+        const __m512 dw = zmm_tile2f(T0, T1, Q6K_D);
         for (int j = 0; j < 4; j++) {
             acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(s[j])), _mm512_set1_ps(y[j]->d), acc[j]);
         }
     }
-    kq8_store16(out, o_stride, acc, NG);
+    zmm_store16x4(out, o_stride, acc, NG);
 }
 
 KQ8_TARGET_ZMM static void q6k_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
@@ -746,8 +725,8 @@ void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
     /* Prompt passes (8 or more activation rows) multiply packed tiles,
      * whatever the dot8. On a Zen 5 (AVX-512 + AVX-VNNI), llm-bench-runtime
      * -t 1 -N 512 measured, in G multiply-adds/s: Q4_K's AVX-512 dot8 83,
-     * packed 133 (AVX2) and 185 (AVX-512); Q6_K's AVX-VNNI dot8 73, packed
-     * 141 (AVX2) and 160 (AVX-512). */
+     * packed 133 (AVX2) and 235-247 (AVX-512, dot16x4); Q6_K's AVX-VNNI
+     * dot8 73, packed 141 (AVX2) and 225 (AVX-512, dot16x4). */
     for (int v = 0; v < 2; v++) {
         const llm_dtype t = v ? LLM_DTYPE_Q6_K : LLM_DTYPE_Q4_K;
         llm__vec_dot8_fn f = llm__kq_dot8_variant(t, 2);

@@ -365,12 +365,8 @@ q4_0u_dotx4(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a
     for (int64_t b = 0; b < n / LLM_QK32; b++) {
         const char *T0 = (const char *)pk + (size_t)b * Q40_PK, *T1 = NG == 2 ? T0 + pk_stride : T0;
         __m512i q[8];
-        for (int c = 0; c < 8; c++) {
-            q[c] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_load_si256((const __m256i *)T0 + c)),
-                                      _mm256_load_si256((const __m256i *)T1 + c), 1);
-        }
-        const __m512 dw = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_load_ps((const float *)(T0 + 288))),
-                                             _mm256_load_ps((const float *)(T1 + 288)), 1);
+        for (int c = 0; c < 8; c++) q[c] = zmm_tile2(T0, T1, 32 * (size_t)c);
+        const __m512 dw = zmm_tile2f(T0, T1, 288);
         /* sum(y + 128) per row: vpsadbw gives 4 partial sums per row */
         __m256i sd[4];
         for (int j = 0; j < 4; j++) {
@@ -398,13 +394,7 @@ q4_0u_dotx4(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a
             acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
         }
     }
-    for (int j = 0; j < 4; j++) {
-        if (NG == 2) {
-            _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
-        } else {
-            _mm256_storeu_ps(out + (size_t)j * o_stride, _mm512_castps512_ps256(acc[j]));
-        }
-    }
+    zmm_store16x4(out, o_stride, acc, NG);
 }
 
 Q4_0_ZMM_ATTR static void q4_0u_dot8x4(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
