@@ -32,6 +32,7 @@
 #include "cpu/kernels.h"
 #include "dtype/blocks.h"
 #include "packed_check.h"
+#include "llama/runtime.h"
 
 static const struct {
     int n;
@@ -433,5 +434,126 @@ Test(kernels_q4_0, q3k_tiled_matches_llamacpp) {
         free(w);
         free(a);
         free(x);
+    }
+}
+
+/* One matmul through the public API: out[n][M] = x[n][K] . w^T. */
+static void q40_matmul(llm_backend *be, const llm_tensor *w, const float *x, int64_t n, float *out) {
+    const int64_t K = w->ne[0], M = w->ne[1];
+    llm_buffer *bx = NULL, *bo = NULL;
+    cr_assert_eq(llm_buffer_alloc(be, (size_t)(n * K) * sizeof(float), &bx), LLM_OK);
+    cr_assert_eq(llm_buffer_alloc(be, (size_t)(n * M) * sizeof(float), &bo), LLM_OK);
+    cr_assert_eq(llm_buffer_write(bx, 0, x, (size_t)(n * K) * sizeof(float)), LLM_OK);
+    const llm_tensor tx = llm_tensor_2d(bx, 0, LLM_DTYPE_F32, K, n), to = llm_tensor_2d(bo, 0, LLM_DTYPE_F32, M, n);
+    cr_assert_eq(llm_op_matmul(be, &to, &tx, w), LLM_OK, "%s", llm_runtime_last_error());
+    cr_assert_eq(llm_buffer_read(bo, 0, out, (size_t)(n * M) * sizeof(float)), LLM_OK);
+    llm_buffer_free(bx);
+    llm_buffer_free(bo);
+}
+
+/* A prepared Q4_0 weight (llm_backend_prepare_weight: the CPU backend's own
+ * layout, kernels.h prep) gives the unprepared matmul's bits for every row
+ * count, and with the golden's 8 rows (twice, in both halves of a group)
+ * llama.cpp's own repacked gemv / gemm outputs; its source bytes still serve
+ * get_rows. Weights it must not take are left alone. */
+Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
+    llm_backend_params bp = llm_backend_default_params();
+    bp.n_threads = 2;
+    llm_backend *be = NULL;
+    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+    int kept_any = 0;
+    for (int c = 0; c < (int)(sizeof(g_q40_golden) / sizeof(g_q40_golden[0])); c++) {
+        const int K = g_q40_golden[c].n, M = 48;
+        const size_t wb = (size_t)K / 32 * sizeof(llm_block_q4_0);
+        llm_block_q4_0 *w = malloc((size_t)M * wb);
+        float *x = malloc(sizeof(float) * 13 * (size_t)K), *o1 = malloc(sizeof(float) * (size_t)K),
+              *o2 = malloc(sizeof(float) * 13 * M), *row = malloc(sizeof(float) * (size_t)K);
+        cr_assert(w && x && o1 && o2 && row);
+        uint32_t st = 0x9E3779B9u ^ (uint32_t)((uint32_t)(5000 + c) * 0x85EBCA6Bu);
+        q40_weights(&st, w, 8 * K / 32); /* the golden's rows 0..7, then its 4 activation rows */
+        q40_floats(&st, x, 4 * K);
+        memcpy((char *)w + 8 * wb, w, 8 * wb);                  /* rows 8..15: the same 8 rows */
+        q40_weights(&st, (llm_block_q4_0 *)((char *)w + 16 * wb), (M - 16) * K / 32);
+        q40_floats(&st, x + 4 * (size_t)K, 9 * K);              /* activation rows 4..12 */
+        llm_buffer *bw = NULL;
+        cr_assert_eq(llm_buffer_wrap_host(be, w, (size_t)M * wb, &bw), LLM_OK);
+        const llm_tensor tw = llm_tensor_2d(bw, 0, LLM_DTYPE_Q4_0, K, M);
+        const int64_t ns[] = {1, 2, 3, 4, 5, 8, 9, 13};
+        float *before = malloc(sizeof(float) * 13 * M * 8);
+        cr_assert(before);
+        for (int t = 0; t < 8; t++) q40_matmul(be, &tw, x, ns[t], before + (size_t)t * 13 * M);
+        int kept = -1;
+        cr_assert_eq(llm_backend_prepare_weight(be, &tw, &kept), LLM_OK, "%s", llm_runtime_last_error());
+        kept_any |= kept;
+        for (int t = 0; t < 8; t++) {
+            q40_matmul(be, &tw, x, ns[t], o2);
+            for (int64_t i = 0; i < ns[t] * M; i++) {
+                cr_assert(memcmp(&o2[i], &before[(size_t)t * 13 * M + (size_t)i], 4) == 0,
+                          "K=%d n=%lld out[%lld][%lld]: prepared %.9g, unprepared %.9g", K, (long long)ns[t],
+                          (long long)(i / M), (long long)(i % M), o2[i], before[(size_t)t * 13 * M + (size_t)i]);
+            }
+            if (ns[t] == 4) { /* both halves of group 0 against llama.cpp's gemm */
+                for (int half = 0; half < 2; half++) {
+                    float g[4][8];
+                    for (int r = 0; r < 4; r++) memcpy(g[r], o2 + (size_t)r * M + 8 * half, sizeof g[r]);
+                    cr_assert_eq(q40_fnv((const uint8_t *)g, sizeof g), g_q40_golden[c].hash[1],
+                                 "K=%d rows %d..%d: outputs differ from llama.cpp's", K, 8 * half, 8 * half + 7);
+                }
+            }
+        }
+        /* get_rows still reads the source rows */
+        llm_buffer *br = NULL;
+        cr_assert_eq(llm_buffer_alloc(be, sizeof(float) * (size_t)K, &br), LLM_OK);
+        const llm_tensor tr = llm_tensor_2d(br, 0, LLM_DTYPE_F32, K, 1);
+        const int32_t id = 21;
+        cr_assert_eq(llm_op_get_rows(be, &tr, &tw, &id, 1), LLM_OK);
+        cr_assert_eq(llm_buffer_read(br, 0, o1, sizeof(float) * (size_t)K), LLM_OK);
+        cr_assert_eq(llm_dtype_dequantize_row(LLM_DTYPE_Q4_0, (const char *)w + 21 * wb, row, (size_t)K), LLM_OK);
+        cr_assert(memcmp(o1, row, sizeof(float) * (size_t)K) == 0, "K=%d: get_rows of a prepared weight", K);
+        llm_buffer_free(br);
+        /* not taken: 24 rows (not whole groups of 16), F32, a buffer that is not wrapped */
+        const llm_tensor t24 = llm_tensor_2d(bw, 0, LLM_DTYPE_Q4_0, K, 24);
+        cr_assert_eq(llm_backend_prepare_weight(be, &t24, &kept), LLM_OK);
+        cr_assert_eq(kept, 0, "K=%d: 24 rows prepared", K);
+        const llm_tensor tf = llm_tensor_2d(bw, 0, LLM_DTYPE_F32, K / 4, 16);
+        cr_assert_eq(llm_backend_prepare_weight(be, &tf, &kept), LLM_OK);
+        cr_assert_eq(kept, 0, "K=%d: F32 prepared", K);
+        llm_buffer *ba = NULL;
+        cr_assert_eq(llm_buffer_alloc(be, (size_t)M * wb, &ba), LLM_OK);
+        const llm_tensor tal = llm_tensor_2d(ba, 0, LLM_DTYPE_Q4_0, K, M);
+        cr_assert_eq(llm_backend_prepare_weight(be, &tal, &kept), LLM_OK);
+        cr_assert_eq(kept, 0, "K=%d: a writable buffer's weight prepared", K);
+        llm_buffer_free(ba);
+        llm_buffer_free(bw); /* frees the copy (ASan would report it otherwise) */
+        free(before);
+        free(w);
+        free(x);
+        free(o1);
+        free(o2);
+        free(row);
+    }
+    /* bad arguments */
+    int kept = 7;
+    cr_assert_eq(llm_backend_prepare_weight(be, NULL, &kept), LLM_ERR_INVALID_ARG);
+    cr_assert_eq(kept, 0);
+    llm_backend *other = NULL;
+    cr_assert_eq(llm_backend_create("cpu", &bp, &other), LLM_OK);
+    char blk[18 * 16] = {0};
+    llm_buffer *bo = NULL;
+    cr_assert_eq(llm_buffer_wrap_host(other, blk, sizeof blk, &bo), LLM_OK);
+    const llm_tensor to = llm_tensor_2d(bo, 0, LLM_DTYPE_Q4_0, 32, 16);
+    cr_assert_eq(llm_backend_prepare_weight(be, &to, &kept), LLM_ERR_INVALID_ARG);
+    llm_tensor tbig = to;
+    tbig.offset = 18; /* one row past the end */
+    cr_assert_eq(llm_backend_prepare_weight(other, &tbig, &kept), LLM_ERR_INVALID_ARG);
+    llm_buffer_free(bo);
+    llm_backend_free(other);
+    llm_backend_free(be);
+    if (!kept_any) {
+        llm__cpu_kernels k;
+        llm__cpu_kernels_scalar(&k);
+        if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
+        cr_assert_null(k.prep[LLM_DTYPE_Q4_0].dot, "a Q4_0 prepared layout is registered but was never taken");
+        cr_log_info("no prepared Q4_0 layout on this CPU (it needs AVX-512 VNNI): only the refusals were checked");
     }
 }

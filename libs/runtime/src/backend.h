@@ -87,6 +87,10 @@ typedef struct llm__backend_ext {
     llm_status (*moe_topk)(llm_backend *be, const llm_tensor *weights, int32_t *ids, const llm_tensor *probs,
                            int32_t n_used, int norm);
     llm_status (*moe_sum)(llm_backend *be, const llm_tensor *out, const llm_tensor *e, const llm_tensor *w);
+    /* llm_backend_prepare_weight (w in a wrapped buffer, checked); NULL: nothing kept. */
+    llm_status (*prepare_weight)(llm_backend *be, const llm_tensor *w, int *kept);
+    /* Called by llm_buffer_free before buf_free (NULL: nothing to do). */
+    void (*buf_forget)(llm_backend *be, const llm_buffer *buf);
 } llm__backend_ext;
 
 struct llm_backend {

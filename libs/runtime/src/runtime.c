@@ -183,6 +183,7 @@ void llm_buffer_free(llm_buffer *buf) {
     if (!buf) {
         return;
     }
+    if (buf->be->ext.buf_forget) buf->be->ext.buf_forget(buf->be, buf);
     buf->be->iface->buf_free(buf->be, buf->data, buf->wrapped);
     free(buf);
 }
@@ -191,6 +192,23 @@ size_t llm_buffer_size(const llm_buffer *buf) { return buf ? buf->size : 0; }
 
 static int range_ok(const llm_buffer *buf, size_t off, size_t n) {
     return buf && off <= buf->size && n <= buf->size - off;
+}
+
+llm_status llm_backend_prepare_weight(llm_backend *be, const llm_tensor *w, int *kept) {
+    if (kept) *kept = 0;
+    if (!be || !w || !kept || !w->buffer) {
+        return llm__err(LLM_ERR_INVALID_ARG, "llm_backend_prepare_weight: NULL argument");
+    }
+    if (w->buffer->be != be) {
+        return llm__err(LLM_ERR_INVALID_ARG, "llm_backend_prepare_weight: the tensor's buffer belongs to another backend");
+    }
+    if ((unsigned)w->dtype >= LLM_DTYPE_END_ || !range_ok(w->buffer, w->offset, llm_tensor_nbytes(w))) {
+        return llm__err(LLM_ERR_INVALID_ARG, "llm_backend_prepare_weight: bad type or tensor outside its buffer");
+    }
+    if (!w->buffer->wrapped || !be->ext.prepare_weight) {
+        return LLM_OK; /* only read-only weights; a backend without layouts of its own keeps nothing */
+    }
+    return be->ext.prepare_weight(be, w, kept);
 }
 
 llm_status llm_buffer_write(llm_buffer *buf, size_t offset, const void *src, size_t n) {

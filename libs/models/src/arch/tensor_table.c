@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arch/arch_internal.h"
+#include "formats/desc_internal.h"
 #include "formats/formats_internal.h"
 
 int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d) {
@@ -158,7 +159,16 @@ static llm_status load_one(llm_net *net, const llm__tensor_spec *s, const char *
         return llm__net_err(LLM_ERR_UNSUPPORTED, "%s: backend %s cannot multiply %s weights (%s)", tag,
                             llm_backend_name(net->be), llm_dtype_name(t->type), name);
     }
-    return dst ? llm__net_wrap_tensor(net, t, dst) : LLM_OK;
+    llm_status st = dst ? llm__net_wrap_tensor(net, t, dst) : LLM_OK;
+    if (st == LLM_OK && dst && s->kind == LLM__W_MATMUL) {
+        /* The backend may keep a projection in a layout of its own (same
+         * bits); the file's pages of it are then not read by matmul, and
+         * letting them go keeps the resident size near the file's. */
+        int kept = 0;
+        st = llm__net_op(llm_backend_prepare_weight(net->be, dst, &kept));
+        if (st == LLM_OK && kept) llm__desc_release_tensor(net->desc, t);
+    }
+    return st;
 }
 
 llm_status llm__table_load(llm_net *net) {

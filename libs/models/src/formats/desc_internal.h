@@ -32,6 +32,9 @@ llm_model_desc *llm__desc_new(llm_model_source src, const char *path);
 llm_status llm__desc_add_tensor(llm_model_desc *d, const char *name, int type, uint32_t n_dims,
                                 const int64_t ne[4], const void *data, uint64_t size, uint32_t file_index,
                                 uint64_t file_offset);
+/* Lets the system drop the resident pages of t's bytes when its file is
+ * mapped (llm__mapped_release): for weights the backend keeps a copy of. */
+void llm__desc_release_tensor(const llm_model_desc *d, const llm_model_tensor *t);
 /* Builds the name index once all tensors are added. */
 llm_status llm__desc_finish(llm_model_desc *d);
 

@@ -34,6 +34,13 @@ typedef struct llm__mapped {
  * to data = NULL, size = 0 (callers reject them as too small). */
 llm_status llm__map_file(const char *path, const char *what, llm__mapped *m);
 void llm__unmap(llm__mapped *m);
+/* Lets the system drop the resident pages of [p, p + n) in m (the pages
+ * wholly inside; a read faults them back in from the file). Nothing when m
+ * is a caller's buffer (not owned), whose memory must not be touched. */
+void llm__mapped_release(const llm__mapped *m, const void *p, size_t n);
+/* The mapping behind a reader (formats_internal.h llm__mapped). */
+const llm__mapped *llm__gguf_mapping(const struct llm_gguf *g);
+const llm__mapped *llm__st_mapping(const struct llm_safetensors *st);
 
 /* Open-addressing hash index from NUL-terminated names to int64 ids. The
  * names live elsewhere; get(ctx, id) returns the name of id. */

@@ -520,6 +520,8 @@ llm_status llm_gguf_open_memory(const void *buf, size_t len, const char *name, l
     return gguf_open_mapped(&m, name ? name : "<memory>", out);
 }
 
+const llm__mapped *llm__gguf_mapping(const llm_gguf *g) { return g ? &g->map : NULL; }
+
 void llm_gguf_close(llm_gguf *g) {
     if (!g) return;
     for (int64_t i = 0; i < g->n_kv; i++) free(g->kv[i].key);

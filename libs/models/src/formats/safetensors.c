@@ -257,6 +257,8 @@ llm_status llm_safetensors_open_memory(const void *buf, size_t len, const char *
     return st_open_mapped(&m, name ? name : "<memory>", out);
 }
 
+const llm__mapped *llm__st_mapping(const llm_safetensors *st) { return st ? &st->map : NULL; }
+
 void llm_safetensors_close(llm_safetensors *st) {
     if (!st) return;
     for (int64_t i = 0; i < st->n_tensors; i++) free((char *)st->tensors[i].name);

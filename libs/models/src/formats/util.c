@@ -3,6 +3,7 @@
  * pieces every reader in llama-models shares.
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -69,6 +70,17 @@ llm_status llm__map_file(const char *path, const char *what, llm__mapped *m) {
 void llm__unmap(llm__mapped *m) {
     if (m && m->owned && m->data) munmap((void *)m->data, (size_t)m->size);
     if (m) memset(m, 0, sizeof *m);
+}
+
+void llm__mapped_release(const llm__mapped *m, const void *p, size_t n) {
+    const uintptr_t lo = (uintptr_t)p, hi = lo + n, base = (uintptr_t)(m ? m->data : NULL);
+    if (!m || !m->owned || !m->data || lo < base || hi > base + m->size) return;
+    const long pg = sysconf(_SC_PAGESIZE);
+    if (pg <= 0) return;
+    const uintptr_t a = (lo + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1), b = hi & ~((uintptr_t)pg - 1);
+    /* A private read-only file mapping: MADV_DONTNEED drops the pages, the
+     * next read maps the file's again. Advice only: a failure changes nothing. */
+    if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED);
 }
 
 char *llm__strndup(const char *s, size_t len) {

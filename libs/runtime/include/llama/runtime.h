@@ -186,6 +186,17 @@ llm_status llm_buffer_alloc(llm_backend *be, size_t size, llm_buffer **out);
  * the buffer and ops must not write to it. A GPU backend copies it to device
  * memory. Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
 llm_status llm_buffer_wrap_host(llm_backend *be, const void *ptr, size_t size, llm_buffer **out);
+/* Offers a matmul weight in a wrapped buffer (llm_buffer_wrap_host) to the
+ * backend, which may keep a copy in a layout of its own for llm_op_matmul
+ * with this very tensor (same buffer, offset, type and shape). Results are
+ * the same bits either way. *kept is 1 if a copy was made: matmul then no
+ * longer reads the region's bytes for w (other ops, such as get_rows on a
+ * tied embedding, and llm_op_matmul_invariant still do), so the caller may
+ * let the system drop their pages. The copy lives until the buffer is freed.
+ * The CPU backend keeps one for Q4_0 weights of M % 16 == 0 rows on a CPU with
+ * AVX-512 VNNI (as many bytes as the weight); otherwise *kept is 0. Returns
+ * LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
+llm_status llm_backend_prepare_weight(llm_backend *be, const llm_tensor *w, int *kept);
 /* Frees a buffer (a wrapped region is not freed). NULL is harmless. */
 void llm_buffer_free(llm_buffer *buf);
 size_t llm_buffer_size(const llm_buffer *buf);

@@ -152,6 +152,9 @@ static void cpu_destroy(llm_backend *be) {
         free(c->gemm_x);
         free(c->moe);
         free(c->pack);
+        for (int i = 0; i < c->n_prep; i++) free(c->prep[i].data);
+        free(c->prep);
+        free(c->act_ys);
         free(c);
     }
     free(be);
@@ -272,6 +275,8 @@ llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **ou
     be->ext.matmul_id = llm__cpu_matmul_id;
     be->ext.moe_topk = llm__cpu_moe_topk;
     be->ext.moe_sum = llm__cpu_moe_sum;
+    be->ext.prepare_weight = llm__cpu_prepare_weight;
+    be->ext.buf_forget = llm__cpu_forget_buffer;
     be->impl = c;
     be->params = *p;
     be->n_threads = p->n_threads > 0 ? p->n_threads : physical_cores();

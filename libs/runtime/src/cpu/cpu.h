@@ -32,6 +32,18 @@ typedef struct llm__cpu {
      * llm__pack8_fn); grown, never shrunk. */
     void *pack;
     size_t pack_size;
+    /* Weights prepared for matmul (llm_backend_prepare_weight, matmul_cpu.c):
+     * the tensor each copy stands for, and the copy (kernels.h prep). */
+    struct llm__cpu_prep {
+        const llm_buffer *buf;
+        size_t offset, nb1;
+        llm_dtype dtype;
+        int64_t ne0, ne1;
+        void *data;
+    } *prep;
+    int n_prep, cap_prep;
+    int32_t *act_ys;      /* [n][K / 32]: the prepared dot's ys (kernels.h prep); grown, never shrunk */
+    size_t act_ys_size;   /* bytes */
     /* matmul_id's grouping tables and gathered activations (moe_cpu.c); grown, never shrunk. */
     void *moe;
     size_t moe_size;
@@ -66,6 +78,9 @@ llm_status llm__cpu_matmul_id(llm_backend *be, const llm_tensor *out, const llm_
 llm_status llm__cpu_moe_sum(llm_backend *be, const llm_tensor *out, const llm_tensor *e, const llm_tensor *w);
 llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x,
                            const llm_tensor *w);
+/* llm_backend_prepare_weight / the buffer's end (or change) for its copies. */
+llm_status llm__cpu_prepare_weight(llm_backend *be, const llm_tensor *w, int *kept);
+void llm__cpu_forget_buffer(llm_backend *be, const llm_buffer *buf);
 /* The same product in the tiled order (gemm_cpu.c), for F32 / F16 / BF16 w only. */
 llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w);
 /* llm_op_matmul_invariant: llm__cpu_gemm for float weights, the registry's dot (never a shape-dependent

@@ -407,6 +407,104 @@ Q4_0_ZMM_ATTR static void q4_0u_dot16x4(int64_t n, const void *pk, size_t pk_str
     q4_0u_dotx4(n, pk, pk_stride, a, a_stride, out, o_stride, 2);
 }
 
+/* --------------------------------------------- prepared weights -- */
+
+/* A Q4_0 weight prepared at load (kernels.h prep): per group of 16 rows, per
+ * pair of blocks 2p, 2p + 1 (Q40R_PAIR bytes, 64-byte aligned): the nibbles
+ * of block 2p then of 2p + 1, each [4 dwords k][16 rows r][4 bytes] (dword k
+ * of row r's 16 packed bytes: low nibbles are elements 4k .. 4k + 3, high
+ * ones 16 + 4k .. 19 + 4k), then the 16 rows' fp16 scales of block 2p, then
+ * of 2p + 1. The same 18 bytes per row and block as the file (an odd last
+ * block pads its pair), so a decode reads no more than it did; what the
+ * tiles of q4_0_pack8u cost per matmul (a transpose per group of 8 rows) is
+ * paid once, and the product unpacks the nibbles with two ands and a shift
+ * per 64 bytes. */
+#define Q40R_PAIR 576
+/* How far ahead a streaming pass (stream != 0: batched decode) prefetches,
+ * in bytes of the copy. The hardware's own prefetch keeps a one-row decode
+ * fed, but with 8 rows each block takes long enough that it falls behind:
+ * 1B Q4_0, llm-bench -p 0 -n 32 --sessions 8, t/s: none 189, 1152 bytes 194,
+ * 4608 253, 9216 262-264, 18432 266 (a one-row decode lost a little with
+ * it, so it has none). */
+#define Q40R_PF 9216
+
+static size_t q4_0r_group_bytes(int64_t K) { return (size_t)((K / LLM_QK32 + 1) / 2) * Q40R_PAIR; }
+
+static void q4_0r_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
+    const int64_t nb = K / LLM_QK32;
+    char *G = grp;
+    memset(G, 0, q4_0r_group_bytes(K));
+    for (int64_t b = 0; b < nb; b++) {
+        char *T = G + (size_t)(b / 2) * Q40R_PAIR, *Q = T + (b & 1) * 256, *D = T + 512 + (b & 1) * 32;
+        for (int r = 0; r < 16; r++) {
+            const llm_block_q4_0 *x = (const llm_block_q4_0 *)((const char *)w + (size_t)r * w_stride) + b;
+            for (int k = 0; k < 4; k++) memcpy(Q + (k * 16 + r) * 4, x->qs + 4 * k, 4);
+            memcpy(D + 2 * r, &x->d, 2);
+        }
+    }
+}
+
+/* The product on a prepared group: lane r of int32 is weight row r, as in
+ * q4_0u_dotx4 (the tile's unsigned q times the activation's 4 bytes
+ * broadcast from memory, summed in fours by vpdpbusd from -8 sum(y), which
+ * the matmul computed once per activation block): the exact integer
+ * sum (q - 8) y of q4_0_8xN, then its float chain, so the same bits. */
+Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) void
+q4_0r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32_t *ys, size_t ys_stride, float *out,
+           size_t o_stride, const int NA, const int PF) {
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int64_t b = 0; b < K / LLM_QK32; b++) {
+        const char *T = G + (size_t)(b / 2) * Q40R_PAIR, *Q = T + (b & 1) * 256;
+        if (PF && (b & 1) == 0) {
+            for (int l = 0; l < Q40R_PAIR; l += 64) _mm_prefetch(T + Q40R_PF + l, _MM_HINT_T0);
+        }
+        __m512i q[8];
+        for (int k = 0; k < 4; k++) {
+            const __m512i w = _mm512_load_si512((const void *)(Q + 64 * k));
+            q[k] = _mm512_and_si512(w, m4);
+            q[k + 4] = _mm512_and_si512(_mm512_srli_epi16(w, 4), m4);
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + 512 + (b & 1) * 32)));
+        for (int j = 0; j < NA; j++) {
+            const llm_block_q8_0 *y = (const llm_block_q8_0 *)(a + (size_t)j * a_stride) + b;
+            const int8_t *yq = y->qs;
+            __m512i s0 = _mm512_dpbusd_epi32(_mm512_set1_epi32(ys[(size_t)j * ys_stride + (size_t)b]), q[0],
+                                             zmm_bcast4(yq));
+            __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[4], zmm_bcast4(yq + 16));
+            s0 = _mm512_dpbusd_epi32(s0, q[1], zmm_bcast4(yq + 4));
+            s1 = _mm512_dpbusd_epi32(s1, q[5], zmm_bcast4(yq + 20));
+            s0 = _mm512_dpbusd_epi32(s0, q[2], zmm_bcast4(yq + 8));
+            s1 = _mm512_dpbusd_epi32(s1, q[6], zmm_bcast4(yq + 24));
+            s0 = _mm512_dpbusd_epi32(s0, q[3], zmm_bcast4(yq + 12));
+            s1 = _mm512_dpbusd_epi32(s1, q[7], zmm_bcast4(yq + 28));
+            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(y->d)));
+            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
+        }
+    }
+    for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+}
+
+Q4_0_ZMM_ATTR static void q4_0r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
+                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int stream) {
+    const char *G = grp, *A = a;
+    if (stream) {
+        switch (n_a) {
+        case 1: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 1, 1); break;
+        case 2: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 2, 1); break;
+        case 3: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 3, 1); break;
+        default: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 4, 1); break;
+        }
+        return;
+    }
+    switch (n_a) {
+    case 1: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 1, 0); break;
+    case 2: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 2, 0); break;
+    case 3: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 3, 0); break;
+    default: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 4, 0); break;
+    }
+}
+
 #define Q4_0_VNNI_ATTR __attribute__((target("avx2,fma,f16c,avxvnni")))
 Q4_0_DOT8(dot8_q4_0_q8_0_rows8_vnni, Q4_0_VNNI_ATTR, q4_0_8xN_vnni, 0)
 Q4_0_DOT8(dot8s_q4_0_q8_0_rows8_vnni, Q4_0_VNNI_ATTR, q4_0_8xN_vnni, 1)
@@ -468,6 +566,13 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
     pr->pack8_bytes = packed.pack8_bytes;
     pr->dot8x4_packed = packed.dot8x4_packed;
     pr->dot16x4_packed = packed.dot16x4_packed;
+#ifdef LLM_Q4_0_VNNI
+    if (cpu_has_avx512_vnni()) {
+        k->prep[LLM_DTYPE_Q4_0].group_bytes = q4_0r_group_bytes;
+        k->prep[LLM_DTYPE_Q4_0].repack = q4_0r_repack;
+        k->prep[LLM_DTYPE_Q4_0].dot = q4_0r_dot;
+    }
+#endif
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

@@ -16,7 +16,9 @@
  * in-place block).
  */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "cpu/cpu.h"
 #include "dtype/blocks.h"
@@ -207,6 +209,175 @@ static void dot_task2(void *p, int ith, int nth) {
 #define GEMM_MIN_ROWS_F16_PACKED 128
 #define GEMM_MIN_ROWS_BF16_PACKED 64
 
+/* ------------------------------------------------- prepared weights -- */
+
+/* The copy standing for w (llm_backend_prepare_weight), or NULL. A model's
+ * few hundred weights are looked up linearly: next to any matmul, nothing. */
+static const struct llm__cpu_prep *prep_find(const llm__cpu *cpu, const llm_tensor *w) {
+    for (int i = 0; i < cpu->n_prep; i++) {
+        const struct llm__cpu_prep *p = &cpu->prep[i];
+        if (p->buf == w->buffer && p->offset == w->offset && p->dtype == w->dtype && p->ne0 == w->ne[0] &&
+            p->ne1 == w->ne[1] && p->nb1 == w->nb[1] && w->ne[2] == 1 && w->ne[3] == 1) {
+            return p;
+        }
+    }
+    return NULL;
+}
+
+typedef struct {
+    const struct llm__prep_kernels *pk;
+    const char *w;
+    size_t w_row, gb;
+    char *dst;
+    int64_t K, groups;
+} repack_ctx;
+
+static void repack_task(void *p, int ith, int nth) {
+    const repack_ctx *c = p;
+    int64_t b, e;
+    llm__split_range(c->groups, ith, nth, &b, &e);
+    for (int64_t g = b; g < e; g++) c->pk->repack(c->K, c->w + (size_t)g * 16 * c->w_row, c->w_row, c->dst + (size_t)g * c->gb);
+}
+
+llm_status llm__cpu_prepare_weight(llm_backend *be, const llm_tensor *w, int *kept) {
+    llm__cpu *cpu = llm__cpu_of(be);
+    const struct llm__prep_kernels *pk = &cpu->k.prep[w->dtype];
+    size_t row = 0;
+    *kept = 0;
+    /* Only what the rows8 pair would take (its bits are the copy's), whole
+     * groups of 16 rows, contiguous rows. */
+    if (!pk->dot || !cpu->k.rows8[w->dtype].dot || w->ne[1] <= 0 || w->ne[1] % 16 != 0 || w->ne[2] != 1 ||
+        w->ne[3] != 1 || llm_dtype_row_size(w->dtype, (uint64_t)w->ne[0], &row) != LLM_OK || row != w->nb[1]) {
+        return LLM_OK;
+    }
+    if (prep_find(cpu, w)) {
+        *kept = 1;
+        return LLM_OK;
+    }
+    repack_ctx rc = {pk, llm__host_ptr(w), w->nb[1], pk->group_bytes(w->ne[0]), NULL, w->ne[0], w->ne[1] / 16};
+    if (rc.gb == 0 || (size_t)rc.groups > SIZE_MAX / rc.gb) {
+        return llm__err(LLM_ERR_INVALID_ARG, "prepare_weight: a weight of %lld x %lld is too large",
+                        (long long)w->ne[1], (long long)w->ne[0]);
+    }
+    if (cpu->n_prep == cpu->cap_prep) {
+        const int cap = cpu->cap_prep ? 2 * cpu->cap_prep : 64;
+        struct llm__cpu_prep *grown = realloc(cpu->prep, (size_t)cap * sizeof(*grown));
+        if (!grown) return llm__err(LLM_ERR_NO_MEMORY, "prepare_weight: out of memory");
+        cpu->prep = grown;
+        cpu->cap_prep = cap;
+    }
+    /* Its whole 2 MiB stretches in huge pages where the system gives them
+     * (a decode streams the copy: fewer TLB misses); the tail in small
+     * pages, so nothing resident is added. */
+    const size_t bytes = rc.gb * (size_t)rc.groups, huge = (size_t)2 << 20;
+    rc.dst = aligned_alloc(bytes >= huge ? huge : 64, bytes);
+    if (!rc.dst) {
+        return llm__err(LLM_ERR_NO_MEMORY, "prepare_weight: no memory for a copy of %zu bytes", bytes);
+    }
+#ifdef MADV_HUGEPAGE
+    if (bytes >= huge) (void)madvise(rc.dst, bytes / huge * huge, MADV_HUGEPAGE);
+#endif
+    llm__threadpool_run(cpu->tp, repack_task, &rc, rc.groups < be->n_threads ? (int)rc.groups : be->n_threads);
+    cpu->prep[cpu->n_prep++] = (struct llm__cpu_prep){w->buffer, w->offset, w->nb[1], w->dtype, w->ne[0], w->ne[1],
+                                                      rc.dst};
+    *kept = 1;
+    return LLM_OK;
+}
+
+void llm__cpu_forget_buffer(llm_backend *be, const llm_buffer *buf) {
+    llm__cpu *cpu = llm__cpu_of(be);
+    int j = 0;
+    for (int i = 0; i < cpu->n_prep; i++) {
+        if (cpu->prep[i].buf == buf) {
+            free(cpu->prep[i].data);
+        } else {
+            cpu->prep[j++] = cpu->prep[i];
+        }
+    }
+    cpu->n_prep = j;
+}
+
+typedef struct {
+    const llm__cpu_kernels *k;
+    const struct llm__prep_kernels *pk;
+    const float *x;
+    float *out;
+    const char *grp; /* [M / 16][gb bytes] */
+    char *act;       /* [n][a_row bytes] Q8_0 */
+    int32_t *ys;     /* [n][K / 32] */
+    size_t gb, a_row;
+    int64_t n, K, M;
+} prep_mm;
+
+static void prep_quantize_task(void *p, int ith, int nth) {
+    const prep_mm *c = p;
+    int64_t b, e;
+    llm__split_range(c->n, ith, nth, &b, &e);
+    const int64_t nb = c->K / 32;
+    for (int64_t i = b; i < e; i++) {
+        char *row = c->act + (size_t)i * c->a_row;
+        c->k->quantize[LLM_DTYPE_Q8_0](c->x + i * c->K, row, c->K);
+        const llm_block_q8_0 *y = (const llm_block_q8_0 *)row;
+        int32_t *ys = c->ys + i * nb;
+        for (int64_t j = 0; j < nb; j++) {
+            int32_t sum = 0;
+            for (int t = 0; t < 32; t++) sum += y[j].qs[t];
+            ys[j] = -8 * sum;
+        }
+    }
+}
+
+static void prep_dot_task(void *p, int ith, int nth) {
+    const prep_mm *c = p;
+    int64_t b, e;
+    llm__split_range(c->M / 16, ith, nth, &b, &e);
+    const size_t nb = (size_t)(c->K / 32);
+    for (int64_t g = b; g < e; g++) {
+        const char *grp = c->grp + (size_t)g * c->gb;
+        for (int64_t i = 0; i < c->n; i += 4) {
+            const int na = c->n - i < 4 ? (int)(c->n - i) : 4;
+            c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, c->ys + (size_t)i * nb, nb, na,
+                       c->out + i * c->M + g * 16, (size_t)c->M, i == 0 && c->n > 1 && c->n <= STREAM_ROWS);
+        }
+    }
+}
+
+/* A prepared weight's matmul (kernels.h prep): the activations as Q8_0 with
+ * their block sums, then each group of 16 weight rows by every activation
+ * row, four at a time (a group stays in cache while they pass). */
+static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
+                                  const struct llm__cpu_prep *pr) {
+    llm__cpu *cpu = llm__cpu_of(be);
+    prep_mm c;
+    c.k = &cpu->k;
+    c.pk = &cpu->k.prep[w->dtype];
+    c.x = llm__host_ptr(x);
+    c.out = llm__host_ptr(out);
+    c.grp = pr->data;
+    c.n = x->ne[1] * x->ne[2] * x->ne[3];
+    c.K = x->ne[0];
+    c.M = w->ne[1];
+    c.gb = c.pk->group_bytes(c.K);
+    if (llm_dtype_row_size(LLM_DTYPE_Q8_0, (uint64_t)c.K, &c.a_row) != LLM_OK) {
+        return llm__err(LLM_ERR_INVALID_ARG, "matmul: K=%lld is not whole q8_0 blocks", (long long)c.K);
+    }
+    llm_status st = llm__cpu_grow(&cpu->act, &cpu->act_size, c.a_row * (size_t)c.n, "matmul", "activations");
+    if (st == LLM_OK) {
+        st = llm__cpu_grow((void **)&cpu->act_ys, &cpu->act_ys_size, (size_t)c.n * (size_t)(c.K / 32) * sizeof(int32_t),
+                           "matmul", "activation sums");
+    }
+    if (st != LLM_OK) return st;
+    c.act = cpu->act;
+    c.ys = cpu->act_ys;
+    const int nt = be->n_threads;
+    llm__threadpool_run(cpu->tp, prep_quantize_task, &c, c.n < nt ? (int)c.n : nt);
+    const int64_t groups = c.M / 16;
+    int nth = c.M * c.K * c.n < 32768 ? 1 : nt;
+    if (nth > 1) nth = groups >= (int64_t)nt * PIECES ? nt * PIECES : (int)(groups > nt ? groups : nt);
+    llm__threadpool_run(cpu->tp, prep_dot_task, &c, nth);
+    return LLM_OK;
+}
+
 /* invariant: only the registry's dot / dot4 / dot2x4 / dot4x1 (equal bit for
  * bit, kernels.h), never a shape-dependent pair. */
 static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
@@ -216,6 +387,10 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
     if (!cpu->k.dot[wt]) {
         return llm__err(LLM_ERR_UNSUPPORTED, "matmul: weight type %s is not supported on cpu",
                         llm_dtype_name(wt));
+    }
+    const struct llm__cpu_prep *pr = invariant ? NULL : prep_find(cpu, w);
+    if (pr) {
+        return matmul_prepared(be, out, x, w, pr);
     }
     mm_ctx2 c2;
     mm_ctx *c = &c2.base;
