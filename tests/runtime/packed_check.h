@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cpu/kernels.h"
+#include "llama/runtime.h"
 
 /* pr's 8 rows (w, stride wb) packed, then by 4 activation rows (a, stride
  * ab) must give want4 ([act row][weight row], the pair's dot4) bit for bit,
@@ -92,6 +93,49 @@ static inline void packed_check_variants(const struct llm__dot_pair *pr, const c
         packed_check(&p, label, n, w, wb, a, ab, want4);
     }
     cr_assert(registered, "%s: the registered packed product is none of the variants", name);
+}
+
+/* One matmul through the public API: out[n][M] = x[n][K] . w^T. */
+static inline void prep_matmul(llm_backend *be, const llm_tensor *w, const float *x, int64_t n, float *out) {
+    const int64_t K = w->ne[0], M = w->ne[1];
+    llm_buffer *bx = NULL, *bo = NULL;
+    cr_assert_eq(llm_buffer_alloc(be, (size_t)(n * K) * sizeof(float), &bx), LLM_OK);
+    cr_assert_eq(llm_buffer_alloc(be, (size_t)(n * M) * sizeof(float), &bo), LLM_OK);
+    cr_assert_eq(llm_buffer_write(bx, 0, x, (size_t)(n * K) * sizeof(float)), LLM_OK);
+    const llm_tensor tx = llm_tensor_2d(bx, 0, LLM_DTYPE_F32, K, n), to = llm_tensor_2d(bo, 0, LLM_DTYPE_F32, M, n);
+    cr_assert_eq(llm_op_matmul(be, &to, &tx, w), LLM_OK, "%s", llm_runtime_last_error());
+    cr_assert_eq(llm_buffer_read(bo, 0, out, (size_t)(n * M) * sizeof(float)), LLM_OK);
+    llm_buffer_free(bx);
+    llm_buffer_free(bo);
+}
+
+/* A weight of type t ([M][K] at w, wrapped) through llm_op_matmul before and
+ * after llm_backend_prepare_weight, for 1..13 activation rows from x
+ * ([13][K]): the same bits every time. Returns *kept. */
+static inline int prepared_check(llm_backend *be, llm_dtype t, int64_t K, int64_t M, const void *w, const float *x) {
+    size_t row = 0;
+    cr_assert_eq(llm_dtype_row_size(t, (uint64_t)K, &row), LLM_OK);
+    llm_buffer *bw = NULL;
+    cr_assert_eq(llm_buffer_wrap_host(be, w, row * (size_t)M, &bw), LLM_OK);
+    const llm_tensor tw = llm_tensor_2d(bw, 0, t, K, M);
+    float *before = malloc(sizeof(float) * (size_t)(13 * 13 * M)), *o = malloc(sizeof(float) * (size_t)(13 * M));
+    cr_assert(before && o);
+    for (int64_t n = 1; n <= 13; n++) prep_matmul(be, &tw, x, n, before + (size_t)((n - 1) * 13 * M));
+    int kept = -1;
+    cr_assert_eq(llm_backend_prepare_weight(be, &tw, &kept), LLM_OK, "%s", llm_runtime_last_error());
+    for (int64_t n = 1; n <= 13; n++) {
+        prep_matmul(be, &tw, x, n, o);
+        const float *want = before + (size_t)((n - 1) * 13 * M);
+        for (int64_t i = 0; i < n * M; i++) {
+            cr_assert(memcmp(&o[i], &want[i], 4) == 0, "%s K=%lld n=%lld out[%lld][%lld]: prepared %.9g, unprepared %.9g",
+                      llm_dtype_name(t), (long long)K, (long long)n, (long long)(i / M), (long long)(i % M), o[i],
+                      want[i]);
+        }
+    }
+    llm_buffer_free(bw);
+    free(before);
+    free(o);
+    return kept;
 }
 
 #endif

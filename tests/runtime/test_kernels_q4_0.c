@@ -32,7 +32,6 @@
 #include "cpu/kernels.h"
 #include "dtype/blocks.h"
 #include "packed_check.h"
-#include "llama/runtime.h"
 
 static const struct {
     int n;
@@ -437,20 +436,6 @@ Test(kernels_q4_0, q3k_tiled_matches_llamacpp) {
     }
 }
 
-/* One matmul through the public API: out[n][M] = x[n][K] . w^T. */
-static void q40_matmul(llm_backend *be, const llm_tensor *w, const float *x, int64_t n, float *out) {
-    const int64_t K = w->ne[0], M = w->ne[1];
-    llm_buffer *bx = NULL, *bo = NULL;
-    cr_assert_eq(llm_buffer_alloc(be, (size_t)(n * K) * sizeof(float), &bx), LLM_OK);
-    cr_assert_eq(llm_buffer_alloc(be, (size_t)(n * M) * sizeof(float), &bo), LLM_OK);
-    cr_assert_eq(llm_buffer_write(bx, 0, x, (size_t)(n * K) * sizeof(float)), LLM_OK);
-    const llm_tensor tx = llm_tensor_2d(bx, 0, LLM_DTYPE_F32, K, n), to = llm_tensor_2d(bo, 0, LLM_DTYPE_F32, M, n);
-    cr_assert_eq(llm_op_matmul(be, &to, &tx, w), LLM_OK, "%s", llm_runtime_last_error());
-    cr_assert_eq(llm_buffer_read(bo, 0, out, (size_t)(n * M) * sizeof(float)), LLM_OK);
-    llm_buffer_free(bx);
-    llm_buffer_free(bo);
-}
-
 /* A prepared Q4_0 weight (llm_backend_prepare_weight: the CPU backend's own
  * layout, kernels.h prep) gives the unprepared matmul's bits for every row
  * count, and with the golden's 8 rows (twice, in both halves of a group)
@@ -481,12 +466,12 @@ Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
         const int64_t ns[] = {1, 2, 3, 4, 5, 8, 9, 13};
         float *before = malloc(sizeof(float) * 13 * M * 8);
         cr_assert(before);
-        for (int t = 0; t < 8; t++) q40_matmul(be, &tw, x, ns[t], before + (size_t)t * 13 * M);
+        for (int t = 0; t < 8; t++) prep_matmul(be, &tw, x, ns[t], before + (size_t)t * 13 * M);
         int kept = -1;
         cr_assert_eq(llm_backend_prepare_weight(be, &tw, &kept), LLM_OK, "%s", llm_runtime_last_error());
         kept_any |= kept;
         for (int t = 0; t < 8; t++) {
-            q40_matmul(be, &tw, x, ns[t], o2);
+            prep_matmul(be, &tw, x, ns[t], o2);
             for (int64_t i = 0; i < ns[t] * M; i++) {
                 cr_assert(memcmp(&o2[i], &before[(size_t)t * 13 * M + (size_t)i], 4) == 0,
                           "K=%d n=%lld out[%lld][%lld]: prepared %.9g, unprepared %.9g", K, (long long)ns[t],

@@ -326,6 +326,133 @@ KQ8_TARGET_ZMM static void q4k_dot16x4_packed_zmm(int64_t n, const void *pk, siz
     q4k_dotx4_zmm(n, pk, pk_stride, a, a_stride, out, o_stride, 2);
 }
 
+/* A Q4_K weight prepared at load (kernels.h prep): per group of 16 rows, per
+ * super-block (Q4KR_SB bytes, 64-byte aligned):
+ *   qs [4 pairs p][8 chunks k][16 rows][4 bytes]: bytes 32p + 4k .. + 3 of
+ *      row r's qs (low nibbles: sub-block 2p, high: 2p + 1), still packed;
+ *   sc [8 sub-blocks][16 rows] bytes: the 6-bit scales, decoded;
+ *   mn [4 pairs][16 rows][2] bytes: the mins of sub-blocks 2p, 2p + 1;
+ *   d, dmin [16 rows] fp16 each.
+ * 148 bytes per row and super-block against the file's 144: the scales are
+ * decoded once here instead of in every product. The product is
+ * q4k_dotx4_zmm's on one 64-byte load per chunk (the scales widened by
+ * vpmovzx), so four activation rows give llama.cpp's gemm order; fewer
+ * take its gemv order (GEMV: the four pairs' exact sums added first, then
+ * one fma per super-block for the scales and one for the mins, as
+ * llm__q4_k_dot_repack_gemv), which is what the matmul runs for the last
+ * n % 4 rows. */
+#define Q4KR_SB 2368
+#define Q4KR_SC 2048
+#define Q4KR_MN 2176
+#define Q4KR_D 2304
+/* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
+#define Q4KR_PF 9472
+
+static size_t q4kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q4KR_SB; }
+
+static void q4kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        uint8_t *T = (uint8_t *)grp + (size_t)b * Q4KR_SB;
+        for (int r = 0; r < 16; r++) {
+            const llm_block_q4_k *x = (const llm_block_q4_k *)((const char *)w + (size_t)r * w_stride) + b;
+            for (int c = 0; c < 32; c++) memcpy(T + ((size_t)c * 16 + (size_t)r) * 4, x->qs + 4 * c, 4);
+            uint8_t sc[8], mn[8];
+            llm__q4k_scale_min(x->scales, sc, mn);
+            for (int t = 0; t < 8; t++) T[Q4KR_SC + 16 * t + r] = sc[t];
+            for (int p = 0; p < 4; p++) {
+                T[Q4KR_MN + 32 * p + 2 * r] = mn[2 * p];
+                T[Q4KR_MN + 32 * p + 2 * r + 1] = mn[2 * p + 1];
+            }
+            memcpy(T + Q4KR_D + 2 * r, &x->d, 2);
+            memcpy(T + Q4KR_D + 32 + 2 * r, &x->dmin, 2);
+        }
+    }
+}
+
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q4kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
+          const int PF) {
+    const int GEMV = NA < 4;
+    __m512 acc[4], accm[4];
+    for (int j = 0; j < 4; j++) acc[j] = accm[j] = _mm512_setzero_ps();
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const char *T = G + (size_t)b * Q4KR_SB;
+        if (PF) {
+            for (int l = 0; l < Q4KR_SB; l += 64) _mm_prefetch(T + Q4KR_PF + l, _MM_HINT_T0);
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q4KR_D)));
+        const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q4KR_D + 32)));
+        const llm_block_q8_k *y[4];
+        __m512 dd[4], dm[4];
+        __m512i tq[4], tm[4]; /* GEMV: the super-block's exact sums */
+        int32_t B[4][4];
+        for (int j = 0; j < NA; j++) {
+            y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
+            const __m512 dy = _mm512_set1_ps(y[j]->d);
+            dd[j] = _mm512_mul_ps(dw, dy);
+            dm[j] = _mm512_mul_ps(mw, dy);
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);
+            _mm_storeu_si128((__m128i *)B[j], _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+            tq[j] = tm[j] = _mm512_setzero_si512();
+        }
+        for (int p = 0; p < 4; p++) {
+            __m512i slo[4], shi[4];
+            for (int j = 0; j < NA; j++) slo[j] = shi[j] = _mm512_setzero_si512();
+            for (int k = 0; k < 8; k++) {
+                const __m512i q = _mm512_load_si512((const void *)(T + (size_t)(p * 8 + k) * 64));
+                const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+                for (int j = 0; j < NA; j++) {
+                    const int8_t *yq = y[j]->qs + 64 * p + 4 * k;
+                    slo[j] = _mm512_dpbusd_epi32(slo[j], lo, zmm_bcast4(yq));
+                    shi[j] = _mm512_dpbusd_epi32(shi[j], hi, zmm_bcast4(yq + 32));
+                }
+            }
+            const __m512i sc0 = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)(T + Q4KR_SC + 32 * p)));
+            const __m512i sc1 = _mm512_cvtepu8_epi32(_mm_load_si128((const __m128i *)(T + Q4KR_SC + 32 * p + 16)));
+            const __m512i mnp = _mm512_cvtepu8_epi16(_mm256_load_si256((const __m256i *)(T + Q4KR_MN + 32 * p)));
+            for (int j = 0; j < NA; j++) {
+                const __m512i sq = _mm512_add_epi32(_mm512_mullo_epi32(slo[j], sc0), _mm512_mullo_epi32(shi[j], sc1));
+                const __m512i mq = _mm512_madd_epi16(mnp, _mm512_set1_epi32(B[j][p]));
+                if (GEMV) {
+                    tq[j] = _mm512_add_epi32(tq[j], sq);
+                    tm[j] = _mm512_add_epi32(tm[j], mq);
+                } else {
+                    acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sq), dd[j], acc[j]);
+                    accm[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mq), dm[j], accm[j]);
+                }
+            }
+        }
+        for (int j = 0; GEMV && j < NA; j++) {
+            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tq[j]), dd[j], acc[j]);
+            accm[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tm[j]), dm[j], accm[j]);
+        }
+    }
+    for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_sub_ps(acc[j], accm[j]));
+}
+
+KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
+                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int stream) {
+    (void)ys;
+    (void)ys_stride;
+    const char *G = grp, *A = a;
+    if (stream) {
+        switch (n_a) {
+        case 1: q4kr_dotN(K, G, A, a_stride, out, o_stride, 1, 1); break;
+        case 2: q4kr_dotN(K, G, A, a_stride, out, o_stride, 2, 1); break;
+        case 3: q4kr_dotN(K, G, A, a_stride, out, o_stride, 3, 1); break;
+        default: q4kr_dotN(K, G, A, a_stride, out, o_stride, 4, 1); break;
+        }
+        return;
+    }
+    switch (n_a) {
+    case 1: q4kr_dotN(K, G, A, a_stride, out, o_stride, 1, 0); break;
+    case 2: q4kr_dotN(K, G, A, a_stride, out, o_stride, 2, 0); break;
+    case 3: q4kr_dotN(K, G, A, a_stride, out, o_stride, 3, 0); break;
+    default: q4kr_dotN(K, G, A, a_stride, out, o_stride, 4, 0); break;
+    }
+}
+
 /* Eight Q4_K rows by four Q8_K rows (llama.cpp's gemm order) on 512-bit
  * registers: activation rows A and B (0 and 1, then 2 and 3) share each
  * register, so every integer instruction does two rows' work, and the tree
@@ -749,6 +876,13 @@ void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
             pr->dot16x4_packed = llm__kq_packed16_variant(t);
         }
     }
+#ifdef LLM_KQ8_AVX512
+    if (cpu_has_avx512_vnni() && k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
+        k->prep[LLM_DTYPE_Q4_K].group_bytes = q4kr_group_bytes;
+        k->prep[LLM_DTYPE_Q4_K].repack = q4kr_repack;
+        k->prep[LLM_DTYPE_Q4_K].dot = q4kr_dot;
+    }
+#endif
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

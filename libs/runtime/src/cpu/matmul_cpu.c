@@ -304,9 +304,10 @@ typedef struct {
     float *out;
     const char *grp; /* [M / 16][gb bytes] */
     char *act;       /* [n][a_row bytes] Q8_0 */
-    int32_t *ys;     /* [n][K / 32] */
+    int32_t *ys;     /* [n][K / 32], or NULL (Q4_0 only) */
     size_t gb, a_row;
     int64_t n, K, M;
+    llm_dtype act_type;
 } prep_mm;
 
 static void prep_quantize_task(void *p, int ith, int nth) {
@@ -316,7 +317,8 @@ static void prep_quantize_task(void *p, int ith, int nth) {
     const int64_t nb = c->K / 32;
     for (int64_t i = b; i < e; i++) {
         char *row = c->act + (size_t)i * c->a_row;
-        c->k->quantize[LLM_DTYPE_Q8_0](c->x + i * c->K, row, c->K);
+        c->k->quantize[c->act_type](c->x + i * c->K, row, c->K);
+        if (!c->ys) continue;
         const llm_block_q8_0 *y = (const llm_block_q8_0 *)row;
         int32_t *ys = c->ys + i * nb;
         for (int64_t j = 0; j < nb; j++) {
@@ -336,14 +338,14 @@ static void prep_dot_task(void *p, int ith, int nth) {
         const char *grp = c->grp + (size_t)g * c->gb;
         for (int64_t i = 0; i < c->n; i += 4) {
             const int na = c->n - i < 4 ? (int)(c->n - i) : 4;
-            c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, c->ys + (size_t)i * nb, nb, na,
+            c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, c->ys ? c->ys + (size_t)i * nb : NULL, nb, na,
                        c->out + i * c->M + g * 16, (size_t)c->M, i == 0 && c->n > 1 && c->n <= STREAM_ROWS);
         }
     }
 }
 
-/* A prepared weight's matmul (kernels.h prep): the activations as Q8_0 with
- * their block sums, then each group of 16 weight rows by every activation
+/* A prepared weight's matmul (kernels.h prep): the activations in the
+ * type's activation type (for Q4_0 with their block sums), then each group of 16 weight rows by every activation
  * row, four at a time (a group stays in cache while they pass). */
 static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
                                   const struct llm__cpu_prep *pr) {
@@ -358,17 +360,19 @@ static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const 
     c.K = x->ne[0];
     c.M = w->ne[1];
     c.gb = c.pk->group_bytes(c.K);
-    if (llm_dtype_row_size(LLM_DTYPE_Q8_0, (uint64_t)c.K, &c.a_row) != LLM_OK) {
-        return llm__err(LLM_ERR_INVALID_ARG, "matmul: K=%lld is not whole q8_0 blocks", (long long)c.K);
+    c.act_type = cpu->k.act_type[w->dtype];
+    if (llm_dtype_row_size(c.act_type, (uint64_t)c.K, &c.a_row) != LLM_OK) {
+        return llm__err(LLM_ERR_INVALID_ARG, "matmul: K=%lld is not whole %s blocks", (long long)c.K,
+                        llm_dtype_name(c.act_type));
     }
     llm_status st = llm__cpu_grow(&cpu->act, &cpu->act_size, c.a_row * (size_t)c.n, "matmul", "activations");
-    if (st == LLM_OK) {
+    if (st == LLM_OK && w->dtype == LLM_DTYPE_Q4_0) {
         st = llm__cpu_grow((void **)&cpu->act_ys, &cpu->act_ys_size, (size_t)c.n * (size_t)(c.K / 32) * sizeof(int32_t),
                            "matmul", "activation sums");
     }
     if (st != LLM_OK) return st;
     c.act = cpu->act;
-    c.ys = cpu->act_ys;
+    c.ys = w->dtype == LLM_DTYPE_Q4_0 ? cpu->act_ys : NULL;
     const int nt = be->n_threads;
     llm__threadpool_run(cpu->tp, prep_quantize_task, &c, c.n < nt ? (int)c.n : nt);
     const int64_t groups = c.M / 16;
