@@ -542,3 +542,44 @@ Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
         cr_log_info("no prepared Q4_0 layout on this CPU (it needs AVX-512 VNNI): only the refusals were checked");
     }
 }
+
+/* A prepared Q8_0 weight (kernels_avx2_q8_0.c: x + 128 against y, started
+ * from -128 times y's sums of four) gives the unprepared matmul's bits (the
+ * vec_dot order, dot2x4 / dot4x1, checked against llama.cpp elsewhere) for
+ * 1..13 rows: random bytes (-128 included: the weight side may hold it),
+ * one row of -128s and one of 127s, an odd block count (K = 96). */
+Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
+    llm_backend_params bp = llm_backend_default_params();
+    bp.n_threads = 2;
+    llm_backend *be = NULL;
+    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+    const int64_t M = 48;
+    int kept_any = 0;
+    uint32_t st = 0xC0FFEEu;
+    const int64_t Ks[] = {96, 2048};
+    for (int c = 0; c < 2; c++) {
+        const int64_t K = Ks[c], nb = K / 32;
+        llm_block_q8_0 *w = malloc(sizeof(llm_block_q8_0) * (size_t)(M * nb));
+        float *x = malloc(sizeof(float) * (size_t)(13 * K));
+        cr_assert(w && x);
+        for (int64_t b = 0; b < M * nb; b++) {
+            const uint32_t r = q40_next(&st);
+            w[b].d = (uint16_t)(((8 + r % 7) << 10) | ((r >> 8) & 0x3FF) | (((r >> 20) & 1) ? 0x8000 : 0));
+            for (int i = 0; i < 32; i++) {
+                w[b].qs[i] = b / nb == 3 ? -128 : b / nb == 4 ? 127 : (int8_t)(q40_next(&st) >> 24);
+            }
+        }
+        q40_floats(&st, x, (int)(13 * K));
+        kept_any |= prepared_check(be, LLM_DTYPE_Q8_0, K, M, w, x);
+        free(w);
+        free(x);
+    }
+    llm_backend_free(be);
+    if (!kept_any) {
+        llm__cpu_kernels k;
+        llm__cpu_kernels_scalar(&k);
+        if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
+        cr_assert_null(k.prep[LLM_DTYPE_Q8_0].dot, "a Q8_0 prepared layout is registered but was never taken");
+        cr_log_info("no prepared Q8_0 layout on this CPU (it needs AVX-512 VNNI): nothing to compare");
+    }
+}

@@ -42,7 +42,7 @@ typedef struct llm__cpu {
         void *data;
     } *prep;
     int n_prep, cap_prep;
-    int32_t *act_ys;      /* [n][K / 32]: the prepared dot's ys (kernels.h prep); grown, never shrunk */
+    int32_t *act_ys;      /* [n][K / 32 * aux_ints]: the prepared dot's ys (kernels.h prep); grown, never shrunk */
     size_t act_ys_size;   /* bytes */
     /* matmul_id's grouping tables and gathered activations (moe_cpu.c); grown, never shrunk. */
     void *moe;

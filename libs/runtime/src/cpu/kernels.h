@@ -128,16 +128,19 @@ typedef struct llm__cpu_kernels {
      * group_bytes(K) bytes (a multiple of 64), group g made by repack from
      * rows 16 g .. 16 g + 15. dot multiplies one group by n_a <= 4 activation
      * rows (the type's activation type, a_stride bytes apart): out[j *
-     * o_stride + r] for r < 16, the bits of the type's rows8 pair. ys[j *
-     * ys_stride + b] is what dot needs of activation row j's block b besides
-     * its bytes: for Q4_0, -8 times the sum of its 32 int8 (matmul_cpu.c).
-     * stream: the group is read from memory (its first pass), so the bytes
-     * after it are prefetched as it is read. */
+     * o_stride + r] for r < 16, the bits of the type's matmul without the
+     * copy. aux_ints (0: none): int32 per activation block of 32 that dot
+     * reads besides the rows, aux(K, row, ys) forms them for one row (ys[b *
+     * aux_ints ..]); dot gets row j's at ys + j * ys_stride. stream: the
+     * group is read from memory (its first pass), so the bytes after it are
+     * prefetched as it is read. */
     struct llm__prep_kernels {
         size_t (*group_bytes)(int64_t K);
         void (*repack)(int64_t K, const void *w, size_t w_stride, void *grp);
         void (*dot)(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys, size_t ys_stride,
                     int n_a, float *out, size_t o_stride, int stream);
+        int aux_ints;
+        void (*aux)(int64_t K, const void *a, int32_t *ys);
     } prep[LLM_DTYPE_END_];
     /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
      * every matmul with n >= 2 activation rows, K % 8 == 0 and M % 4 == 0

@@ -420,12 +420,12 @@ Q4_0_ZMM_ATTR static void q4_0u_dot16x4(int64_t n, const void *pk, size_t pk_str
  * paid once, and the product unpacks the nibbles with two ands and a shift
  * per 64 bytes. */
 #define Q40R_PAIR 576
-/* How far ahead a streaming pass (stream != 0: batched decode) prefetches,
- * in bytes of the copy. The hardware's own prefetch keeps a one-row decode
- * fed, but with 8 rows each block takes long enough that it falls behind:
- * 1B Q4_0, llm-bench -p 0 -n 32 --sessions 8, t/s: none 189, 1152 bytes 194,
- * 4608 253, 9216 262-264, 18432 266 (a one-row decode lost a little with
- * it, so it has none). */
+/* How far ahead a streaming pass (stream != 0: decode, batched decode)
+ * prefetches, in bytes of the copy. The hardware's own prefetch keeps a
+ * one-row decode fed, but with 8 rows each block takes long enough that it
+ * falls behind: 1B Q4_0, llm-bench -p 0 -n 32 --sessions 8, t/s: none 189,
+ * 1152 bytes 194, 4608 253, 9216 262-264, 18432 266. A one-row decode is
+ * memory-bound with or without it (47-53 t/s either way, this noisy VM). */
 #define Q40R_PF 9216
 
 static size_t q4_0r_group_bytes(int64_t K) { return (size_t)((K / LLM_QK32 + 1) / 2) * Q40R_PAIR; }
@@ -483,6 +483,16 @@ q4_0r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32
         }
     }
     for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+}
+
+/* ys[b] = -8 * (sum of the 32 int8 of activation block b): q4_0r_dot's aux. */
+static void q4_0r_aux(int64_t K, const void *a, int32_t *ys) {
+    const llm_block_q8_0 *y = a;
+    for (int64_t b = 0; b < K / LLM_QK32; b++) {
+        int32_t sum = 0;
+        for (int t = 0; t < 32; t++) sum += y[b].qs[t];
+        ys[b] = -8 * sum;
+    }
 }
 
 Q4_0_ZMM_ATTR static void q4_0r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
@@ -571,6 +581,8 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
         k->prep[LLM_DTYPE_Q4_0].group_bytes = q4_0r_group_bytes;
         k->prep[LLM_DTYPE_Q4_0].repack = q4_0r_repack;
         k->prep[LLM_DTYPE_Q4_0].dot = q4_0r_dot;
+        k->prep[LLM_DTYPE_Q4_0].aux_ints = 1;
+        k->prep[LLM_DTYPE_Q4_0].aux = q4_0r_aux;
     }
 #endif
 }

@@ -244,9 +244,9 @@ llm_status llm__cpu_prepare_weight(llm_backend *be, const llm_tensor *w, int *ke
     const struct llm__prep_kernels *pk = &cpu->k.prep[w->dtype];
     size_t row = 0;
     *kept = 0;
-    /* Only what the rows8 pair would take (its bits are the copy's), whole
-     * groups of 16 rows, contiguous rows. */
-    if (!pk->dot || !cpu->k.rows8[w->dtype].dot || w->ne[1] <= 0 || w->ne[1] % 16 != 0 || w->ne[2] != 1 ||
+    /* Whole groups of 16 rows (kernels.h prep: the copy's bits are those of
+     * the matmul without it for such weights), contiguous rows. */
+    if (!pk->dot || w->ne[1] <= 0 || w->ne[1] % 16 != 0 || w->ne[2] != 1 ||
         w->ne[3] != 1 || llm_dtype_row_size(w->dtype, (uint64_t)w->ne[0], &row) != LLM_OK || row != w->nb[1]) {
         return LLM_OK;
     }
@@ -304,8 +304,8 @@ typedef struct {
     float *out;
     const char *grp; /* [M / 16][gb bytes] */
     char *act;       /* [n][a_row bytes] Q8_0 */
-    int32_t *ys;     /* [n][K / 32], or NULL (Q4_0 only) */
-    size_t gb, a_row;
+    int32_t *ys;     /* [n][K / 32 * aux_ints], or NULL (kernels.h prep aux) */
+    size_t gb, a_row, ys_stride;
     int64_t n, K, M;
     llm_dtype act_type;
 } prep_mm;
@@ -314,18 +314,10 @@ static void prep_quantize_task(void *p, int ith, int nth) {
     const prep_mm *c = p;
     int64_t b, e;
     llm__split_range(c->n, ith, nth, &b, &e);
-    const int64_t nb = c->K / 32;
     for (int64_t i = b; i < e; i++) {
         char *row = c->act + (size_t)i * c->a_row;
         c->k->quantize[c->act_type](c->x + i * c->K, row, c->K);
-        if (!c->ys) continue;
-        const llm_block_q8_0 *y = (const llm_block_q8_0 *)row;
-        int32_t *ys = c->ys + i * nb;
-        for (int64_t j = 0; j < nb; j++) {
-            int32_t sum = 0;
-            for (int t = 0; t < 32; t++) sum += y[j].qs[t];
-            ys[j] = -8 * sum;
-        }
+        if (c->ys) c->pk->aux(c->K, row, c->ys + (size_t)i * c->ys_stride);
     }
 }
 
@@ -333,19 +325,18 @@ static void prep_dot_task(void *p, int ith, int nth) {
     const prep_mm *c = p;
     int64_t b, e;
     llm__split_range(c->M / 16, ith, nth, &b, &e);
-    const size_t nb = (size_t)(c->K / 32);
     for (int64_t g = b; g < e; g++) {
         const char *grp = c->grp + (size_t)g * c->gb;
         for (int64_t i = 0; i < c->n; i += 4) {
             const int na = c->n - i < 4 ? (int)(c->n - i) : 4;
-            c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, c->ys ? c->ys + (size_t)i * nb : NULL, nb, na,
-                       c->out + i * c->M + g * 16, (size_t)c->M, i == 0 && c->n > 1 && c->n <= STREAM_ROWS);
+            c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, c->ys ? c->ys + (size_t)i * c->ys_stride : NULL, c->ys_stride, na,
+                       c->out + i * c->M + g * 16, (size_t)c->M, i == 0 && c->n <= STREAM_ROWS);
         }
     }
 }
 
 /* A prepared weight's matmul (kernels.h prep): the activations in the
- * type's activation type (for Q4_0 with their block sums), then each group of 16 weight rows by every activation
+ * type's activation type (with their aux ints), then each group of 16 weight rows by every activation
  * row, four at a time (a group stays in cache while they pass). */
 static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
                                   const struct llm__cpu_prep *pr) {
@@ -366,13 +357,14 @@ static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const 
                         llm_dtype_name(c.act_type));
     }
     llm_status st = llm__cpu_grow(&cpu->act, &cpu->act_size, c.a_row * (size_t)c.n, "matmul", "activations");
-    if (st == LLM_OK && w->dtype == LLM_DTYPE_Q4_0) {
-        st = llm__cpu_grow((void **)&cpu->act_ys, &cpu->act_ys_size, (size_t)c.n * (size_t)(c.K / 32) * sizeof(int32_t),
+    c.ys_stride = (size_t)(c.K / 32) * (size_t)c.pk->aux_ints;
+    if (st == LLM_OK && c.ys_stride) {
+        st = llm__cpu_grow((void **)&cpu->act_ys, &cpu->act_ys_size, (size_t)c.n * c.ys_stride * sizeof(int32_t),
                            "matmul", "activation sums");
     }
     if (st != LLM_OK) return st;
     c.act = cpu->act;
-    c.ys = w->dtype == LLM_DTYPE_Q4_0 ? cpu->act_ys : NULL;
+    c.ys = c.ys_stride ? cpu->act_ys : NULL;
     const int nt = be->n_threads;
     llm__threadpool_run(cpu->tp, prep_quantize_task, &c, c.n < nt ? (int)c.n : nt);
     const int64_t groups = c.M / 16;
