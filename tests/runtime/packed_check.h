@@ -132,6 +132,24 @@ static inline int prepared_check(llm_backend *be, llm_dtype t, int64_t K, int64_
                       want[i]);
         }
     }
+    /* get_rows of the weight (from the copy where the backend can unpack
+     * one): the file's rows, dequantized */
+    float *g = malloc(sizeof(float) * (size_t)K), *want = malloc(sizeof(float) * (size_t)K);
+    llm_buffer *br = NULL;
+    cr_assert(g && want);
+    cr_assert_eq(llm_buffer_alloc(be, sizeof(float) * (size_t)K, &br), LLM_OK);
+    const llm_tensor tr = llm_tensor_2d(br, 0, LLM_DTYPE_F32, K, 1);
+    const int32_t ids[3] = {0, 17, (int32_t)M - 1};
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(llm_op_get_rows(be, &tr, &tw, &ids[i], 1), LLM_OK, "%s", llm_runtime_last_error());
+        cr_assert_eq(llm_buffer_read(br, 0, g, sizeof(float) * (size_t)K), LLM_OK);
+        cr_assert_eq(llm_dtype_dequantize_row(t, (const char *)w + row * (size_t)ids[i], want, (size_t)K), LLM_OK);
+        cr_assert(memcmp(g, want, sizeof(float) * (size_t)K) == 0, "%s K=%lld: get_rows of row %d", llm_dtype_name(t),
+                  (long long)K, ids[i]);
+    }
+    llm_buffer_free(br);
+    free(g);
+    free(want);
     llm_buffer_free(bw);
     free(before);
     free(o);

@@ -725,3 +725,53 @@ Test(kernels, q4k_prepared_weight_matches_unprepared) {
         cr_log_info("no prepared Q4_K layout on this CPU (it needs AVX-512 VNNI): nothing to compare");
     }
 }
+
+/* A prepared Q6_K weight (kernels_avx2_kq8.c q6kr_*) gives the unprepared
+ * matmul's bits in both of its orders: vec_dot's below 8 activation rows,
+ * llama.cpp's tiled one from 8 (1..13 rows cover both). Random bytes (any
+ * pattern is a valid Q6_K block: scales -128..127, quants 0..63), one row
+ * of all-ones bytes, fp16 scales of moderate size. */
+Test(kernels, q6k_prepared_weight_matches_unprepared) {
+    llm_backend_params bp = llm_backend_default_params();
+    bp.n_threads = 2;
+    llm_backend *be = NULL;
+    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+    const int64_t M = 48;
+    int kept_any = 0;
+    uint32_t st = 0x7654321u;
+    for (int64_t K = 256; K <= 2048; K *= 8) {
+        const int64_t nb = K / LLM_QK_K;
+        llm_block_q6_k *w = malloc(sizeof(llm_block_q6_k) * (size_t)(M * nb));
+        float *x = malloc(sizeof(float) * (size_t)(13 * K));
+        cr_assert(w && x);
+        uint8_t *bytes = (uint8_t *)w;
+        for (size_t i = 0; i < sizeof(llm_block_q6_k) * (size_t)(M * nb); i++) {
+            st ^= st << 13;
+            st ^= st >> 17;
+            st ^= st << 5;
+            bytes[i] = (uint8_t)(st >> 24);
+        }
+        for (int64_t b = 0; b < M * nb; b++) {
+            st ^= st << 13;
+            st ^= st >> 17;
+            st ^= st << 5;
+            w[b].d = llm_fp32_to_fp16(ldexpf(1.0f + (float)(st % 1000) / 1000.0f, -10 - (int)(st >> 29)));
+            if (b / nb == 7) {
+                memset(w[b].ql, 0xFF, sizeof w[b].ql);
+                memset(w[b].qh, 0xFF, sizeof w[b].qh);
+            }
+        }
+        for (int64_t i = 0; i < 13 * K; i++) x[i] = cosf((float)i * 0.23f) * (i % 89 == 0 ? 30.0f : 1.0f);
+        kept_any |= prepared_check(be, LLM_DTYPE_Q6_K, K, M, w, x);
+        free(w);
+        free(x);
+    }
+    llm_backend_free(be);
+    if (!kept_any) {
+        llm__cpu_kernels k;
+        llm__cpu_kernels_scalar(&k);
+        if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
+        cr_assert_null(k.prep[LLM_DTYPE_Q6_K].dot, "a Q6_K prepared layout is registered but was never taken");
+        cr_log_info("no prepared Q6_K layout on this CPU (it needs AVX-512 VNNI): nothing to compare");
+    }
+}

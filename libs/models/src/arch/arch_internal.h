@@ -249,6 +249,12 @@ int llm__table_map_hf(const llm__arch *a, const char *hf, char *out, size_t cap)
 /* Fills net's fields from the table: wraps each present tensor and checks
  * the backend can use it. Errors through llm__net_err. */
 llm_status llm__table_load(llm_net *net);
+/* Offers w to the backend (llm_backend_prepare_weight: a layout of its own
+ * for matmul, same bits) and, when it keeps a copy, lets the file's pages
+ * of w go (the tensor of the same file and offset). */
+llm_status llm__net_prepare(llm_net *net, const llm_tensor *w);
+/* llm__net_prepare for every projection (MATMUL entry with a field) loaded. */
+llm_status llm__table_prepare(llm_net *net);
 
 /* hparams.c: readers shared by the architectures' hyper-parameter hooks.
  * Missing optional keys keep *v; a wrong type is an error. */

@@ -282,6 +282,16 @@ static llm_status make_arena(llm_net *net) {
     return llm__net_op(llm_buffer_alloc(net->be, net->a.bytes, &net->arena));
 }
 
+/* Weights offered to the backend once loaded (llm__net_prepare), the LM
+ * head first: the architecture's load may have tied it to the token
+ * embedding (no MATMUL entry then), and it is the largest, so its file pages
+ * and its copy are resident together only while nothing else is copied yet
+ * (peak RSS the file's, not the file's plus the head's). */
+static llm_status prepare_weights(llm_net *net) {
+    llm_status st = net->output.buffer ? llm__net_prepare(net, &net->output) : LLM_OK;
+    return st == LLM_OK ? llm__table_prepare(net) : st;
+}
+
 llm_status llm_net_create(const llm_model_desc *desc, llm_backend *be,
                           const llm_net_params *params, llm_net **out) {
     if (!out) {
@@ -319,6 +329,9 @@ llm_status llm_net_create(const llm_model_desc *desc, llm_backend *be,
     }
     if (st == LLM_OK) {
         st = a->load(net);
+    }
+    if (st == LLM_OK) {
+        st = prepare_weights(net);
     }
     if (st == LLM_OK) {
         st = make_arena(net);

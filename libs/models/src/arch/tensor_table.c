@@ -159,16 +159,7 @@ static llm_status load_one(llm_net *net, const llm__tensor_spec *s, const char *
         return llm__net_err(LLM_ERR_UNSUPPORTED, "%s: backend %s cannot multiply %s weights (%s)", tag,
                             llm_backend_name(net->be), llm_dtype_name(t->type), name);
     }
-    llm_status st = dst ? llm__net_wrap_tensor(net, t, dst) : LLM_OK;
-    if (st == LLM_OK && dst && s->kind == LLM__W_MATMUL) {
-        /* The backend may keep a projection in a layout of its own (same
-         * bits); the file's pages of it are then not read by matmul, and
-         * letting them go keeps the resident size near the file's. */
-        int kept = 0;
-        st = llm__net_op(llm_backend_prepare_weight(net->be, dst, &kept));
-        if (st == LLM_OK && kept) llm__desc_release_tensor(net->desc, t);
-    }
-    return st;
+    return dst ? llm__net_wrap_tensor(net, t, dst) : LLM_OK;
 }
 
 llm_status llm__table_load(llm_net *net) {
@@ -182,6 +173,31 @@ llm_status llm__table_load(llm_net *net) {
         if (st) break;
         char *base = s->per_layer ? (char *)&net->layers[l] : (char *)net;
         st = load_one(net, s, name, s->field == LLM__NO_FIELD ? NULL : (llm_tensor *)(base + s->field));
+    })
+    return st;
+}
+
+llm_status llm__net_prepare(llm_net *net, const llm_tensor *w) {
+    int kept = 0;
+    llm_status st = llm__net_op(llm_backend_prepare_weight(net->be, w, &kept));
+    for (int64_t i = 0; st == LLM_OK && kept && i < llm_model_desc_tensor_count(net->desc); i++) {
+        const llm_model_tensor *t = llm_model_desc_tensor_at(net->desc, i);
+        if (t->file_index < net->n_wbufs && net->wbufs[t->file_index] == w->buffer && t->file_offset == w->offset) {
+            llm__desc_release_tensor(net->desc, t);
+            break;
+        }
+    }
+    return st;
+}
+
+llm_status llm__table_prepare(llm_net *net) {
+    llm_status st = LLM_OK;
+    FOR_EACH_ENTRY(net->arch, &net->hp, s, l, name, {
+        (void)name;
+        if (st) break;
+        if (s->kind != LLM__W_MATMUL || s->field == LLM__NO_FIELD) continue;
+        const llm_tensor *w = (const llm_tensor *)((s->per_layer ? (char *)&net->layers[l] : (char *)net) + s->field);
+        if (w->buffer) st = llm__net_prepare(net, w);
     })
     return st;
 }

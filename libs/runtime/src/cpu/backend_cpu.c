@@ -155,6 +155,7 @@ static void cpu_destroy(llm_backend *be) {
         for (int i = 0; i < c->n_prep; i++) free(c->prep[i].data);
         free(c->prep);
         free(c->act_ys);
+        free(c->rowtmp);
         free(c);
     }
     free(be);

@@ -42,6 +42,8 @@ typedef struct llm__cpu {
         void *data;
     } *prep;
     int n_prep, cap_prep;
+    void *rowtmp;         /* get_rows of a prepared weight: [threads][row bytes]; grown, never shrunk */
+    size_t rowtmp_size;
     int32_t *act_ys;      /* [n][K / 32 * aux_ints]: the prepared dot's ys (kernels.h prep); grown, never shrunk */
     size_t act_ys_size;   /* bytes */
     /* matmul_id's grouping tables and gathered activations (moe_cpu.c); grown, never shrunk. */
@@ -80,6 +82,8 @@ llm_status llm__cpu_matmul(llm_backend *be, const llm_tensor *out, const llm_ten
                            const llm_tensor *w);
 /* llm_backend_prepare_weight / the buffer's end (or change) for its copies. */
 llm_status llm__cpu_prepare_weight(llm_backend *be, const llm_tensor *w, int *kept);
+/* The copy standing for w, or NULL (matmul_cpu.c). */
+const struct llm__cpu_prep *llm__cpu_prep_find(const llm__cpu *cpu, const llm_tensor *w);
 void llm__cpu_forget_buffer(llm_backend *be, const llm_buffer *buf);
 /* The same product in the tiled order (gemm_cpu.c), for F32 / F16 / BF16 w only. */
 llm_status llm__cpu_gemm(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w);

@@ -126,21 +126,32 @@ typedef struct llm__cpu_kernels {
      * llm_backend_prepare_weight), per weight type; all NULL where there is
      * none. A prepared [M][K] weight (M % 16 == 0) is M / 16 groups of
      * group_bytes(K) bytes (a multiple of 64), group g made by repack from
-     * rows 16 g .. 16 g + 15. dot multiplies one group by n_a <= 4 activation
-     * rows (the type's activation type, a_stride bytes apart): out[j *
+     * rows 16 g .. 16 g + 15. dot multiplies one group by n_a <= max_a
+     * activation rows (the type's activation type, a_stride bytes apart; the
+     * matmul passes max_a rows at a time, then the rest): out[j *
      * o_stride + r] for r < 16, the bits of the type's matmul without the
      * copy. aux_ints (0: none): int32 per activation block of 32 that dot
      * reads besides the rows, aux(K, row, ys) forms them for one row (ys[b *
-     * aux_ints ..]); dot gets row j's at ys + j * ys_stride. stream: the
-     * group is read from memory (its first pass), so the bytes after it are
-     * prefetched as it is read. */
+     * aux_ints ..]); dot gets row j's at ys + j * ys_stride. flags:
+     * LLM__PREP_STREAM, the group is read from memory (its first pass), so
+     * the bytes after it are prefetched as it is read; LLM__PREP_BATCH8, the
+     * matmul has 8 or more activation rows (for types whose order depends
+     * on it: Q6_K, llama.cpp's tiled order from 8 rows). */
+#define LLM__PREP_STREAM 1
+#define LLM__PREP_BATCH8 2
     struct llm__prep_kernels {
         size_t (*group_bytes)(int64_t K);
         void (*repack)(int64_t K, const void *w, size_t w_stride, void *grp);
         void (*dot)(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys, size_t ys_stride,
-                    int n_a, float *out, size_t o_stride, int stream);
+                    int n_a, float *out, size_t o_stride, int flags);
         int aux_ints;
         void (*aux)(int64_t K, const void *a, int32_t *ys);
+        int max_a;
+        /* Row r (< 16) of a group back in the file's bytes (K / block
+         * elements blocks at dst), for get_rows on a prepared weight (a
+         * tied embedding), so the file's pages stay unread. NULL: get_rows
+         * reads the file's bytes. */
+        void (*unpack_row)(int64_t K, const void *grp, int r, void *dst);
     } prep[LLM_DTYPE_END_];
     /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
      * every matmul with n >= 2 activation rows, K % 8 == 0 and M % 4 == 0

@@ -444,6 +444,15 @@ static void q4_0r_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
     }
 }
 
+static void q4_0r_unpack_row(int64_t K, const void *grp, int r, void *dst) {
+    for (int64_t b = 0; b < K / LLM_QK32; b++) {
+        const char *T = (const char *)grp + (size_t)(b / 2) * Q40R_PAIR, *Q = T + (b & 1) * 256, *D = T + 512 + (b & 1) * 32;
+        llm_block_q4_0 *x = (llm_block_q4_0 *)dst + b;
+        for (int k = 0; k < 4; k++) memcpy(x->qs + 4 * k, Q + (k * 16 + r) * 4, 4);
+        memcpy(&x->d, D + 2 * r, 2);
+    }
+}
+
 /* The product on a prepared group: lane r of int32 is weight row r, as in
  * q4_0u_dotx4 (the tile's unsigned q times the activation's 4 bytes
  * broadcast from memory, summed in fours by vpdpbusd from -8 sum(y), which
@@ -496,9 +505,9 @@ static void q4_0r_aux(int64_t K, const void *a, int32_t *ys) {
 }
 
 Q4_0_ZMM_ATTR static void q4_0r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
-                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int stream) {
+                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
     const char *G = grp, *A = a;
-    if (stream) {
+    if (flags & LLM__PREP_STREAM) {
         switch (n_a) {
         case 1: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 1, 1); break;
         case 2: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 2, 1); break;
@@ -581,6 +590,8 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
         k->prep[LLM_DTYPE_Q4_0].group_bytes = q4_0r_group_bytes;
         k->prep[LLM_DTYPE_Q4_0].repack = q4_0r_repack;
         k->prep[LLM_DTYPE_Q4_0].dot = q4_0r_dot;
+        k->prep[LLM_DTYPE_Q4_0].max_a = 4;
+        k->prep[LLM_DTYPE_Q4_0].unpack_row = q4_0r_unpack_row;
         k->prep[LLM_DTYPE_Q4_0].aux_ints = 1;
         k->prep[LLM_DTYPE_Q4_0].aux = q4_0r_aux;
     }

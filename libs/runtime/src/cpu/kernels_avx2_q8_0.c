@@ -200,6 +200,16 @@ static void q80r_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
     }
 }
 
+static void q80r_unpack_row(int64_t K, const void *grp, int r, void *dst) {
+    for (int64_t b = 0; b < K / LLM_QK32; b++) {
+        const uint8_t *T = (const uint8_t *)grp + (size_t)(b / 2) * Q80R_PAIR, *Q = T + (b & 1) * 512,
+                      *D = T + 1024 + (b & 1) * 32;
+        llm_block_q8_0 *x = (llm_block_q8_0 *)dst + b;
+        for (int i = 0; i < 32; i++) x->qs[i] = (int8_t)(uint8_t)(Q[32 * r + i] ^ 0x80u);
+        memcpy(&x->d, D + 2 * r, 2);
+    }
+}
+
 /* ys[8 b + k] = -128 (y[4k] + .. + y[4k + 3]) of activation block b. */
 static void q80r_aux(int64_t K, const void *a, int32_t *ys) {
     const llm_block_q8_0 *y = a;
@@ -265,9 +275,9 @@ q80r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32_
 }
 
 Q8_0_AVX512_TARGET static void q80r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
-                                        size_t ys_stride, int n_a, float *out, size_t o_stride, int stream) {
+                                        size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
     const char *G = grp, *A = a;
-    if (stream) {
+    if (flags & LLM__PREP_STREAM) {
         switch (n_a) {
         case 1: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 1, 1); break;
         case 2: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 2, 1); break;
@@ -325,6 +335,8 @@ void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k) {
         k->prep[LLM_DTYPE_Q8_0].group_bytes = q80r_group_bytes;
         k->prep[LLM_DTYPE_Q8_0].repack = q80r_repack;
         k->prep[LLM_DTYPE_Q8_0].dot = q80r_dot;
+        k->prep[LLM_DTYPE_Q8_0].max_a = 4;
+        k->prep[LLM_DTYPE_Q8_0].unpack_row = q80r_unpack_row;
         k->prep[LLM_DTYPE_Q8_0].aux_ints = 8;
         k->prep[LLM_DTYPE_Q8_0].aux = q80r_aux;
     }

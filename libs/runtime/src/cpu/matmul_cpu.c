@@ -213,7 +213,7 @@ static void dot_task2(void *p, int ith, int nth) {
 
 /* The copy standing for w (llm_backend_prepare_weight), or NULL. A model's
  * few hundred weights are looked up linearly: next to any matmul, nothing. */
-static const struct llm__cpu_prep *prep_find(const llm__cpu *cpu, const llm_tensor *w) {
+const struct llm__cpu_prep *llm__cpu_prep_find(const llm__cpu *cpu, const llm_tensor *w) {
     for (int i = 0; i < cpu->n_prep; i++) {
         const struct llm__cpu_prep *p = &cpu->prep[i];
         if (p->buf == w->buffer && p->offset == w->offset && p->dtype == w->dtype && p->ne0 == w->ne[0] &&
@@ -250,7 +250,7 @@ llm_status llm__cpu_prepare_weight(llm_backend *be, const llm_tensor *w, int *ke
         w->ne[3] != 1 || llm_dtype_row_size(w->dtype, (uint64_t)w->ne[0], &row) != LLM_OK || row != w->nb[1]) {
         return LLM_OK;
     }
-    if (prep_find(cpu, w)) {
+    if (llm__cpu_prep_find(cpu, w)) {
         *kept = 1;
         return LLM_OK;
     }
@@ -327,10 +327,12 @@ static void prep_dot_task(void *p, int ith, int nth) {
     llm__split_range(c->M / 16, ith, nth, &b, &e);
     for (int64_t g = b; g < e; g++) {
         const char *grp = c->grp + (size_t)g * c->gb;
-        for (int64_t i = 0; i < c->n; i += 4) {
-            const int na = c->n - i < 4 ? (int)(c->n - i) : 4;
+        const int64_t step = c->pk->max_a;
+        for (int64_t i = 0; i < c->n; i += step) {
+            const int na = c->n - i < step ? (int)(c->n - i) : (int)step;
             c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, c->ys ? c->ys + (size_t)i * c->ys_stride : NULL, c->ys_stride, na,
-                       c->out + i * c->M + g * 16, (size_t)c->M, i == 0 && c->n <= STREAM_ROWS);
+                       c->out + i * c->M + g * 16, (size_t)c->M,
+                       (i == 0 && c->n <= STREAM_ROWS ? LLM__PREP_STREAM : 0) | (c->n >= 8 ? LLM__PREP_BATCH8 : 0));
         }
     }
 }
@@ -384,7 +386,7 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
         return llm__err(LLM_ERR_UNSUPPORTED, "matmul: weight type %s is not supported on cpu",
                         llm_dtype_name(wt));
     }
-    const struct llm__cpu_prep *pr = invariant ? NULL : prep_find(cpu, w);
+    const struct llm__cpu_prep *pr = invariant ? NULL : llm__cpu_prep_find(cpu, w);
     if (pr) {
         return matmul_prepared(be, out, x, w, pr);
     }

@@ -32,6 +32,12 @@ typedef struct {
     const int32_t *ids;  /* [n] */
     int64_t n, d;
     llm_dtype t;
+    /* A prepared weight (kernels.h prep unpack_row): its groups of 16 rows
+     * (gb bytes each), and per thread a row's bytes of scratch; else NULL. */
+    const struct llm__prep_kernels *pk;
+    const char *grp;
+    size_t gb;
+    char *tmp;
 } rows_ctx;
 
 static void get_rows_task(void *p, int ith, int nth) {
@@ -39,15 +45,34 @@ static void get_rows_task(void *p, int ith, int nth) {
     int64_t b, e;
     llm__split_range(c->n, ith, nth, &b, &e);
     for (int64_t i = b; i < e; i++) {
-        (void)llm_dtype_dequantize_row(c->t, c->w + (size_t)c->ids[i] * c->w_row, c->out + i * c->d,
-                                       (size_t)c->d);
+        const char *row = c->w + (size_t)c->ids[i] * c->w_row;
+        if (c->grp) {
+            char *t = c->tmp + (size_t)ith * c->w_row;
+            c->pk->unpack_row(c->d, c->grp + (size_t)(c->ids[i] / 16) * c->gb, c->ids[i] % 16, t);
+            row = t;
+        }
+        (void)llm_dtype_dequantize_row(c->t, row, c->out + i * c->d, (size_t)c->d);
     }
 }
 
 llm_status llm__cpu_get_rows(llm_backend *be, const llm_tensor *out, const llm_tensor *w,
                              const int32_t *ids, int64_t n) {
-    rows_ctx c = {llm__host_ptr(out), llm__host_ptr(w), w->nb[1], ids, n, w->ne[0], w->dtype};
-    llm__threadpool_run(llm__cpu_of(be)->tp, get_rows_task, &c, pick_nth(be, n * c.d, n));
+    llm__cpu *cpu = llm__cpu_of(be);
+    rows_ctx c = {llm__host_ptr(out), llm__host_ptr(w), w->nb[1], ids, n, w->ne[0], w->dtype, NULL, NULL, 0, NULL};
+    const int nth = pick_nth(be, n * c.d, n);
+    /* A tied embedding whose copy the matmul keeps: its rows come from the
+     * copy, so the file's pages of it stay unread (and out of memory). */
+    const struct llm__cpu_prep *pr = llm__cpu_prep_find(cpu, w);
+    if (pr && cpu->k.prep[w->dtype].unpack_row) {
+        llm_status st = llm__cpu_grow(&cpu->rowtmp, &cpu->rowtmp_size, (size_t)nth * w->nb[1], "get_rows",
+                                      "row scratch");
+        if (st != LLM_OK) return st;
+        c.pk = &cpu->k.prep[w->dtype];
+        c.grp = pr->data;
+        c.gb = c.pk->group_bytes(w->ne[0]);
+        c.tmp = cpu->rowtmp;
+    }
+    llm__threadpool_run(cpu->tp, get_rows_task, &c, nth);
     return LLM_OK;
 }
 
