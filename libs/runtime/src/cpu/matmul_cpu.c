@@ -270,7 +270,8 @@ llm_status llm__cpu_prepare_weight(llm_backend *be, const llm_tensor *w, int *ke
      * (a decode streams the copy: fewer TLB misses); the tail in small
      * pages, so nothing resident is added. */
     const size_t bytes = rc.gb * (size_t)rc.groups, huge = (size_t)2 << 20;
-    rc.dst = aligned_alloc(bytes >= huge ? huge : 64, bytes);
+    void *mem = NULL; /* posix_memalign: C11 aligned_alloc wants the size a multiple of the alignment */
+    rc.dst = posix_memalign(&mem, bytes >= huge ? huge : 64, bytes) == 0 ? mem : NULL;
     if (!rc.dst) {
         return llm__err(LLM_ERR_NO_MEMORY, "prepare_weight: no memory for a copy of %zu bytes", bytes);
     }
