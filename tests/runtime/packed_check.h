@@ -156,4 +156,35 @@ static inline int prepared_check(llm_backend *be, llm_dtype t, int64_t K, int64_
     return kept;
 }
 
+/* A CPU backend of 2 threads for the prepared-weight tests. */
+static inline llm_backend *prep_backend(void) {
+    llm_backend_params bp = llm_backend_default_params();
+    bp.n_threads = 2;
+    llm_backend *be = NULL;
+    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+    return be;
+}
+
+/* n bytes of an xorshift32 stream (state *st): random blocks, since every
+ * byte pattern is a valid block of the K-quants (their scales aside). */
+static inline void prep_random_bytes(void *p, size_t n, uint32_t *st) {
+    for (size_t i = 0; i < n; i++) {
+        *st ^= *st << 13;
+        *st ^= *st >> 17;
+        *st ^= *st << 5;
+        ((uint8_t *)p)[i] = (uint8_t)(*st >> 24);
+    }
+}
+
+/* When no weight of type t was kept, this CPU must have no prepared layout
+ * for t (else it was registered and never taken). */
+static inline void prep_none_kept(int kept_any, llm_dtype t) {
+    if (kept_any) return;
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k);
+    if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
+    cr_assert_null(k.prep[t].dot, "a %s prepared layout is registered but was never taken", llm_dtype_name(t));
+    cr_log_info("no prepared %s layout on this CPU (it needs AVX-512 VNNI): nothing to compare", llm_dtype_name(t));
+}
+
 #endif

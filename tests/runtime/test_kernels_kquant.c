@@ -674,104 +674,56 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
     }
 }
 
-/* A prepared Q4_K weight (llm_backend_prepare_weight, kernels.h prep) gives
- * the unprepared matmul's bits (the rows8 pair's: llama.cpp's repacked gemm
- * for groups of 4 activation rows, its gemv for the rest, which the tests
- * above check against llama.cpp) for 1..13 rows. Blocks of random bytes
- * (every byte pattern is a valid Q4_K block: scales up to 63, nibbles up to
- * 15), one row of all-ones bytes, fp16 scales of moderate size. */
-Test(kernels, q4k_prepared_weight_matches_unprepared) {
-    llm_backend_params bp = llm_backend_default_params();
-    bp.n_threads = 2;
-    llm_backend *be = NULL;
-    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+/* Prepared Q4_K and Q6_K weights (llm_backend_prepare_weight, kernels.h
+ * prep; kernels_avx2_kq8.c q4kr_*, q6kr_*) give the unprepared matmul's bits
+ * for 1..13 activation rows: Q4_K the rows8 pair's (llama.cpp's repacked
+ * gemm for groups of 4 rows, its gemv for the rest), Q6_K both of its
+ * orders (vec_dot's below 8 rows, llama.cpp's tiled one from 8); the tests
+ * above check those against llama.cpp. Blocks of random bytes (every byte
+ * pattern is a valid block: Q4_K scales up to 63 and nibbles up to 15, Q6_K
+ * scales -128..127 and quants 0..63), one row of all-ones bytes, fp16
+ * scales of moderate size. */
+Test(kernels, kquant_prepared_weights_match_unprepared) {
+    llm_backend *be = prep_backend();
     const int64_t M = 48;
-    int kept_any = 0;
-    uint32_t st = 0x1234567u;
-    for (int64_t K = 256; K <= 2048; K *= 8) {
-        const int64_t nb = K / LLM_QK_K;
-        llm_block_q4_k *w = malloc(sizeof(llm_block_q4_k) * (size_t)(M * nb));
-        float *x = malloc(sizeof(float) * (size_t)(13 * K));
-        cr_assert(w && x);
-        uint8_t *bytes = (uint8_t *)w;
-        for (size_t i = 0; i < sizeof(llm_block_q4_k) * (size_t)(M * nb); i++) {
-            st ^= st << 13;
-            st ^= st >> 17;
-            st ^= st << 5;
-            bytes[i] = (uint8_t)(st >> 24);
-        }
-        for (int64_t b = 0; b < M * nb; b++) {
-            st ^= st << 13;
-            st ^= st >> 17;
-            st ^= st << 5;
-            w[b].d = llm_fp32_to_fp16(ldexpf(1.0f + (float)(st % 1000) / 1000.0f, -8 - (int)(st >> 28)));
-            w[b].dmin = llm_fp32_to_fp16(ldexpf(1.0f + (float)((st >> 10) % 1000) / 1000.0f, -9 - (int)((st >> 24) % 4)));
-            if (b / nb == 5) {
-                memset(w[b].qs, 0xFF, sizeof w[b].qs);
-                memset(w[b].scales, 0xFF, sizeof w[b].scales);
+    for (int v = 0; v < 2; v++) {
+        const llm_dtype t = v ? LLM_DTYPE_Q6_K : LLM_DTYPE_Q4_K;
+        const size_t bsz = v ? sizeof(llm_block_q6_k) : sizeof(llm_block_q4_k);
+        int kept_any = 0;
+        uint32_t st = v ? 0x7654321u : 0x1234567u;
+        for (int64_t K = 256; K <= 2048; K *= 8) {
+            const int64_t nb = K / LLM_QK_K;
+            char *w = malloc(bsz * (size_t)(M * nb));
+            float *x = malloc(sizeof(float) * (size_t)(13 * K));
+            cr_assert(w && x);
+            prep_random_bytes(w, bsz * (size_t)(M * nb), &st);
+            for (int64_t b = 0; b < M * nb; b++) {
+                uint32_t r;
+                prep_random_bytes(&r, sizeof r, &st);
+                const uint16_t d = llm_fp32_to_fp16(ldexpf(1.0f + (float)(r % 1000) / 1000.0f, -8 - 2 * v - (int)(r >> 29)));
+                if (v) {
+                    llm_block_q6_k *q = (llm_block_q6_k *)w + b;
+                    q->d = d;
+                    if (b / nb == 7) {
+                        memset(q->ql, 0xFF, sizeof q->ql);
+                        memset(q->qh, 0xFF, sizeof q->qh);
+                    }
+                } else {
+                    llm_block_q4_k *q = (llm_block_q4_k *)w + b;
+                    q->d = d;
+                    q->dmin = llm_fp32_to_fp16(ldexpf(1.0f + (float)((r >> 10) % 1000) / 1000.0f, -9 - (int)((r >> 24) % 4)));
+                    if (b / nb == 5) {
+                        memset(q->qs, 0xFF, sizeof q->qs);
+                        memset(q->scales, 0xFF, sizeof q->scales);
+                    }
+                }
             }
+            for (int64_t i = 0; i < 13 * K; i++) x[i] = sinf((float)i * (v ? 0.23f : 0.37f)) * (i % 97 == 0 ? 40.0f : 1.0f);
+            kept_any |= prepared_check(be, t, K, M, w, x);
+            free(w);
+            free(x);
         }
-        for (int64_t i = 0; i < 13 * K; i++) x[i] = sinf((float)i * 0.37f) * (i % 97 == 0 ? 40.0f : 1.0f);
-        kept_any |= prepared_check(be, LLM_DTYPE_Q4_K, K, M, w, x);
-        free(w);
-        free(x);
+        prep_none_kept(kept_any, t);
     }
     llm_backend_free(be);
-    if (!kept_any) {
-        llm__cpu_kernels k;
-        llm__cpu_kernels_scalar(&k);
-        if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
-        cr_assert_null(k.prep[LLM_DTYPE_Q4_K].dot, "a Q4_K prepared layout is registered but was never taken");
-        cr_log_info("no prepared Q4_K layout on this CPU (it needs AVX-512 VNNI): nothing to compare");
-    }
-}
-
-/* A prepared Q6_K weight (kernels_avx2_kq8.c q6kr_*) gives the unprepared
- * matmul's bits in both of its orders: vec_dot's below 8 activation rows,
- * llama.cpp's tiled one from 8 (1..13 rows cover both). Random bytes (any
- * pattern is a valid Q6_K block: scales -128..127, quants 0..63), one row
- * of all-ones bytes, fp16 scales of moderate size. */
-Test(kernels, q6k_prepared_weight_matches_unprepared) {
-    llm_backend_params bp = llm_backend_default_params();
-    bp.n_threads = 2;
-    llm_backend *be = NULL;
-    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
-    const int64_t M = 48;
-    int kept_any = 0;
-    uint32_t st = 0x7654321u;
-    for (int64_t K = 256; K <= 2048; K *= 8) {
-        const int64_t nb = K / LLM_QK_K;
-        llm_block_q6_k *w = malloc(sizeof(llm_block_q6_k) * (size_t)(M * nb));
-        float *x = malloc(sizeof(float) * (size_t)(13 * K));
-        cr_assert(w && x);
-        uint8_t *bytes = (uint8_t *)w;
-        for (size_t i = 0; i < sizeof(llm_block_q6_k) * (size_t)(M * nb); i++) {
-            st ^= st << 13;
-            st ^= st >> 17;
-            st ^= st << 5;
-            bytes[i] = (uint8_t)(st >> 24);
-        }
-        for (int64_t b = 0; b < M * nb; b++) {
-            st ^= st << 13;
-            st ^= st >> 17;
-            st ^= st << 5;
-            w[b].d = llm_fp32_to_fp16(ldexpf(1.0f + (float)(st % 1000) / 1000.0f, -10 - (int)(st >> 29)));
-            if (b / nb == 7) {
-                memset(w[b].ql, 0xFF, sizeof w[b].ql);
-                memset(w[b].qh, 0xFF, sizeof w[b].qh);
-            }
-        }
-        for (int64_t i = 0; i < 13 * K; i++) x[i] = cosf((float)i * 0.23f) * (i % 89 == 0 ? 30.0f : 1.0f);
-        kept_any |= prepared_check(be, LLM_DTYPE_Q6_K, K, M, w, x);
-        free(w);
-        free(x);
-    }
-    llm_backend_free(be);
-    if (!kept_any) {
-        llm__cpu_kernels k;
-        llm__cpu_kernels_scalar(&k);
-        if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
-        cr_assert_null(k.prep[LLM_DTYPE_Q6_K].dot, "a Q6_K prepared layout is registered but was never taken");
-        cr_log_info("no prepared Q6_K layout on this CPU (it needs AVX-512 VNNI): nothing to compare");
-    }
 }

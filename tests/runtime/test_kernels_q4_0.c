@@ -442,10 +442,7 @@ Test(kernels_q4_0, q3k_tiled_matches_llamacpp) {
  * llama.cpp's own repacked gemv / gemm outputs; its source bytes still serve
  * get_rows. Weights it must not take are left alone. */
 Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
-    llm_backend_params bp = llm_backend_default_params();
-    bp.n_threads = 2;
-    llm_backend *be = NULL;
-    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+    llm_backend *be = prep_backend();
     int kept_any = 0;
     for (int c = 0; c < (int)(sizeof(g_q40_golden) / sizeof(g_q40_golden[0])); c++) {
         const int K = g_q40_golden[c].n, M = 48;
@@ -521,8 +518,7 @@ Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
     int kept = 7;
     cr_assert_eq(llm_backend_prepare_weight(be, NULL, &kept), LLM_ERR_INVALID_ARG);
     cr_assert_eq(kept, 0);
-    llm_backend *other = NULL;
-    cr_assert_eq(llm_backend_create("cpu", &bp, &other), LLM_OK);
+    llm_backend *other = prep_backend();
     char blk[18 * 16] = {0};
     llm_buffer *bo = NULL;
     cr_assert_eq(llm_buffer_wrap_host(other, blk, sizeof blk, &bo), LLM_OK);
@@ -534,13 +530,7 @@ Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
     llm_buffer_free(bo);
     llm_backend_free(other);
     llm_backend_free(be);
-    if (!kept_any) {
-        llm__cpu_kernels k;
-        llm__cpu_kernels_scalar(&k);
-        if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
-        cr_assert_null(k.prep[LLM_DTYPE_Q4_0].dot, "a Q4_0 prepared layout is registered but was never taken");
-        cr_log_info("no prepared Q4_0 layout on this CPU (it needs AVX-512 VNNI): only the refusals were checked");
-    }
+    prep_none_kept(kept_any, LLM_DTYPE_Q4_0);
 }
 
 /* A prepared Q8_0 weight (kernels_avx2_q8_0.c: x + 128 against y, started
@@ -549,10 +539,7 @@ Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
  * 1..13 rows: random bytes (-128 included: the weight side may hold it),
  * one row of -128s and one of 127s, an odd block count (K = 96). */
 Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
-    llm_backend_params bp = llm_backend_default_params();
-    bp.n_threads = 2;
-    llm_backend *be = NULL;
-    cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
+    llm_backend *be = prep_backend();
     const int64_t M = 48;
     int kept_any = 0;
     uint32_t st = 0xC0FFEEu;
@@ -575,11 +562,5 @@ Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
         free(x);
     }
     llm_backend_free(be);
-    if (!kept_any) {
-        llm__cpu_kernels k;
-        llm__cpu_kernels_scalar(&k);
-        if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
-        cr_assert_null(k.prep[LLM_DTYPE_Q8_0].dot, "a Q8_0 prepared layout is registered but was never taken");
-        cr_log_info("no prepared Q8_0 layout on this CPU (it needs AVX-512 VNNI): nothing to compare");
-    }
+    prep_none_kept(kept_any, LLM_DTYPE_Q8_0);
 }

@@ -9,6 +9,7 @@
 #define LLM_CPU_AVX2_COMMON_H
 
 #include <immintrin.h>
+#include <string.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -220,5 +221,28 @@ static inline void prefetch_next_group(const char *w, size_t w_stride, int rows,
     /* asm, not _mm_prefetch: GCC 12 deletes a loop of prefetches as empty. */
     for (size_t off = 0; off < step; off += 64) __asm__ volatile("prefetcht0 (%0)" : : "r"(p + off));
 }
+
+/* Prepared layouts (kernels.h prep): dwords 0 .. n - 1 of a row's bytes
+ * src into a [n][16 rows][4 bytes] tile T as row r, and back. */
+static inline void r16_put(void *T, const void *src, int n, int r) {
+    for (int c = 0; c < n; c++) memcpy((char *)T + ((size_t)c * 16 + (size_t)r) * 4, (const char *)src + 4 * c, 4);
+}
+static inline void r16_get(void *dst, const void *T, int n, int r) {
+    for (int c = 0; c < n; c++) memcpy((char *)dst + 4 * c, (const char *)T + ((size_t)c * 16 + (size_t)r) * 4, 4);
+}
+
+/* A prepared dot's dispatch (kernels.h prep): BODY(args..., NA, PF) with the
+ * activation row count n_a (1..4) and the streaming prefetch as constants. */
+#define LLM_PREP_DISPATCH4(n_a, flags, BODY, ...)                                                          \
+    switch ((n_a) * 2 + (((flags) & LLM__PREP_STREAM) != 0)) {                                              \
+    case 2: BODY(__VA_ARGS__, 1, 0); break;                                                                 \
+    case 3: BODY(__VA_ARGS__, 1, 1); break;                                                                 \
+    case 4: BODY(__VA_ARGS__, 2, 0); break;                                                                 \
+    case 5: BODY(__VA_ARGS__, 2, 1); break;                                                                 \
+    case 6: BODY(__VA_ARGS__, 3, 0); break;                                                                 \
+    case 7: BODY(__VA_ARGS__, 3, 1); break;                                                                 \
+    case 9: BODY(__VA_ARGS__, 4, 1); break;                                                                 \
+    default: BODY(__VA_ARGS__, 4, 0); break;                                                                \
+    }
 
 #endif

@@ -357,8 +357,8 @@ static void q4kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
         uint8_t *T = (uint8_t *)grp + (size_t)b * Q4KR_SB;
         for (int r = 0; r < 16; r++) {
             const llm_block_q4_k *x = (const llm_block_q4_k *)((const char *)w + (size_t)r * w_stride) + b;
-            for (int c = 0; c < 32; c++) memcpy(T + ((size_t)c * 16 + (size_t)r) * 4, x->qs + 4 * c, 4);
-            for (int d = 0; d < 3; d++) memcpy(T + Q4KR_SC + 64 * d + 4 * r, x->scales + 4 * d, 4);
+            r16_put(T, x->qs, 32, r);
+            r16_put(T + Q4KR_SC, x->scales, 3, r);
             memcpy(T + Q4KR_D + 2 * r, &x->d, 2);
             memcpy(T + Q4KR_D + 32 + 2 * r, &x->dmin, 2);
         }
@@ -460,21 +460,7 @@ KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, s
     (void)ys;
     (void)ys_stride;
     const char *G = grp, *A = a;
-    if (flags & LLM__PREP_STREAM) {
-        switch (n_a) {
-        case 1: q4kr_dotN(K, G, A, a_stride, out, o_stride, 1, 1); break;
-        case 2: q4kr_dotN(K, G, A, a_stride, out, o_stride, 2, 1); break;
-        case 3: q4kr_dotN(K, G, A, a_stride, out, o_stride, 3, 1); break;
-        default: q4kr_dotN(K, G, A, a_stride, out, o_stride, 4, 1); break;
-        }
-        return;
-    }
-    switch (n_a) {
-    case 1: q4kr_dotN(K, G, A, a_stride, out, o_stride, 1, 0); break;
-    case 2: q4kr_dotN(K, G, A, a_stride, out, o_stride, 2, 0); break;
-    case 3: q4kr_dotN(K, G, A, a_stride, out, o_stride, 3, 0); break;
-    default: q4kr_dotN(K, G, A, a_stride, out, o_stride, 4, 0); break;
-    }
+    LLM_PREP_DISPATCH4(n_a, flags, q4kr_dotN, K, G, A, a_stride, out, o_stride)
 }
 
 /* Eight Q4_K rows by four Q8_K rows (llama.cpp's gemm order) on 512-bit
@@ -844,8 +830,8 @@ static void q6kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
         uint8_t *T = (uint8_t *)grp + (size_t)b * Q6KR_SB;
         for (int r = 0; r < 16; r++) {
             const llm_block_q6_k *x = (const llm_block_q6_k *)((const char *)w + (size_t)r * w_stride) + b;
-            for (int c = 0; c < 32; c++) memcpy(T + ((size_t)c * 16 + (size_t)r) * 4, x->ql + 4 * c, 4);
-            for (int c = 0; c < 16; c++) memcpy(T + Q6KR_QH + ((size_t)c * 16 + (size_t)r) * 4, x->qh + 4 * c, 4);
+            r16_put(T, x->ql, 32, r);
+            r16_put(T + Q6KR_QH, x->qh, 16, r);
             for (int k = 0; k < 8; k++) {
                 memcpy(T + Q6KR_SC + 32 * k + 2 * r, x->scales + 2 * k, 2);
             }
@@ -859,8 +845,8 @@ static void q6kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
     for (int64_t b = 0; b < K / LLM_QK_K; b++) {
         const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q6KR_SB;
         llm_block_q6_k *x = (llm_block_q6_k *)dst + b;
-        for (int c = 0; c < 32; c++) memcpy(x->ql + 4 * c, T + ((size_t)c * 16 + (size_t)r) * 4, 4);
-        for (int c = 0; c < 16; c++) memcpy(x->qh + 4 * c, T + Q6KR_QH + ((size_t)c * 16 + (size_t)r) * 4, 4);
+        r16_get(x->ql, T, 32, r);
+        r16_get(x->qh, T + Q6KR_QH, 16, r);
         for (int k = 0; k < 8; k++) memcpy(x->scales + 2 * k, T + Q6KR_SC + 32 * k + 2 * r, 2);
         memcpy(&x->d, T + Q6KR_D + 2 * r, 2);
     }
@@ -1075,17 +1061,19 @@ void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
     }
 #ifdef LLM_KQ8_AVX512
     if (cpu_has_avx512_vnni() && k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
-        k->prep[LLM_DTYPE_Q4_K].group_bytes = q4kr_group_bytes;
-        k->prep[LLM_DTYPE_Q4_K].repack = q4kr_repack;
-        k->prep[LLM_DTYPE_Q4_K].dot = q4kr_dot;
-        k->prep[LLM_DTYPE_Q4_K].max_a = 4;
+        k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){
+            .group_bytes = q4kr_group_bytes,
+            .repack = q4kr_repack,
+            .dot = q4kr_dot,
+            .max_a = 4};
     }
     if (cpu_has_avx512_vnni() && k->tiled[LLM_DTYPE_Q6_K].dot == llm__q6_k_dot_tiled) {
-        k->prep[LLM_DTYPE_Q6_K].group_bytes = q6kr_group_bytes;
-        k->prep[LLM_DTYPE_Q6_K].repack = q6kr_repack;
-        k->prep[LLM_DTYPE_Q6_K].dot = q6kr_dot;
-        k->prep[LLM_DTYPE_Q6_K].max_a = 8;
-        k->prep[LLM_DTYPE_Q6_K].unpack_row = q6kr_unpack_row;
+        k->prep[LLM_DTYPE_Q6_K] = (struct llm__prep_kernels){
+            .group_bytes = q6kr_group_bytes,
+            .repack = q6kr_repack,
+            .dot = q6kr_dot,
+            .max_a = 8,
+            .unpack_row = q6kr_unpack_row};
     }
 #endif
 }

@@ -355,6 +355,22 @@ q4_0_dot8x4_packed_vnni(int64_t n, const void *pk, const void *a, size_t a_strid
  * the float chain is the same, so the same bits. The sums of y come from
  * vpsadbw on y + 128, for the 4 activation rows at once. NG: 1 or 2 groups
  * (the second at pk + pk_stride). */
+/* One block's exact sum per weight row (lane r: row r): the unsigned
+ * chunks q[c] (elements 4c .. 4c + 3) against the activation's bytes yq
+ * broadcast from memory, in two chains from corr (the block's -8 sum(y)). */
+Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) __m512i q4_0u_block(const __m512i q[8], const int8_t *yq,
+                                                                             int32_t corr) {
+    __m512i s0 = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr), q[0], zmm_bcast4(yq));
+    __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[4], zmm_bcast4(yq + 16));
+    s0 = _mm512_dpbusd_epi32(s0, q[1], zmm_bcast4(yq + 4));
+    s1 = _mm512_dpbusd_epi32(s1, q[5], zmm_bcast4(yq + 20));
+    s0 = _mm512_dpbusd_epi32(s0, q[2], zmm_bcast4(yq + 8));
+    s1 = _mm512_dpbusd_epi32(s1, q[6], zmm_bcast4(yq + 24));
+    s0 = _mm512_dpbusd_epi32(s0, q[3], zmm_bcast4(yq + 12));
+    s1 = _mm512_dpbusd_epi32(s1, q[7], zmm_bcast4(yq + 28));
+    return _mm512_add_epi32(s0, s1);
+}
+
 Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) void
 q4_0u_dotx4(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride, float *out, size_t o_stride,
             const int NG) {
@@ -382,16 +398,8 @@ q4_0u_dotx4(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a
         _mm256_storeu_si256((__m256i *)corr, _mm256_sub_epi64(_mm256_set1_epi64x(32768), _mm256_slli_epi64(S, 3)));
         for (int j = 0; j < 4; j++) {
             const int8_t *yq = y[j][b].qs;
-            __m512i s0 = _mm512_dpbusd_epi32(_mm512_set1_epi32((int32_t)corr[j]), q[0], zmm_bcast4(yq));
-            __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[4], zmm_bcast4(yq + 16));
-            s0 = _mm512_dpbusd_epi32(s0, q[1], zmm_bcast4(yq + 4));
-            s1 = _mm512_dpbusd_epi32(s1, q[5], zmm_bcast4(yq + 20));
-            s0 = _mm512_dpbusd_epi32(s0, q[2], zmm_bcast4(yq + 8));
-            s1 = _mm512_dpbusd_epi32(s1, q[6], zmm_bcast4(yq + 24));
-            s0 = _mm512_dpbusd_epi32(s0, q[3], zmm_bcast4(yq + 12));
-            s1 = _mm512_dpbusd_epi32(s1, q[7], zmm_bcast4(yq + 28));
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(y[j][b].d)));
-            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
+            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q4_0u_block(q, yq, (int32_t)corr[j])), d, acc[j]);
         }
     }
     zmm_store16x4(out, o_stride, acc, NG);
@@ -438,7 +446,7 @@ static void q4_0r_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
         char *T = G + (size_t)(b / 2) * Q40R_PAIR, *Q = T + (b & 1) * 256, *D = T + 512 + (b & 1) * 32;
         for (int r = 0; r < 16; r++) {
             const llm_block_q4_0 *x = (const llm_block_q4_0 *)((const char *)w + (size_t)r * w_stride) + b;
-            for (int k = 0; k < 4; k++) memcpy(Q + (k * 16 + r) * 4, x->qs + 4 * k, 4);
+            r16_put(Q, x->qs, 4, r);
             memcpy(D + 2 * r, &x->d, 2);
         }
     }
@@ -448,7 +456,7 @@ static void q4_0r_unpack_row(int64_t K, const void *grp, int r, void *dst) {
     for (int64_t b = 0; b < K / LLM_QK32; b++) {
         const char *T = (const char *)grp + (size_t)(b / 2) * Q40R_PAIR, *Q = T + (b & 1) * 256, *D = T + 512 + (b & 1) * 32;
         llm_block_q4_0 *x = (llm_block_q4_0 *)dst + b;
-        for (int k = 0; k < 4; k++) memcpy(x->qs + 4 * k, Q + (k * 16 + r) * 4, 4);
+        r16_get(x->qs, Q, 4, r);
         memcpy(&x->d, D + 2 * r, 2);
     }
 }
@@ -478,17 +486,9 @@ q4_0r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32
         for (int j = 0; j < NA; j++) {
             const llm_block_q8_0 *y = (const llm_block_q8_0 *)(a + (size_t)j * a_stride) + b;
             const int8_t *yq = y->qs;
-            __m512i s0 = _mm512_dpbusd_epi32(_mm512_set1_epi32(ys[(size_t)j * ys_stride + (size_t)b]), q[0],
-                                             zmm_bcast4(yq));
-            __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[4], zmm_bcast4(yq + 16));
-            s0 = _mm512_dpbusd_epi32(s0, q[1], zmm_bcast4(yq + 4));
-            s1 = _mm512_dpbusd_epi32(s1, q[5], zmm_bcast4(yq + 20));
-            s0 = _mm512_dpbusd_epi32(s0, q[2], zmm_bcast4(yq + 8));
-            s1 = _mm512_dpbusd_epi32(s1, q[6], zmm_bcast4(yq + 24));
-            s0 = _mm512_dpbusd_epi32(s0, q[3], zmm_bcast4(yq + 12));
-            s1 = _mm512_dpbusd_epi32(s1, q[7], zmm_bcast4(yq + 28));
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(y->d)));
-            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(s0, s1)), d, acc[j]);
+            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q4_0u_block(q, yq, ys[(size_t)j * ys_stride + (size_t)b])), d,
+                                     acc[j]);
         }
     }
     for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
@@ -507,21 +507,7 @@ static void q4_0r_aux(int64_t K, const void *a, int32_t *ys) {
 Q4_0_ZMM_ATTR static void q4_0r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
                                     size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
     const char *G = grp, *A = a;
-    if (flags & LLM__PREP_STREAM) {
-        switch (n_a) {
-        case 1: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 1, 1); break;
-        case 2: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 2, 1); break;
-        case 3: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 3, 1); break;
-        default: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 4, 1); break;
-        }
-        return;
-    }
-    switch (n_a) {
-    case 1: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 1, 0); break;
-    case 2: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 2, 0); break;
-    case 3: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 3, 0); break;
-    default: q4_0r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 4, 0); break;
-    }
+    LLM_PREP_DISPATCH4(n_a, flags, q4_0r_dotN, K, G, A, a_stride, ys, ys_stride, out, o_stride)
 }
 
 #define Q4_0_VNNI_ATTR __attribute__((target("avx2,fma,f16c,avxvnni")))
@@ -587,13 +573,14 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
     pr->dot16x4_packed = packed.dot16x4_packed;
 #ifdef LLM_Q4_0_VNNI
     if (cpu_has_avx512_vnni()) {
-        k->prep[LLM_DTYPE_Q4_0].group_bytes = q4_0r_group_bytes;
-        k->prep[LLM_DTYPE_Q4_0].repack = q4_0r_repack;
-        k->prep[LLM_DTYPE_Q4_0].dot = q4_0r_dot;
-        k->prep[LLM_DTYPE_Q4_0].max_a = 4;
-        k->prep[LLM_DTYPE_Q4_0].unpack_row = q4_0r_unpack_row;
-        k->prep[LLM_DTYPE_Q4_0].aux_ints = 1;
-        k->prep[LLM_DTYPE_Q4_0].aux = q4_0r_aux;
+        k->prep[LLM_DTYPE_Q4_0] = (struct llm__prep_kernels){
+            .group_bytes = q4_0r_group_bytes,
+            .repack = q4_0r_repack,
+            .dot = q4_0r_dot,
+            .max_a = 4,
+            .unpack_row = q4_0r_unpack_row,
+            .aux_ints = 1,
+            .aux = q4_0r_aux};
     }
 #endif
 }

@@ -277,21 +277,7 @@ q80r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32_
 Q8_0_AVX512_TARGET static void q80r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
                                         size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
     const char *G = grp, *A = a;
-    if (flags & LLM__PREP_STREAM) {
-        switch (n_a) {
-        case 1: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 1, 1); break;
-        case 2: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 2, 1); break;
-        case 3: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 3, 1); break;
-        default: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 4, 1); break;
-        }
-        return;
-    }
-    switch (n_a) {
-    case 1: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 1, 0); break;
-    case 2: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 2, 0); break;
-    case 3: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 3, 0); break;
-    default: q80r_dotN(K, G, A, a_stride, ys, ys_stride, out, o_stride, 4, 0); break;
-    }
+    LLM_PREP_DISPATCH4(n_a, flags, q80r_dotN, K, G, A, a_stride, ys, ys_stride, out, o_stride)
 }
 #endif
 
@@ -332,13 +318,14 @@ void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k) {
     }
 #ifdef LLM_Q8_0_AVX512
     if (cpu_has_avx512_vnni()) {
-        k->prep[LLM_DTYPE_Q8_0].group_bytes = q80r_group_bytes;
-        k->prep[LLM_DTYPE_Q8_0].repack = q80r_repack;
-        k->prep[LLM_DTYPE_Q8_0].dot = q80r_dot;
-        k->prep[LLM_DTYPE_Q8_0].max_a = 4;
-        k->prep[LLM_DTYPE_Q8_0].unpack_row = q80r_unpack_row;
-        k->prep[LLM_DTYPE_Q8_0].aux_ints = 8;
-        k->prep[LLM_DTYPE_Q8_0].aux = q80r_aux;
+        k->prep[LLM_DTYPE_Q8_0] = (struct llm__prep_kernels){
+            .group_bytes = q80r_group_bytes,
+            .repack = q80r_repack,
+            .dot = q80r_dot,
+            .max_a = 4,
+            .unpack_row = q80r_unpack_row,
+            .aux_ints = 8,
+            .aux = q80r_aux};
     }
 #endif
 }
