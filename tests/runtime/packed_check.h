@@ -184,7 +184,7 @@ static inline void prep_none_kept(int kept_any, llm_dtype t) {
     llm__cpu_kernels_scalar(&k);
     if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
     cr_assert_null(k.prep[t].dot, "a %s prepared layout is registered but was never taken", llm_dtype_name(t));
-    cr_log_info("no prepared %s layout on this CPU (it needs AVX-512 VNNI): nothing to compare", llm_dtype_name(t));
+    cr_log_info("no prepared %s layout on this CPU: nothing to compare", llm_dtype_name(t));
 }
 
 #endif

@@ -564,3 +564,76 @@ Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
     llm_backend_free(be);
     prep_none_kept(kept_any, LLM_DTYPE_Q8_0);
 }
+
+/* Every Q4_0 prepared product built and supported here (kernels.h
+ * llm__q4_0_prep_variant: AVX2, AVX-VNNI, AVX-512), called on a group it
+ * repacked, for 1..4 activation rows, streaming or not: the rows8 pair's
+ * dot bit for bit (its gemv and gemm orders agree for Q4_0; the golden test
+ * above ties them to llama.cpp). The machine's registry takes one of them,
+ * and the public-API test above runs that one through the matmul. */
+Test(kernels_q4_0, prepared_products_match_the_rows8_dot) {
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C");
+    }
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k);
+    llm__cpu_kernels_avx2(&k);
+    uint32_t st = 0xABCDEFu;
+    const int Ks[] = {96, 2048};
+    int tested = 0;
+    for (int c = 0; c < 2; c++) {
+        const int K = Ks[c];
+        const size_t wb = (size_t)K / 32 * sizeof(llm_block_q4_0), ab = (size_t)K / 32 * sizeof(llm_block_q8_0);
+        llm_block_q4_0 *w = malloc(16 * wb);
+        uint8_t *a = malloc(4 * ab);
+        float *x = malloc(sizeof(float) * 4 * (size_t)K);
+        int32_t *ys = malloc(sizeof(int32_t) * 4 * (size_t)K / 32);
+        cr_assert(w && a && x && ys);
+        q40_weights(&st, w, 16 * K / 32);
+        q40_floats(&st, x, 4 * K);
+        for (int r = 0; r < 4; r++) k.quantize[LLM_DTYPE_Q8_0](x + (size_t)r * (size_t)K, a + (size_t)r * ab, K);
+        float want[4][16];
+        for (int r = 0; r < 16; r++) {
+            for (int j = 0; j < 4; j++) want[j][r] = k.rows8[LLM_DTYPE_Q4_0].dot(K, (const char *)w + (size_t)r * wb, a + (size_t)j * ab);
+        }
+        for (int v = 0; v < 3; v++) {
+            struct llm__prep_kernels pk;
+            if (!llm__q4_0_prep_variant(v, &pk)) {
+                cr_assert(v > 0, "the AVX2 prepared Q4_0 product is missing");
+                continue;
+            }
+            tested++;
+            const size_t gb = pk.group_bytes(K);
+            void *grp = aligned_alloc(64, gb + 64 * 160); /* room for the streaming prefetch's reach */
+            cr_assert_not_null(grp);
+            pk.repack(K, w, wb, grp);
+            for (int j = 0; j < 4; j++) pk.aux(K, a + (size_t)j * ab, ys + (size_t)j * (size_t)(K / 32));
+            for (int na = 1; na <= 4; na++) {
+                for (int flags = 0; flags <= LLM__PREP_STREAM; flags += LLM__PREP_STREAM) {
+                    float o[4][16];
+                    memset(o, 0xFF, sizeof o);
+                    pk.dot(K, grp, a, ab, ys, (size_t)(K / 32), na, &o[0][0], 16, flags);
+                    for (int j = 0; j < 4; j++) {
+                        for (int r = 0; r < 16; r++) {
+                            uint32_t bits;
+                            memcpy(&bits, &o[j][r], 4);
+                            if (j < na) {
+                                cr_assert(memcmp(&o[j][r], &want[j][r], 4) == 0,
+                                          "K=%d variant %d n_a=%d flags %d [%d][%d]: %.9g, dot %.9g", K, v, na, flags,
+                                          j, r, o[j][r], want[j][r]);
+                            } else {
+                                cr_assert_eq(bits, 0xFFFFFFFFu, "variant %d n_a=%d wrote row %d", v, na, j);
+                            }
+                        }
+                    }
+                }
+            }
+            free(grp);
+        }
+        free(w);
+        free(a);
+        free(x);
+        free(ys);
+    }
+    cr_assert(tested > 0);
+}

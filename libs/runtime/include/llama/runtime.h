@@ -193,9 +193,9 @@ llm_status llm_buffer_wrap_host(llm_backend *be, const void *ptr, size_t size, l
  * longer reads the region's bytes for w (other ops, such as get_rows on a
  * tied embedding, and llm_op_matmul_invariant still do), so the caller may
  * let the system drop their pages. The copy lives until the buffer is freed.
- * The CPU backend keeps one for Q4_0, Q4_K and Q8_0 weights of M % 16 == 0
- * rows on a CPU with AVX-512 VNNI (as many bytes as the weight, Q4_K 3%
- * more); otherwise *kept is 0. Returns
+ * The CPU backend keeps one for weights of M % 16 == 0 rows: Q4_0 on any
+ * CPU with AVX2, Q4_K, Q6_K and Q8_0 on one with AVX-512 VNNI (the same
+ * bytes as the weight, Q6_K 1% more); otherwise *kept is 0. Returns
  * LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
 llm_status llm_backend_prepare_weight(llm_backend *be, const llm_tensor *w, int *kept);
 /* Frees a buffer (a wrapped region is not freed). NULL is harmless. */

@@ -305,6 +305,12 @@ llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni);
  * 1, or 0 when not built or not supported. Call only when
  * llm__cpu_has_avx2(). */
 int llm__q4_0_packed_pair(int which, struct llm__dot_pair *pr);
+/* The Q4_0 prepared layout with its product (kernels.h prep) for tests:
+ * which 0 the 256-bit AVX2 product, 1 the AVX-VNNI one, 2 the AVX-512 one
+ * (what the registry takes when the CPU has it, else the next); returns 1,
+ * or 0 (*pk zeroed) when not built or not supported. Call only when
+ * llm__cpu_has_avx2(). */
+int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk);
 /* The dot8 of the Q4_K rows8 pair and of the Q6_K tiled pair
  * (kernels_avx2_kq8.c), and their packed tiles
  * (pack8 / dot8x4_packed), installed by llm__cpu_kernels_avx2(). */

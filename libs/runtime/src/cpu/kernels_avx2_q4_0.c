@@ -504,6 +504,80 @@ static void q4_0r_aux(int64_t K, const void *a, int32_t *ys) {
     }
 }
 
+/* The product on a prepared group with 256-bit registers (CPUs without
+ * AVX-512 VNNI), in two passes of 8 rows (the two 32-byte halves of each
+ * 64-byte chunk vector): lane r of int32 is row 8h + r. With AVX-VNNI,
+ * vpdpbusd as above; with AVX2 alone, vpmaddubsw of the unsigned q (0..15)
+ * by y (-127..127: the quantizer's range) puts two products in each int16
+ * (at most 2 * 15 * 127 = 3810), the 8 chunks summed in int16 stay within
+ * 30480, and vpmaddwd by ones makes the block's sum q y per row; plus the
+ * aux -8 sum(y), the exact integer sum (q - 8) y of q4_0_8xN. Same float
+ * chain, same bits. */
+#define Q4_0R_YMM(NAME, ATTR, VNNI, DP)                                                                          \
+    ATTR static inline __attribute__((always_inline)) void NAME##N(int64_t K, const char *G, const char *a,       \
+                                                                 size_t a_stride, const int32_t *ys,              \
+                                                                 size_t ys_stride, float *out, size_t o_stride,    \
+                                                                 const int NA, const int PF) {                    \
+        const __m256i m4 = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);                                 \
+        for (int h = 0; h < 2; h++) {                                                                           \
+            __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()}; \
+            for (int64_t b = 0; b < K / LLM_QK32; b++) {                                                        \
+                const char *T = G + (size_t)(b / 2) * Q40R_PAIR, *Q = T + (b & 1) * 256 + 32 * h;               \
+                if (PF && h == 0 && (b & 1) == 0) {                                                             \
+                    for (int l = 0; l < Q40R_PAIR; l += 64) _mm_prefetch(T + Q40R_PF + l, _MM_HINT_T0);        \
+                }                                                                                               \
+                __m256i q[8];                                                                                   \
+                for (int k = 0; k < 4; k++) {                                                                   \
+                    const __m256i w = _mm256_load_si256((const __m256i *)(Q + 64 * k));                        \
+                    q[k] = _mm256_and_si256(w, m4);                                                             \
+                    q[k + 4] = _mm256_and_si256(_mm256_srli_epi16(w, 4), m4);                                   \
+                }                                                                                               \
+                const __m256 dw =                                                                               \
+                    _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(T + 512 + (b & 1) * 32 + 16 * h)));       \
+                for (int j = 0; j < NA; j++) {                                                                  \
+                    const llm_block_q8_0 *y = (const llm_block_q8_0 *)(a + (size_t)j * a_stride) + b;          \
+                    const __m256i c = _mm256_set1_epi32(ys[(size_t)j * ys_stride + (size_t)b]);                 \
+                    __m256i sum;                                                                                \
+                    if (VNNI) {                                                                                 \
+                        __m256i s0 = c, s1 = _mm256_setzero_si256();                                            \
+                        for (int k = 0; k < 4; k++) {                                                           \
+                            s0 = DP(s0, q[k], kq_bcast4(y->qs + 4 * k));                                      \
+                            s1 = DP(s1, q[k + 4], kq_bcast4(y->qs + 16 + 4 * k));                             \
+                        }                                                                                       \
+                        sum = _mm256_add_epi32(s0, s1);                                                         \
+                    } else {                                                                                    \
+                        __m256i s16 = _mm256_maddubs_epi16(q[0], kq_bcast4(y->qs));                             \
+                        for (int k = 1; k < 8; k++) {                                                           \
+                            const int8_t *yq = y->qs + (k < 4 ? 4 * k : 16 + 4 * (k - 4));                      \
+                            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(q[k], kq_bcast4(yq)));             \
+                        }                                                                                       \
+                        sum = _mm256_add_epi32(_mm256_madd_epi16(s16, ones), c);                                \
+                    }                                                                                           \
+                    const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(_cvtsh_ss(y->d)));                        \
+                    acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), d, acc[j]);                               \
+                }                                                                                               \
+            }                                                                                                   \
+            for (int j = 0; j < NA; j++) _mm256_storeu_ps(out + (size_t)j * o_stride + 8 * h, acc[j]);         \
+        }                                                                                                       \
+    }                                                                                                           \
+    ATTR static void NAME(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,         \
+                          size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {                   \
+        const char *G = grp, *A = a;                                                                            \
+        LLM_PREP_DISPATCH4(n_a, flags, NAME##N, K, G, A, a_stride, ys, ys_stride, out, o_stride)                 \
+    }
+
+/* The activation's 4 bytes at p in every int32 lane. */
+static inline __attribute__((always_inline)) __m256i kq_bcast4(const void *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
+#define Q4_0R_NO_DP(acc, u, s) (acc) /* the AVX2 form takes the other branch */
+#define Q4_0R_DP_VNNI(acc, u, s) _mm256_dpbusd_avx_epi32((acc), (u), (s))
+Q4_0R_YMM(q4_0r_dot_avx2, , 0, Q4_0R_NO_DP)
+Q4_0R_YMM(q4_0r_dot_avxvnni, __attribute__((target("avx2,fma,f16c,avxvnni"))), 1, Q4_0R_DP_VNNI)
+
 Q4_0_ZMM_ATTR static void q4_0r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
                                     size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
     const char *G = grp, *A = a;
@@ -571,17 +645,32 @@ void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
     pr->pack8_bytes = packed.pack8_bytes;
     pr->dot8x4_packed = packed.dot8x4_packed;
     pr->dot16x4_packed = packed.dot16x4_packed;
-#ifdef LLM_Q4_0_VNNI
-    if (cpu_has_avx512_vnni()) {
-        k->prep[LLM_DTYPE_Q4_0] = (struct llm__prep_kernels){
-            .group_bytes = q4_0r_group_bytes,
-            .repack = q4_0r_repack,
-            .dot = q4_0r_dot,
-            .max_a = 4,
-            .unpack_row = q4_0r_unpack_row,
-            .aux_ints = 1,
-            .aux = q4_0r_aux};
+    /* The prepared layout's best product here (kernels.h prep). */
+    for (int v = 2; v >= 0 && !llm__q4_0_prep_variant(v, &k->prep[LLM_DTYPE_Q4_0]); v--) {
     }
+}
+
+int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk) {
+    memset(pk, 0, sizeof *pk);
+#ifdef LLM_Q4_0_VNNI
+    void (*dot)(int64_t, const void *, const void *, size_t, const int32_t *, size_t, int, float *, size_t, int) =
+        which == 0   ? q4_0r_dot_avx2
+        : which == 1 ? (cpu_has_avx_vnni() ? q4_0r_dot_avxvnni : NULL)
+        : which == 2 ? (cpu_has_avx512_vnni() ? q4_0r_dot : NULL)
+                     : NULL;
+    if (!dot) return 0;
+    *pk = (struct llm__prep_kernels){
+        .group_bytes = q4_0r_group_bytes,
+        .repack = q4_0r_repack,
+        .dot = dot,
+        .max_a = 4,
+        .unpack_row = q4_0r_unpack_row,
+        .aux_ints = 1,
+        .aux = q4_0r_aux};
+    return 1;
+#else
+    (void)which;
+    return 0;
 #endif
 }
 
@@ -595,6 +684,11 @@ llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni) {
 int llm__q4_0_packed_pair(int which, struct llm__dot_pair *pr) {
     (void)which;
     memset(pr, 0, sizeof *pr);
+    return 0;
+}
+int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk) {
+    (void)which;
+    memset(pk, 0, sizeof *pk);
     return 0;
 }
 
