@@ -222,6 +222,13 @@ static inline void prefetch_next_group(const char *w, size_t w_stride, int rows,
     for (size_t off = 0; off < step; off += 64) __asm__ volatile("prefetcht0 (%0)" : : "r"(p + off));
 }
 
+/* The 4 bytes at p (an activation's chunk) in every int32 lane. */
+static inline __attribute__((always_inline)) __m256i ymm_bcast4(const void *p) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return _mm256_set1_epi32(v);
+}
+
 /* Prepared layouts (kernels.h prep): dwords 0 .. n - 1 of a row's bytes
  * src into a [n][16 rows][4 bytes] tile T as row r, and back. */
 static inline void r16_put(void *T, const void *src, int n, int r) {

@@ -123,12 +123,6 @@ KQ8_TARGET_VNNI static void dot8_q4_k_vnni(int64_t n, const void *w, size_t w_st
 
 /* ------------------------------------------------- Q4_K, packed tiles -- */
 
-/* The 4 bytes of an activation row at p in every int32 lane. */
-static inline __attribute__((always_inline)) __m256i kq8_bcast4(const void *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm256_set1_epi32(v);
-}
 
 /* A prompt pass's Q4_K product in llama.cpp's gemm order (as q4k_8xN with
  * four activation rows) on eight weight rows packed once per matmul, so that
@@ -713,7 +707,7 @@ static void q6k_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a
              * (off against bsums 2k, 2k + 1), then their products. */
             const __m256i o = _mm256_load_si256((const __m256i *)(P + Q6K_OFF + 32 * k));
             for (int j = 0; j < 4; j++) {
-                s[j] = _mm256_add_epi32(s[j], _mm256_madd_epi16(o, kq8_bcast4(y[j]->bsums + 2 * k)));
+                s[j] = _mm256_add_epi32(s[j], _mm256_madd_epi16(o, ymm_bcast4(y[j]->bsums + 2 * k)));
             }
             for (int t = 2 * k; t < 2 * k + 2; t++) {
                 const __m256i *q = (const __m256i *)(P + 128 * t);
@@ -723,10 +717,10 @@ static void q6k_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a
                 for (int j = 0; j < 4; j++) {
                     const int8_t *yq = y[j]->qs + 16 * t;
                     /* Elements 0..7 and 8..15 of the sub-block, each sum in int16 (two chunks at most). */
-                    const __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(q0, kq8_bcast4(yq)),
-                                                        _mm256_maddubs_epi16(q1, kq8_bcast4(yq + 4)));
-                    const __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(q2, kq8_bcast4(yq + 8)),
-                                                        _mm256_maddubs_epi16(q3, kq8_bcast4(yq + 12)));
+                    const __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(q0, ymm_bcast4(yq)),
+                                                        _mm256_maddubs_epi16(q1, ymm_bcast4(yq + 4)));
+                    const __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(q2, ymm_bcast4(yq + 8)),
+                                                        _mm256_maddubs_epi16(q3, ymm_bcast4(yq + 12)));
                     s[j] = _mm256_add_epi32(s[j], _mm256_add_epi32(_mm256_madd_epi16(lo, sc), _mm256_madd_epi16(hi, sc)));
                 }
             }

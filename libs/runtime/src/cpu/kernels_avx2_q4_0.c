@@ -541,15 +541,15 @@ static void q4_0r_aux(int64_t K, const void *a, int32_t *ys) {
                     if (VNNI) {                                                                                 \
                         __m256i s0 = c, s1 = _mm256_setzero_si256();                                            \
                         for (int k = 0; k < 4; k++) {                                                           \
-                            s0 = DP(s0, q[k], kq_bcast4(y->qs + 4 * k));                                      \
-                            s1 = DP(s1, q[k + 4], kq_bcast4(y->qs + 16 + 4 * k));                             \
+                            s0 = DP(s0, q[k], ymm_bcast4(y->qs + 4 * k));                                      \
+                            s1 = DP(s1, q[k + 4], ymm_bcast4(y->qs + 16 + 4 * k));                             \
                         }                                                                                       \
                         sum = _mm256_add_epi32(s0, s1);                                                         \
                     } else {                                                                                    \
-                        __m256i s16 = _mm256_maddubs_epi16(q[0], kq_bcast4(y->qs));                             \
+                        __m256i s16 = _mm256_maddubs_epi16(q[0], ymm_bcast4(y->qs));                             \
                         for (int k = 1; k < 8; k++) {                                                           \
                             const int8_t *yq = y->qs + (k < 4 ? 4 * k : 16 + 4 * (k - 4));                      \
-                            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(q[k], kq_bcast4(yq)));             \
+                            s16 = _mm256_add_epi16(s16, _mm256_maddubs_epi16(q[k], ymm_bcast4(yq)));             \
                         }                                                                                       \
                         sum = _mm256_add_epi32(_mm256_madd_epi16(s16, ones), c);                                \
                     }                                                                                           \
@@ -565,13 +565,6 @@ static void q4_0r_aux(int64_t K, const void *a, int32_t *ys) {
         const char *G = grp, *A = a;                                                                            \
         LLM_PREP_DISPATCH4(n_a, flags, NAME##N, K, G, A, a_stride, ys, ys_stride, out, o_stride)                 \
     }
-
-/* The activation's 4 bytes at p in every int32 lane. */
-static inline __attribute__((always_inline)) __m256i kq_bcast4(const void *p) {
-    int32_t v;
-    memcpy(&v, p, 4);
-    return _mm256_set1_epi32(v);
-}
 
 #define Q4_0R_NO_DP(acc, u, s) (acc) /* the AVX2 form takes the other branch */
 #define Q4_0R_DP_VNNI(acc, u, s) _mm256_dpbusd_avx_epi32((acc), (u), (s))
