@@ -675,7 +675,7 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
 }
 
 /* Prepared Q4_K and Q6_K weights (llm_backend_prepare_weight, kernels.h
- * prep; kernels_avx2_kq8.c q4kr_*, q6kr_*) give the unprepared matmul's bits
+ * prep; kernels_avx2_kq_prep.c) give the unprepared matmul's bits
  * for 1..13 activation rows: Q4_K the rows8 pair's (llama.cpp's repacked
  * gemm for groups of 4 rows, its gemv for the rest), Q6_K both of its
  * orders (vec_dot's below 8 rows, llama.cpp's tiled one from 8); the tests

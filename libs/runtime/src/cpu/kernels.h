@@ -315,6 +315,10 @@ int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk);
  * (kernels_avx2_kq8.c), and their packed tiles
  * (pack8 / dot8x4_packed), installed by llm__cpu_kernels_avx2(). */
 void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k);
+/* The Q4_K and Q6_K prepared layouts (kernels.h prep) where the CPU has
+ * AVX-512 VNNI and the rows8 / tiled pairs they match are installed
+ * (kernels_avx2_kq_prep.c); call after llm__cpu_kernels_avx2_kq8(). */
+void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k);
 /* Those dot8 kernels, for tests: t Q4_K (rows8 order) or Q6_K (tiled order),
  * vnni 0 the AVX2 one, 1 the AVX-VNNI one, 2 the AVX-512 one (Q4_K only);
  * NULL when not built, not supported, or t is another type. Call only when

@@ -1,0 +1,362 @@
+/*
+ * cpu/kernels_avx2_kq_prep.c -- the Q4_K and Q6_K weights prepared at load
+ * (kernels.h prep, runtime.h llm_backend_prepare_weight): their 16-row
+ * layouts, and the AVX-512 VNNI products on them that keep the orders of
+ * the matmul without the copy (Q4_K: the rows8 pair's gemm / gemv; Q6_K:
+ * vec_dot's below 8 activation rows, llama.cpp's tiled one from 8). The
+ * packed tiles these replace, and the dot8 kernels, are in
+ * kernels_avx2_kq8.c.
+ *
+ * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
+ * llm__cpu_kernels_avx2() once the CPU has been checked.
+ */
+#include "cpu/kernels.h"
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && defined(__GNUC__) && \
+    (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
+
+#include <immintrin.h>
+#include <string.h>
+
+#include "cpu/avx2_common.h"
+#include "dtype/blocks.h"
+
+#define KQ8_TARGET_ZMM __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+
+/* ---------------------------------------------------------------- Q4_K -- */
+
+/* A Q4_K weight prepared at load (kernels.h prep): per group of 16 rows, per
+ * super-block (Q4KR_SB bytes, 64-byte aligned):
+ *   qs [4 pairs p][8 chunks k][16 rows][4 bytes]: bytes 32p + 4k .. + 3 of
+ *      row r's qs (low nibbles: sub-block 2p, high: 2p + 1), still packed;
+ *   scales [3 dwords][16 rows][4 bytes]: row r's 12 packed scale bytes;
+ *   d, dmin [16 rows] fp16 each.
+ * 144 bytes per row and super-block, as the file. The product decodes the
+ * 6-bit scales and mins of 16 rows at once (kq8_q4k_scales_mins' dword
+ * formulas, lane r on row r's dwords, then a byte shuffle per sub-block:
+ * about 22 instructions per super-block for all the activation rows; a
+ * layout with them decoded, 4 bytes per row more, left the 1B Q4_K_M's
+ * peak RSS 7 MiB above its file + KV + 64 MiB). It is q4k_dotx4_zmm's
+ * product on one 64-byte load per chunk, so four activation rows give
+ * llama.cpp's gemm order; fewer
+ * take its gemv order (GEMV: the four pairs' exact sums added first, then
+ * one fma per super-block for the scales and one for the mins, as
+ * llm__q4_k_dot_repack_gemv), which is what the matmul runs for the last
+ * n % 4 rows. */
+#define Q4KR_SB 2304
+#define Q4KR_SC 2048
+#define Q4KR_D 2240
+/* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
+#define Q4KR_PF 9472
+
+static size_t q4kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q4KR_SB; }
+
+static void q4kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        uint8_t *T = (uint8_t *)grp + (size_t)b * Q4KR_SB;
+        for (int r = 0; r < 16; r++) {
+            const llm_block_q4_k *x = (const llm_block_q4_k *)((const char *)w + (size_t)r * w_stride) + b;
+            r16_put(T, x->qs, 32, r);
+            r16_put(T + Q4KR_SC, x->scales, 3, r);
+            memcpy(T + Q4KR_D + 2 * r, &x->d, 2);
+            memcpy(T + Q4KR_D + 32 + 2 * r, &x->dmin, 2);
+        }
+    }
+}
+
+/* vpshufb patterns, per 128-bit lane: byte t of each dword alone in the
+ * dword (zero-extended), or bytes t, t + 1 as two zero-extended int16. */
+static inline __attribute__((always_inline)) __m128i q4kr_pick1(int t) {
+    const int z = 0x80808000;
+    return _mm_set_epi32(z | (12 + t), z | (8 + t), z | (4 + t), z | t);
+}
+static inline __attribute__((always_inline)) __m128i q4kr_pick2(int t) {
+    const int z = (int)0x80008000;
+    return _mm_set_epi32(z | ((13 + t) << 16) | (12 + t), z | ((9 + t) << 16) | (8 + t), z | ((5 + t) << 16) | (4 + t),
+                         z | ((1 + t) << 16) | t);
+}
+
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q4kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
+          const int PF) {
+    const int GEMV = NA < 4;
+    __m512 acc[4], accm[4];
+    for (int j = 0; j < 4; j++) acc[j] = accm[j] = _mm512_setzero_ps();
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
+        const char *T = G + (size_t)b * Q4KR_SB;
+        if (PF) {
+            for (int l = 0; l < Q4KR_SB; l += 64) _mm_prefetch(T + Q4KR_PF + l, _MM_HINT_T0);
+        }
+        const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q4KR_D)));
+        const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q4KR_D + 32)));
+        /* per row (dword lane): sc[0..3], sc[4..7], mn[0..3], mn[4..7] as bytes */
+        __m512i scb[2], mnb[2];
+        {
+            const __m512i W0 = _mm512_load_si512((const void *)(T + Q4KR_SC));
+            const __m512i W1 = _mm512_load_si512((const void *)(T + Q4KR_SC + 64));
+            const __m512i W2 = _mm512_load_si512((const void *)(T + Q4KR_SC + 128));
+            const __m512i m6 = _mm512_set1_epi8(0x3F), m2 = _mm512_set1_epi8(0x03);
+            scb[0] = _mm512_and_si512(W0, m6);
+            mnb[0] = _mm512_and_si512(W1, m6);
+            scb[1] = _mm512_or_si512(_mm512_and_si512(W2, m4),
+                                     _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W0, 6), m2), 4));
+            mnb[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(W2, 4), m4),
+                                     _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W1, 6), m2), 4));
+        }
+        const llm_block_q8_k *y[4];
+        __m512 dd[4], dm[4];
+        __m512i tq[4], tm[4]; /* GEMV: the super-block's exact sums */
+        int32_t B[4][4];
+        for (int j = 0; j < NA; j++) {
+            y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
+            const __m512 dy = _mm512_set1_ps(y[j]->d);
+            dd[j] = _mm512_mul_ps(dw, dy);
+            dm[j] = _mm512_mul_ps(mw, dy);
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);
+            _mm_storeu_si128((__m128i *)B[j], _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+            tq[j] = tm[j] = _mm512_setzero_si512();
+        }
+        for (int p = 0; p < 4; p++) {
+            __m512i slo[4], shi[4];
+            for (int j = 0; j < NA; j++) slo[j] = shi[j] = _mm512_setzero_si512();
+            for (int k = 0; k < 8; k++) {
+                const __m512i q = _mm512_load_si512((const void *)(T + (size_t)(p * 8 + k) * 64));
+                const __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+                for (int j = 0; j < NA; j++) {
+                    const int8_t *yq = y[j]->qs + 64 * p + 4 * k;
+                    slo[j] = _mm512_dpbusd_epi32(slo[j], lo, zmm_bcast4(yq));
+                    shi[j] = _mm512_dpbusd_epi32(shi[j], hi, zmm_bcast4(yq + 32));
+                }
+            }
+            /* byte t of each dword to its int32 (t = 2p, 2p + 1 mod 4), bytes 2p', 2p' + 1 to its int16 pair */
+            const int t0 = (2 * p) & 3;
+            const __m512i sc0 = _mm512_shuffle_epi8(scb[p >> 1], _mm512_broadcast_i32x4(q4kr_pick1(t0)));
+            const __m512i sc1 = _mm512_shuffle_epi8(scb[p >> 1], _mm512_broadcast_i32x4(q4kr_pick1(t0 + 1)));
+            const __m512i mnp = _mm512_shuffle_epi8(mnb[p >> 1], _mm512_broadcast_i32x4(q4kr_pick2(t0)));
+            for (int j = 0; j < NA; j++) {
+                const __m512i sq = _mm512_add_epi32(_mm512_mullo_epi32(slo[j], sc0), _mm512_mullo_epi32(shi[j], sc1));
+                const __m512i mq = _mm512_madd_epi16(mnp, _mm512_set1_epi32(B[j][p]));
+                if (GEMV) {
+                    tq[j] = _mm512_add_epi32(tq[j], sq);
+                    tm[j] = _mm512_add_epi32(tm[j], mq);
+                } else {
+                    acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sq), dd[j], acc[j]);
+                    accm[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mq), dm[j], accm[j]);
+                }
+            }
+        }
+        for (int j = 0; GEMV && j < NA; j++) {
+            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tq[j]), dd[j], acc[j]);
+            accm[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(tm[j]), dm[j], accm[j]);
+        }
+    }
+    for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_sub_ps(acc[j], accm[j]));
+}
+
+KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
+                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
+    (void)ys;
+    (void)ys_stride;
+    const char *G = grp, *A = a;
+    LLM_PREP_DISPATCH4(n_a, flags, q4kr_dotN, K, G, A, a_stride, out, o_stride)
+}
+
+/* ---------------------------------------------------------------- Q6_K -- */
+
+/* A Q6_K weight prepared at load (kernels.h prep): per group of 16 rows, per
+ * super-block (Q6KR_SB bytes, 64-byte aligned):
+ *   ql [2 halves h][16 i][16 rows][4 bytes]: bytes 64h + 4i .. + 3 of row
+ *      r's ql (low nibbles: elements 128h + 4i .., high: 128h + 64 + 4i ..);
+ *   qh [2 halves h][8 i][16 rows][4 bytes]: bytes 32h + 4i .. of row r's qh;
+ *   sc [8 k][16 rows][2]: the int8 scales of sub-blocks 2k, 2k + 1;
+ *   d  [16 rows] fp16; 32 bytes of padding.
+ * 212 bytes per row and super-block against the file's 210. The matmul
+ * without the copy has two orders: below 8 activation rows vec_dot's
+ * (dot_q6_k_q8_k: per super-block 8 int32 lanes, lane k the scaled sums of
+ * bytes 4k .. 4k + 3 of each 32-element group minus lane k's offset, then
+ * acc_k = fma(d_y d_x, float(lane k), acc_k) and hsum8 at the end), from 8
+ * llama.cpp's tiled one (the super-block's exact total S1 of those lanes,
+ * r = d_x float(S1), acc = fma(r, d_y, acc)). The copy keeps the 8 lanes of
+ * each row in 8 registers (lane r of register k: row r's lane k), each
+ * chunk's four products summed by vpmaddubsw pairs (at most 2 * 63 * 128,
+ * no saturation) and scaled into the int32 by vpdpwssd, as vec_dot's
+ * vpmaddubsw / vpmaddwd do: the same exact integers, so either order's
+ * float chain gives its bits. vec_dot's order needs 8 integer and 8 float
+ * registers per activation row, so it takes one row per pass. */
+#define Q6KR_SB 3392
+#define Q6KR_QH 2048
+#define Q6KR_SC 3072
+#define Q6KR_D 3328
+/* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
+#define Q6KR_PF 10176
+
+static size_t q6kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q6KR_SB; }
+
+static void q6kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        uint8_t *T = (uint8_t *)grp + (size_t)b * Q6KR_SB;
+        for (int r = 0; r < 16; r++) {
+            const llm_block_q6_k *x = (const llm_block_q6_k *)((const char *)w + (size_t)r * w_stride) + b;
+            r16_put(T, x->ql, 32, r);
+            r16_put(T + Q6KR_QH, x->qh, 16, r);
+            for (int k = 0; k < 8; k++) {
+                memcpy(T + Q6KR_SC + 32 * k + 2 * r, x->scales + 2 * k, 2);
+            }
+            memcpy(T + Q6KR_D + 2 * r, &x->d, 2);
+        }
+        memset(T + Q6KR_D + 32, 0, Q6KR_SB - Q6KR_D - 32);
+    }
+}
+
+static void q6kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q6KR_SB;
+        llm_block_q6_k *x = (llm_block_q6_k *)dst + b;
+        r16_get(x->ql, T, 32, r);
+        r16_get(x->qh, T + Q6KR_QH, 16, r);
+        for (int k = 0; k < 8; k++) memcpy(x->scales + 2 * k, T + Q6KR_SC + 32 * k + 2 * r, 2);
+        memcpy(&x->d, T + Q6KR_D + 2 * r, 2);
+    }
+}
+
+/* One super-block's 8 lanes (vec_dot's, offsets taken off) of 16 rows for
+ * NA activation rows y[j] into S[j][k] (LANES), or their sums per row into
+ * S[j][0] (tiled: the lanes added as they come, exact). */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q6kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    /* per dword: its low int16 twice, or its high one twice */
+    const __m512i dup_lo = _mm512_broadcast_i32x4(_mm_set_epi32(0x0D0C0D0C, 0x09080908, 0x05040504, 0x01000100));
+    const __m512i dup_hi = _mm512_broadcast_i32x4(_mm_set_epi32(0x0F0E0F0E, 0x0B0A0B0A, 0x07060706, 0x03020302));
+    for (int j = 0; j < NA; j++)
+        for (int k = 0; k < (LANES ? 8 : 1); k++) S[j][k] = _mm512_setzero_si512();
+    for (int h = 0; h < 2; h++) {
+        for (int g = 0; g < 4; g++) {
+            /* sub-blocks 8h + 2g (chunks 0..3) and 8h + 2g + 1 (4..7): pair 4h + g */
+            const __m512i P = _mm512_cvtepi8_epi16(_mm256_load_si256((const __m256i *)(T + Q6KR_SC + 32 * (4 * h + g))));
+            const __m512i sc0 = _mm512_shuffle_epi8(P, dup_lo), sc1 = _mm512_shuffle_epi8(P, dup_hi);
+            for (int i = 0; i < 8; i++) {
+                const __m512i L = _mm512_load_si512((const void *)(T + (size_t)(h * 16 + (g & 1) * 8 + i) * 64));
+                const __m512i H = _mm512_load_si512((const void *)(T + Q6KR_QH + (size_t)(h * 8 + i) * 64));
+                const __m512i lo = g < 2 ? _mm512_and_si512(L, m4) : _mm512_and_si512(_mm512_srli_epi16(L, 4), m4);
+                const __m512i hs = g == 0   ? _mm512_slli_epi16(H, 4)
+                                   : g == 1 ? _mm512_slli_epi16(H, 2)
+                                   : g == 2 ? H
+                                            : _mm512_srli_epi16(H, 2);
+                const __m512i q = _mm512_or_si512(lo, _mm512_and_si512(hs, m30));
+                for (int j = 0; j < NA; j++) {
+                    const __m512i p = _mm512_maddubs_epi16(q, zmm_bcast4(y[j]->qs + 128 * h + 32 * g + 4 * i));
+                    const int k = LANES ? i : 0;
+                    S[j][k] = _mm512_dpwssd_epi32(S[j][k], p, i < 4 ? sc0 : sc1);
+                }
+            }
+        }
+    }
+    /* offsets: lane k -= 32 (bsums[2k] sc[2k] + bsums[2k + 1] sc[2k + 1]) */
+    for (int k = 0; k < 8; k++) {
+        const __m512i P = _mm512_cvtepi8_epi16(_mm256_load_si256((const __m256i *)(T + Q6KR_SC + 32 * k)));
+        for (int j = 0; j < NA; j++) {
+            const __m512i o = _mm512_dpwssd_epi32(_mm512_setzero_si512(), P, zmm_bcast4(y[j]->bsums + 2 * k));
+            const int kk = LANES ? k : 0;
+            S[j][kk] = _mm512_sub_epi32(S[j][kk], _mm512_slli_epi32(o, 5));
+        }
+    }
+}
+
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q6kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
+          const int TILED, const int PF) {
+    const int64_t nb = n / LLM_QK_K;
+    if (TILED) {
+        __m512 acc[8];
+        for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            const char *T = G + (size_t)b * Q6KR_SB;
+            if (PF) {
+                for (int l = 0; l < Q6KR_SB; l += 64) _mm_prefetch(T + Q6KR_PF + l, _MM_HINT_T0);
+            }
+            const llm_block_q8_k *y[8];
+            for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
+            __m512i S[8][8];
+            q6kr_lanes(T, y, NA, 0, S);
+            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q6KR_D)));
+            for (int j = 0; j < NA; j++) {
+                acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0])), _mm512_set1_ps(y[j]->d), acc[j]);
+            }
+        }
+        for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+        return;
+    }
+    /* vec_dot's order, one activation row per pass */
+    for (int j = 0; j < NA; j++) {
+        __m512 acc[8];
+        for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            const char *T = G + (size_t)b * Q6KR_SB;
+            if (PF && j == 0) {
+                for (int l = 0; l < Q6KR_SB; l += 64) _mm_prefetch(T + Q6KR_PF + l, _MM_HINT_T0);
+            }
+            const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};
+            __m512i S[8][8];
+            q6kr_lanes(T, y, 1, 1, S);
+            const __m512 d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q6KR_D))));
+            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);
+        }
+        /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3) */
+        const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);
+        const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);
+        _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+    }
+}
+
+KQ8_TARGET_ZMM static void q6kr_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
+                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
+    (void)ys;
+    (void)ys_stride;
+    const char *G = grp, *A = a;
+    const int pf = (flags & LLM__PREP_STREAM) != 0;
+    if (flags & LLM__PREP_BATCH8) {
+        /* each q decoded once for up to 8 rows (the order is per row) */
+        switch (n_a) {
+        case 1: q6kr_dotN(K, G, A, a_stride, out, o_stride, 1, 1, 0); break;
+        case 2: q6kr_dotN(K, G, A, a_stride, out, o_stride, 2, 1, 0); break;
+        case 3: q6kr_dotN(K, G, A, a_stride, out, o_stride, 3, 1, 0); break;
+        case 4: q6kr_dotN(K, G, A, a_stride, out, o_stride, 4, 1, 0); break;
+        case 5: q6kr_dotN(K, G, A, a_stride, out, o_stride, 5, 1, 0); break;
+        case 6: q6kr_dotN(K, G, A, a_stride, out, o_stride, 6, 1, 0); break;
+        case 7: q6kr_dotN(K, G, A, a_stride, out, o_stride, 7, 1, 0); break;
+        default:
+            if (pf) q6kr_dotN(K, G, A, a_stride, out, o_stride, 8, 1, 1);
+            else q6kr_dotN(K, G, A, a_stride, out, o_stride, 8, 1, 0);
+            break;
+        }
+        return;
+    }
+    if (pf) q6kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 1);
+    else q6kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 0);
+}
+
+void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
+    if (cpu_has_avx512_vnni() && k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
+        k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){
+            .group_bytes = q4kr_group_bytes,
+            .repack = q4kr_repack,
+            .dot = q4kr_dot,
+            .max_a = 4};
+    }
+    if (cpu_has_avx512_vnni() && k->tiled[LLM_DTYPE_Q6_K].dot == llm__q6_k_dot_tiled) {
+        k->prep[LLM_DTYPE_Q6_K] = (struct llm__prep_kernels){
+            .group_bytes = q6kr_group_bytes,
+            .repack = q6kr_repack,
+            .dot = q6kr_dot,
+            .max_a = 8,
+            .unpack_row = q6kr_unpack_row};
+    }
+}
+
+#else /* no AVX2 build, or a compiler without the AVX-512 VNNI intrinsics: no prepared K-quants */
+
+void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) { (void)k; }
+
+#endif
