@@ -209,6 +209,18 @@ static void dot_task2(void *p, int ith, int nth) {
 #define GEMM_MIN_ROWS_F16_PACKED 128
 #define GEMM_MIN_ROWS_BF16_PACKED 64
 
+/* How many pieces the M weight rows go out in, in tiles of TILE (16) rows,
+ * for nt threads. Small matrices are not worth waking the workers. Large
+ * ones go out in PIECES pieces per thread (threadpool.h: claimed by
+ * whichever thread is free), so on a busy machine a thread that lost its
+ * core holds back a small share; each output is still one dot by one
+ * thread. */
+static int dot_pieces(int64_t M, int64_t K, int64_t n, int nt) {
+    if (M * K * n < 32768 || nt <= 1) return 1;
+    const int64_t tiles = (M + TILE - 1) / TILE;
+    return tiles >= (int64_t)nt * PIECES ? nt * PIECES : (int)(tiles > nt ? tiles : nt);
+}
+
 /* ------------------------------------------------- prepared weights -- */
 
 /* The copy standing for w (llm_backend_prepare_weight), or NULL. A model's
@@ -304,7 +316,7 @@ typedef struct {
     const float *x;
     float *out;
     const char *grp; /* [M / 16][gb bytes] */
-    char *act;       /* [n][a_row bytes] Q8_0 */
+    char *act;       /* [n][a_row bytes] in the weight type's activation type */
     int32_t *ys;     /* [n][K / 32 * aux_ints], or NULL (kernels.h prep aux) */
     size_t gb, a_row, ys_stride;
     int64_t n, K, M;
@@ -331,16 +343,18 @@ static void prep_dot_task(void *p, int ith, int nth) {
         const int64_t step = c->pk->max_a;
         for (int64_t i = 0; i < c->n; i += step) {
             const int na = c->n - i < step ? (int)(c->n - i) : (int)step;
-            c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, c->ys ? c->ys + (size_t)i * c->ys_stride : NULL, c->ys_stride, na,
-                       c->out + i * c->M + g * 16, (size_t)c->M,
-                       (i == 0 && c->n <= STREAM_ROWS ? LLM__PREP_STREAM : 0) | (c->n >= 8 ? LLM__PREP_BATCH8 : 0));
+            const int32_t *ys = c->ys ? c->ys + (size_t)i * c->ys_stride : NULL;
+            const int flags = (i == 0 && c->n <= STREAM_ROWS ? LLM__PREP_STREAM : 0) | (c->n >= 8 ? LLM__PREP_BATCH8 : 0);
+            c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, ys, c->ys_stride, na,
+                       c->out + i * c->M + g * 16, (size_t)c->M, flags);
         }
     }
 }
 
 /* A prepared weight's matmul (kernels.h prep): the activations in the
- * type's activation type (with their aux ints), then each group of 16 weight rows by every activation
- * row, four at a time (a group stays in cache while they pass). */
+ * type's activation type (with their aux ints), then each group of 16
+ * weight rows by every activation row, max_a at a time (a group stays in
+ * cache while they pass). */
 static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const llm_tensor *x, const llm_tensor *w,
                                   const struct llm__cpu_prep *pr) {
     llm__cpu *cpu = llm__cpu_of(be);
@@ -370,10 +384,7 @@ static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const 
     c.ys = c.ys_stride ? cpu->act_ys : NULL;
     const int nt = be->n_threads;
     llm__threadpool_run(cpu->tp, prep_quantize_task, &c, c.n < nt ? (int)c.n : nt);
-    const int64_t groups = c.M / 16;
-    int nth = c.M * c.K * c.n < 32768 ? 1 : nt;
-    if (nth > 1) nth = groups >= (int64_t)nt * PIECES ? nt * PIECES : (int)(groups > nt ? groups : nt);
-    llm__threadpool_run(cpu->tp, prep_dot_task, &c, nth);
+    llm__threadpool_run(cpu->tp, prep_dot_task, &c, dot_pieces(c.M, c.K, c.n, nt));
     return LLM_OK;
 }
 
@@ -477,15 +488,7 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
         }
         llm__threadpool_run(cpu->tp, quantize_task, c, c->n < nt ? (int)c->n : nt);
     }
-    /* Small matrices are not worth waking the workers. Large ones go out in
-     * PIECES pieces per thread (threadpool.h: claimed by whichever thread is
-     * free), so on a busy machine a thread that lost its core holds back a
-     * small share; each output is still one dot by one thread. */
-    int nth = c->M * c->K * c->n < 32768 ? 1 : nt;
-    if (nth > 1) {
-        const int64_t tiles = (c->M + TILE - 1) / TILE;
-        nth = tiles >= (int64_t)nt * PIECES ? nt * PIECES : (int)(tiles > nt ? tiles : nt);
-    }
+    const int nth = dot_pieces(c->M, c->K, c->n, nt);
     if (alt && alt->pack8 && c->full >= 8) {
         /* A prompt pass, or 8 or more sequences decoding together: each
          * piece packs its tile's groups once for all c->full rows (kernels.h
