@@ -178,9 +178,27 @@ Test(llama_order, tiled_attention_products_bit_identical) {
  * group sizes 1 to 7 (GQA 1, 3, 4 and the register blocks' tails), lengths
  * with tails of 4, 8 and 32 cells, n_all beyond len, a scrambled block
  * table, F16 and F32 caches for the value sums. */
+static void grouped_attention_check(const llm__cpu_kernels *gs, const char *name);
+
+/* Both copies of the grouped kernels where the CPU has them: attention_avx2.c
+ * (8-lane registers) and attention_avx512.c (16 lanes), each against the
+ * single-query kernels. */
 Test(llama_order, grouped_attention_equals_per_query) {
     llm__cpu_kernels s, v;
     kernel_sets(&s, &v);
+    llm__cpu_kernels_avx2_attn(&v);
+    grouped_attention_check(&v, "avx2");
+    if (llm__cpu_kernels_avx512_attn(&v)) {
+        grouped_attention_check(&v, "avx512");
+    } else {
+        cr_log_info("no AVX-512F: the 16-lane copy is not checked here");
+    }
+}
+
+static void grouped_attention_check(const llm__cpu_kernels *gs, const char *name) {
+    llm__cpu_kernels s, v;
+    kernel_sets(&s, &v);
+    v = *gs;
     static const int64_t hds[] = {64, 32, 128, 96, 40, 8, 16, 24, 69, 5, 13};
     static const int64_t nqs[] = {1, 3, 4, 2, 5, 7};
     for (int rep = 0; rep < 240; rep++) {
@@ -215,13 +233,12 @@ Test(llama_order, grouped_attention_equals_per_query) {
             const llm__cpu_kernels *K = var ? &v : &s;
             for (int tiled = 0; tiled < 2; tiled++) {
                 for (int64_t i = 0; i < nq * stride; i++) sg[i] = 1234.5f; /* nothing past len is written */
-                llm__kv_rows vr = {vh, offs, (size_t)(kvh * hd), 1};
-                K->attn_scores_f16_g(&kr, rep % 2 ? &vr : NULL, 0, len, hd, q16, nq, 0.125f, tiled, sg, stride, qf);
+                K->attn_scores_f16_g(&kr, 0, len, hd, q16, nq, 0.125f, tiled, sg, stride, qf);
                 for (int64_t j = 0; j < nq; j++) {
                     K->attn_scores_f16(&kr, len, hd, q16 + j * hd, 0.125f, tiled, s1);
                     cr_assert(memcmp(s1, sg + j * stride, 4 * (size_t)len) == 0,
                               "%s attn_scores_f16_g hd=%lld nq=%lld len=%lld tiled=%d query %lld",
-                              var ? "avx2" : "scalar", (long long)hd, (long long)nq, (long long)len, tiled,
+                              var ? name : "scalar", (long long)hd, (long long)nq, (long long)len, tiled,
                               (long long)j);
                     for (int64_t t = len; t < stride; t++) cr_assert(sg[j * stride + t] == 1234.5f);
                 }
@@ -248,7 +265,7 @@ Test(llama_order, grouped_attention_equals_per_query) {
                         }
                         cr_assert(memcmp(o1, og + j * hd, 4 * (size_t)hd) == 0,
                                   "%s attn_wsum_g hd=%lld nq=%lld len=%lld n_all=%lld f16=%d tiled=%d query %lld",
-                                  var ? "avx2" : "scalar", (long long)hd, (long long)nq, (long long)len,
+                                  var ? name : "scalar", (long long)hd, (long long)nq, (long long)len,
                                   (long long)n_all, f16, tiled, (long long)j);
                         if (tiled) {
                             s.attn_wsum8(&vr, len, hd, pr + j * stride, o1, scr);
@@ -269,9 +286,18 @@ Test(llama_order, grouped_attention_equals_per_query) {
  * lengths across several stretches and their edges, window starts
  * (t_start > 0, with p[t] = 0 before it for the reference, kernels.h) that
  * fall inside and on the edge of a stretch, and a scrambled block table. */
+static void grouped_value_sums_check(const llm__cpu_kernels *gs);
+
 Test(llama_order, grouped_value_sums_long_and_windowed) {
     llm__cpu_kernels s, v;
     kernel_sets(&s, &v);
+    llm__cpu_kernels_avx2_attn(&v);
+    grouped_value_sums_check(&v);
+    if (llm__cpu_kernels_avx512_attn(&v)) grouped_value_sums_check(&v);
+}
+
+static void grouped_value_sums_check(const llm__cpu_kernels *gs) {
+    llm__cpu_kernels v = *gs;
     static const int64_t lens[] = {255, 256, 257, 511, 700, 1024, 1337};
     static const int64_t hds[] = {64, 128, 96, 32, 40};
     const int64_t bs = 16, n_kv = 2, nmax = 1344;

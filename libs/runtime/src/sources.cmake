@@ -16,6 +16,7 @@ set(LLM_RUNTIME_SOURCES
   src/cpu/kernels_avx2_kq_prep.c
   src/cpu/kernels_avx2_q8_0.c
   src/cpu/attention_avx2.c
+  src/cpu/attention_avx512.c
   src/cpu/kernels_avx2_q4_0.c
   src/cpu/kernels_avx2_sgemm.c
   src/cpu/kernels_avx2_q3k.c
@@ -45,6 +46,8 @@ function(llm_runtime_extra)
       src/cpu/kernels_avx2_q3k.c src/cpu/kernels_avx2_tofloat.c src/cpu/kernels_avx2_expf.c src/cpu/attention_avx2.c src/cpu/encoder_avx2.c PROPERTIES
       COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
     set_source_files_properties(src/cpu/gemm_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
+    set_source_files_properties(src/cpu/attention_avx512.c PROPERTIES
+      COMPILE_OPTIONS "-mavx512f;-mavx2;-mfma;-mf16c")
     set_source_files_properties(src/cpu/gemm_avx512.c PROPERTIES
       COMPILE_OPTIONS "-mavx512f;-mavx512dq;-mavx2;-mfma;-mf16c")
     target_compile_definitions(llama-runtime PRIVATE LLM_CPU_AVX2_BUILT=1)

@@ -13,11 +13,19 @@
  * grouping changes no bit (tests/runtime/test_llama_order.c checks it).
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake); registered from
- * llm__cpu_kernels_avx2.
+ * llm__cpu_kernels_avx2. attention_avx512.c compiles this file again with
+ * AVX-512 (LLM_ATTN_ZMM): there a decode's key rows and value sums go
+ * through 16-lane registers (scores_key_z, slot_block_z), each lane still
+ * the chain it was, and llm__cpu_kernels_avx512_attn registers that copy.
  */
 #include "cpu/kernels.h"
 
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#ifndef LLM_ATTN_ZMM
+#define LLM_ATTN_ZMM 0
+#endif
+
+#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && \
+    (!LLM_ATTN_ZMM || defined(__AVX512F__))
 
 #include <immintrin.h>
 #include <math.h>
@@ -37,10 +45,13 @@ INLINE const uint16_t *krow(const llm__kv_rows *k, int64_t t) {
 /* When decoding (the dot-product order), K and V rows are usually out of
  * cache (the weights streamed through since the last step) and scattered
  * through the paged cache, pages apart, where no hardware prefetcher
- * follows; the loops ask for them ahead, the values into L2 while the keys
- * stream by. A prefill's rows stay in L2 from token to token, and there the
- * extra instructions cost more than they save (measured), so the tiled
- * kernels do not prefetch. No effect on any value. */
+ * follows; the loops ask for them ahead (the value sums a stretch ahead:
+ * wsum_stretches). Asking for the value rows too while the keys stream by
+ * (sessions 9-15) made a decode's attention slower, 10-30% in
+ * llm-bench-attention -L 16 at hd 64, 128 and 256 (session 16). A prefill's
+ * rows stay in L2 from token to token, and there the extra instructions
+ * cost more than they save (measured), so the tiled kernels do not
+ * prefetch. No effect on any value. */
 #define PF_KEYS 48
 
 INLINE void prefetch_row(const void *row, int64_t bytes) {
@@ -49,8 +60,8 @@ INLINE void prefetch_row(const void *row, int64_t bytes) {
     }
 }
 
-/* The value rows are read right after the scores: into L2 while the keys
- * stream by (L1 could not hold them until then). */
+/* wsum_stretches' next stretch of value rows: into L2 (L1 could not hold
+ * them until they are read). */
 INLINE void prefetch_row_l2(const void *row, int64_t bytes) {
     for (int64_t b = 0; b < bytes; b += 64) {
         _mm_prefetch((const char *)row + b, _MM_HINT_T1);
@@ -220,22 +231,50 @@ INLINE void scores64_key(const uint16_t *r, const float *qf, const int nq, __m25
     }
 }
 
+#if LLM_ATTN_ZMM
+/* The same chains with 16-lane registers, hd % 32 == 0: one load converts
+ * chunks 4i and 4i + 1, so lanes 0-7 of a[j][0] are accumulator 0 (chunks c
+ * % 4 == 0) and lanes 8-15 accumulator 1; a[j][1] holds accumulators 2 and
+ * 3. Each still takes its chunks ascending from +0, and (a0 + a2) + (a1 +
+ * a3) is one add of the two registers, then one of their halves: the bits
+ * of scores32_key4 / scores64_key with half the conversions and FMAs. 8
+ * accumulators and 2 row chunks live. */
+INLINE void scores_key_z(const uint16_t *r, int64_t hd, const float *qf, const int nq, __m256 *X) {
+    __m512 a[4][2];
+    for (int j = 0; j < nq; j++) a[j][0] = a[j][1] = _mm512_setzero_ps();
+    for (int64_t c = 0; c < hd; c += 32) {
+        const __m512 k0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r + c)));
+        const __m512 k1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r + c + 16)));
+        for (int j = 0; j < nq; j++) {
+            const float *q = qf + j * hd + c;
+            a[j][0] = _mm512_fmadd_ps(_mm512_loadu_ps(q), k0, a[j][0]);
+            a[j][1] = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16), k1, a[j][1]);
+        }
+    }
+    for (int j = 0; j < nq; j++) {
+        const __m512 s = _mm512_add_ps(a[j][0], a[j][1]); /* a0 + a2 | a1 + a3 */
+        X[j * 8] = _mm256_add_ps(_mm512_castps512_ps256(s), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+    }
+}
+#endif
+
 /* Up to 4 queries of a group (nq, a constant), key by key: each K row comes
  * from memory once for all of them. The score of a key is reduce4(...) *
  * scale, as dot_f16_4acc then the scale; (float)(double) of a float changes
  * nothing. hd a multiple of 32 (64: scores64_key). */
-INLINE void scores_pass4(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
+INLINE void scores_pass4(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf,
                          const int nq, float scale, float *scores, int64_t sstride) {
     __m256 X[4 * 8]; /* [query][key of the 8] */
     const __m256 sc = _mm256_set1_ps(scale);
     int64_t t = 0;
     for (; t < len; t++) {
-        if (t + PF_KEYS < len) {
-            prefetch_row(krow(k, t + PF_KEYS), 2 * hd);
-            if (vpf) prefetch_row_l2(krow(vpf, t + PF_KEYS), 2 * hd);
-        }
+        if (t + PF_KEYS < len) prefetch_row(krow(k, t + PF_KEYS), 2 * hd);
+#if LLM_ATTN_ZMM
+        scores_key_z(krow(k, t), hd, qf, nq, X + (t & 7));
+#else
         if (hd == 64) scores64_key(krow(k, t), qf, nq, X + (t & 7));
         else scores32_key4(krow(k, t), hd, qf, nq, X + (t & 7));
+#endif
         if ((t & 7) == 7) {
             for (int j = 0; j < nq; j++) {
                 _mm256_storeu_ps(scores + j * sstride + t - 7, reduce8_keys(X + j * 8, sc));
@@ -251,41 +290,35 @@ INLINE void scores_pass4(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t
 
 /* m (1..4) queries through scores_pass4 with m a constant (and hd, where
  * the caller passes one). */
-INLINE void scores_group(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
+INLINE void scores_group(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf,
                          int m, float scale, float *scores, int64_t sstride) {
     switch (m) {
-    case 4: scores_pass4(k, vpf, len, hd, qf, 4, scale, scores, sstride); break;
-    case 3: scores_pass4(k, vpf, len, hd, qf, 3, scale, scores, sstride); break;
-    case 2: scores_pass4(k, vpf, len, hd, qf, 2, scale, scores, sstride); break;
-    default: scores_pass4(k, vpf, len, hd, qf, 1, scale, scores, sstride); break;
+    case 4: scores_pass4(k, len, hd, qf, 4, scale, scores, sstride); break;
+    case 3: scores_pass4(k, len, hd, qf, 3, scale, scores, sstride); break;
+    case 2: scores_pass4(k, len, hd, qf, 2, scale, scores, sstride); break;
+    default: scores_pass4(k, len, hd, qf, 1, scale, scores, sstride); break;
     }
 }
 
-static void scores32_all(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t len, int64_t hd, const float *qf,
+static void scores32_all(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf,
                          int64_t nq, float scale, float *scores, int64_t sstride) {
     for (int64_t j0 = 0; j0 < nq; j0 += 4) {
-        const llm__kv_rows *vp = j0 == 0 ? vpf : NULL;
         const float *q = qf + j0 * hd;
         float *s = scores + j0 * sstride;
         const int m = nq - j0 < 4 ? (int)(nq - j0) : 4;
-        if (hd == 64) scores_group(k, vp, len, 64, q, m, scale, s, sstride); /* hd a constant there */
-        else scores_group(k, vp, len, hd, q, m, scale, s, sstride);
+        if (hd == 64) scores_group(k, len, 64, q, m, scale, s, sstride); /* hd a constant there */
+        else scores_group(k, len, hd, q, m, scale, s, sstride);
     }
 }
 
-static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t t_start, int64_t len,
                                    int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled,
                                    float *scores, int64_t sstride, float *qf) {
     /* A score does not depend on its key's index: the loops below run over
      * a view that starts at key t_start (rows, offsets and scores shifted). */
-    llm__kv_rows kw = *k, vw;
+    llm__kv_rows kw = *k;
     kw.offs += t_start;
     k = &kw;
-    if (vpf) {
-        vw = *vpf;
-        vw.offs += t_start;
-        vpf = &vw;
-    }
     scores += t_start;
     len -= t_start;
     if (hd % (tiled ? 8 : 32) != 0) {
@@ -301,7 +334,7 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, const llm__kv_rows *vp
         _mm256_storeu_ps(qf + i, load_h8(q16 + i)); /* exact: every F16 is a float */
     }
     if (!tiled) {
-        scores32_all(k, vpf, len, hd, qf, nq, scale, scores, sstride);
+        scores32_all(k, len, hd, qf, nq, scale, scores, sstride);
         return;
     }
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
@@ -439,6 +472,31 @@ INLINE void slot_block4(const llm__kv_rows *v, int64_t sl, int64_t t_start, int6
     if (nq > 3) _mm256_storeu_ps(o + 3 * js, a30), _mm256_storeu_ps(o + 3 * js + 8, a31);
 }
 
+#if LLM_ATTN_ZMM
+/* slot_block4's chains (each lane one d, its keys ascending) with 16-lane
+ * registers, 16 ND dims from d0 (ND 2 or 4, a constant): up to 16
+ * accumulators, ND row chunks and a probability live. */
+INLINE void slot_block_z(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t hd, int64_t d0,
+                         const float *p, int64_t pstride, float *P, const int nq, const int ND, const int first) {
+    float *o = P + sl * hd + d0;
+    const int64_t js = 32 * hd; /* one query's partials */
+    __m512 a[4][4];
+    for (int j = 0; j < nq; j++)
+        for (int i = 0; i < ND; i++) a[j][i] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(o + j * js + 16 * i);
+    for (int64_t t = slot_first(sl, t_start, 32); t < nslot; t += 32) {
+        const uint16_t *r = (const uint16_t *)v->base + v->offs[t] + v->head_off + d0;
+        __m512 x[4];
+        for (int i = 0; i < ND; i++) x[i] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r + 16 * i)));
+        for (int j = 0; j < nq; j++) {
+            const __m512 pj = _mm512_set1_ps(p[j * pstride + t]);
+            for (int i = 0; i < ND; i++) a[j][i] = _mm512_fmadd_ps(x[i], pj, a[j][i]);
+        }
+    }
+    for (int j = 0; j < nq; j++)
+        for (int i = 0; i < ND; i++) _mm512_storeu_ps(o + j * js + 16 * i, a[j][i]);
+}
+#endif
+
 /* Keys per stretch of wsum_stretches: 8 rows per slot. */
 #define STRETCH 256
 
@@ -473,15 +531,27 @@ static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot
                 const int64_t m = nq - j0 < 4 ? nq - j0 : 4;
                 const float *pj = p + j0 * pstride;
                 float *P = scratch + j0 * 32 * hd;
+#if LLM_ATTN_ZMM
+                const int64_t dstep = hd % 64 == 0 ? 64 : 32;
+                for (int64_t d0 = 0; d0 < hd; d0 += dstep) {
+#define SBZ(NQ, ND)                                                                       \
+    if (tb == tb0) slot_block_z(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, ND, 1);        \
+    else slot_block_z(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, ND, 0);
+#define SB4(NQ)                                                                           \
+    if (dstep == 64) { SBZ(NQ, 4) }                                                       \
+    else { SBZ(NQ, 2) }
+#else
                 for (int64_t d0 = 0; d0 < hd; d0 += 16) {
 #define SB4(NQ)                                                                            \
     if (tb == tb0) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, 1);             \
     else slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, 0);
+#endif
                     if (m == 4) { SB4(4) }
                     else if (m == 3) { SB4(3) }
                     else if (m == 2) { SB4(2) }
                     else { SB4(1) }
 #undef SB4
+#undef SBZ
                 }
             }
         }
@@ -580,9 +650,26 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len
     }
 }
 
+#if LLM_ATTN_ZMM
+int llm__cpu_kernels_avx512_attn(llm__cpu_kernels *k) {
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx512f")) return 0;
+    k->attn_scores_f16_g = attn_scores_f16_g_avx2;
+    k->attn_wsum_g = attn_wsum_g_avx2;
+    return 1;
+}
+#else
 void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k) {
     k->attn_scores_f16_g = attn_scores_f16_g_avx2;
     k->attn_wsum_g = attn_wsum_g_avx2;
+}
+#endif
+
+#elif LLM_ATTN_ZMM /* no AVX-512 build: never selected */
+
+int llm__cpu_kernels_avx512_attn(llm__cpu_kernels *k) {
+    (void)k;
+    return 0;
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

@@ -145,7 +145,7 @@ static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int6
     if (c->f16) {
         /* q is rounded to F16 like llama.cpp does before its F16 dot. */
         c->k->quantize[LLM_DTYPE_F16](qr, q16, nq * c->hd);
-        c->k->attn_scores_f16_g(&kr, &vr, ts, len, c->hd, q16, nq, c->scale, c->tiled, scores, c->smax, qf);
+        c->k->attn_scores_f16_g(&kr, ts, len, c->hd, q16, nq, c->scale, c->tiled, scores, c->smax, qf);
     } else {
         for (int64_t j = 0; j < nq; j++) {
             for (int64_t t = ts; t < len; t++) {

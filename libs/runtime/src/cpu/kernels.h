@@ -193,8 +193,8 @@ typedef struct llm__cpu_kernels {
      * bit (same FMA chains, same folds):
      * attn_scores_f16_g: scores[j * sstride + t] for t_start <= t < len =
      *   what attn_scores_f16 gives for q16 + j * hd (q16: [nq][hd] halves; qf:
-     *   scratch of nq * hd floats; vpf: the value rows read next, only
-     *   prefetched, or NULL). A score does not depend on its key's index.
+     *   scratch of nq * hd floats). A score does not depend on its key's
+     *   index.
      * attn_wsum_g: out[j * hd + d] = what attn_wsum8 (tiled != 0) or
      *   attn_wsum (n_all used) gives for p + j * pstride (scratch: nq * 32 * hd
      *   floats) when p[t] = 0 for t < t_start. Every key keeps the lane / slot
@@ -203,7 +203,7 @@ typedef struct llm__cpu_kernels {
      *   a sliding window gives llama.cpp's bits for its masked cells.
      * Neither reads a row (nor an offs entry) before t_start, so the blocks of
      * keys that left a sliding window may be freed. */
-    void (*attn_scores_f16_g)(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+    void (*attn_scores_f16_g)(const llm__kv_rows *k, int64_t t_start, int64_t len,
                               int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
                               int64_t sstride, float *qf);
     void (*attn_wsum_g)(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
@@ -293,6 +293,9 @@ void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_ke
 llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which);
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
 void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k); /* grouped attention: attention_avx2.c */
+/* The same grouped attention in 16-lane registers (attention_avx512.c), same
+ * bits; returns 0 (k unchanged) where the CPU or the build lacks AVX-512F. */
+int llm__cpu_kernels_avx512_attn(llm__cpu_kernels *k);
 void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repacked order), ditto */
 /* The Q4_0 rows8 dot8 variants, for tests: vnni 0 the AVX2 one, 1 the AVX-VNNI
  * one (what the registry takes when the CPU has it); NULL when not built or

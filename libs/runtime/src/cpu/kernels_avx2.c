@@ -679,6 +679,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     llm__cpu_kernels_avx2_kq8(k); /* dot8 of the Q4_K rows8 and Q6_K tiled pairs: kernels_avx2_kq8.c */
     llm__cpu_kernels_avx2_kq_prep(k); /* Q4_K / Q6_K weights prepared at load: kernels_avx2_kq_prep.c */
     llm__cpu_kernels_avx2_attn(k); /* grouped attention: attention_avx2.c */
+    (void)llm__cpu_kernels_avx512_attn(k); /* ... in 16-lane registers where the CPU has them: attention_avx512.c */
     llm__cpu_kernels_avx2_q4_0(k); /* Q4_0 rows8 pair (llama.cpp's repacked order): kernels_avx2_q4_0.c */
     llm__cpu_kernels_avx2_sgemm(k); /* F16/BF16 sgemm pairs (llama.cpp's tinyBLAS order): kernels_avx2_sgemm.c */
     llm__cpu_kernels_avx2_q3k(k); /* Q3_K dot (llama.cpp's vec_dot order): kernels_avx2_q3k.c */

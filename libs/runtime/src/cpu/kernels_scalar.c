@@ -342,11 +342,10 @@ static void attn_wsum8(const llm__kv_rows *v, int64_t len, int64_t hd, const flo
 
 /* Grouped forms: the simple per-query loops (the reference the SIMD
  * variants are checked against). */
-static void attn_scores_f16_g(const llm__kv_rows *k, const llm__kv_rows *vpf, int64_t t_start, int64_t len,
+static void attn_scores_f16_g(const llm__kv_rows *k, int64_t t_start, int64_t len,
                               int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled, float *scores,
                               int64_t sstride, float *qf) {
     (void)qf;
-    (void)vpf;
     for (int64_t j = 0; j < nq; j++) {
         scores_from(k, t_start, len, hd, q16 + j * hd, scale, tiled, scores + j * sstride);
     }
