@@ -15,6 +15,15 @@ llama-bench gets -ub equal to -b (one forward pass of -b prompt tokens, as
 llm-bench does), everything else at its defaults (flash attention auto, repack on).
 --peak also runs `llm-bench --peak` first and shows tg bandwidth as a share of it.
 
+On a machine whose memory bandwidth drifts (a shared VM: sessions 14-16 saw
+42-82 GB/s within an hour), the ratio of medians can pair a fast phase of one
+tool with a slow phase of the other. So each round also gets its own ratio
+(llm's median over llama-bench's median of that round, measured minutes
+apart at most), printed as the range over rounds, and with --peak a tg test
+measures the read bandwidth again right before llm-bench runs, so its share
+of peak is the median of per-round shares, each against the bandwidth of
+its own moment.
+
 Never part of CI: it needs the llama.cpp binaries and takes minutes.
 """
 import argparse
@@ -76,6 +85,8 @@ def main():
             peak[e["n_threads"]] = e
 
     samples = {}  # (model, t, d, p, n, tool) -> [t/s]
+    per_round = {}  # (model, t, d, p, n, tool) -> [median t/s of each round]
+    round_peak = {}  # (model, t, d, p, n) -> [read GB/s right before each round's llm-bench run]
     extra = {}    # (model, t, d, p, n) -> llm-bench's bytes_per_token
     for rnd in range(a.rounds):
         for m in models:
@@ -83,16 +94,21 @@ def main():
                 for d in depths:
                     for p, n in tests:
                         key = (m, t, d, p, n)
+                        if a.peak and n:
+                            for e in run_json([a.llm_bench, "--peak", "-t", str(t), "-o", "json"]):
+                                round_peak.setdefault(key, []).append(e["read_gbs"])
                         llm = run_json([a.llm_bench, "-m", m, "-t", str(t), "-p", str(p), "-n", str(n),
                                         "-d", str(d), "-b", str(a.b), "-r", str(a.r), "-o", "json"])
                         for e in llm:
                             samples.setdefault(key + ("llm",), []).extend(e["samples_ts"])
+                            per_round.setdefault(key + ("llm",), []).append(statistics.median(e["samples_ts"]))
                             extra[key] = e.get("bytes_per_token", 0)
                         for name, exe in refs:
                             ref = run_json([exe, "-m", m, "-t", str(t), "-p", str(p), "-n", str(n), "-d", str(d),
                                             "-b", str(a.b), "-ub", str(a.b), "-r", str(a.r), "-o", "json"])
                             for e in ref:
                                 samples.setdefault(key + (name,), []).extend(e["samples_ts"])
+                                per_round.setdefault(key + (name,), []).append(statistics.median(e["samples_ts"]))
                         print(f"round {rnd + 1}/{a.rounds} {os.path.basename(m)} t{t} d{d} "
                               f"{'pp%d' % p if p else 'tg%d' % n} done", file=sys.stderr)
 
@@ -112,10 +128,19 @@ def main():
                         s = samples.get(key + (name,), [])
                         row[name + "_ts"] = statistics.median(s) if s else None
                         row[name + "_ratio"] = row["llm_ts"] / row[name + "_ts"] if s else None
+                        ro, rr = per_round.get(key + ("llm",), []), per_round.get(key + (name,), [])
+                        pairs = [x / y for x, y in zip(ro, rr) if y > 0]
+                        row[name + "_round_ratios"] = pairs
                     if n and extra.get(key):
                         row["llm_gbs"] = extra[key] * row["llm_ts"] / 1e9
                         if t in peak:
                             row["peak_read_gbs"] = peak[t]["read_gbs"]
+                        ro, pk = per_round.get(key + ("llm",), []), round_peak.get(key, [])
+                        shares = [extra[key] * x / 1e9 / g for x, g in zip(ro, pk) if g > 0]
+                        if shares:
+                            row["round_peak_gbs"] = pk
+                            row["peak_share"] = statistics.median(shares)
+                            row["peak_share_min"], row["peak_share_max"] = min(shares), max(shares)
                     rows.append(row)
     if a.o == "json":
         print(json.dumps(dict(peak=list(peak.values()), rows=rows), indent=2))
@@ -132,11 +157,13 @@ def main():
     head = "| model | threads | test | llm t/s (min..max) |"
     sep = "| --- | ---: | --- | ---: |"
     for name, _ in refs:
-        head += f" llama-bench {name} | ratio |"
-        sep += " ---: | ---: |"
+        head += f" llama-bench {name} | ratio | per round |"
+        sep += " ---: | ---: | ---: |"
     head += " llm GB/s |"
     sep += " ---: |"
-    print(f"medians of {a.rounds} interleaved rounds x {a.r} runs; ratio = llm / llama.cpp")
+    print(f"medians of {a.rounds} interleaved rounds x {a.r} runs; ratio = llm / llama.cpp; per round: the range "
+          f"of each round's own ratio" + ("; share of peak: median of each round's share of the bandwidth read "
+                                          "just before it" if a.peak else ""))
     print(head)
     print(sep)
     for r in rows:
@@ -146,11 +173,17 @@ def main():
         line = f"| {r['model']} | {r['n_threads']} | {test} | {r['llm_ts']:.2f} ({r['llm_min']:.1f}..{r['llm_max']:.1f}) |"
         for name, _ in refs:
             if r[name + "_ts"] is None:
-                line += " - | - |"
+                line += " - | - | - |"
             else:
-                line += f" {r[name + '_ts']:.2f} | **{r[name + '_ratio']:.2f}x** |"
+                rr = r[name + "_round_ratios"]
+                span = f"{min(rr):.2f}..{max(rr):.2f}" if rr else "-"
+                line += f" {r[name + '_ts']:.2f} | **{r[name + '_ratio']:.2f}x** | {span} |"
         if "llm_gbs" in r:
-            pk = f" ({100 * r['llm_gbs'] / r['peak_read_gbs']:.0f}% of peak)" if "peak_read_gbs" in r else ""
+            if "peak_share" in r:
+                pk = (f" ({100 * r['peak_share']:.0f}% of peak, rounds {100 * r['peak_share_min']:.0f}.."
+                      f"{100 * r['peak_share_max']:.0f}%)")
+            else:
+                pk = f" ({100 * r['llm_gbs'] / r['peak_read_gbs']:.0f}% of peak)" if "peak_read_gbs" in r else ""
             line += f" {r['llm_gbs']:.2f}{pk} |"
         else:
             line += " - |"
