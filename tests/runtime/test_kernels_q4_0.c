@@ -565,6 +565,38 @@ Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
     prep_none_kept(kept_any, LLM_DTYPE_Q8_0);
 }
 
+/* Q4_1 (kernels_avx2_q4_1.c): the same matmul before and after the weight
+ * is prepared, 1..13 activation rows, K with an odd block count (a padded
+ * pair) and a long one; random nibbles, scales and minimums of both signs.
+ * The unprepared path is dot_q4_1_q8_1's order, which the default model's
+ * logits tie to llama.cpp's (tests/forward). */
+Test(kernels_q4_0, q4_1_prepared_weight_matches_unprepared) {
+    llm_backend *be = prep_backend();
+    const int64_t M = 48;
+    int kept_any = 0;
+    uint32_t st = 0x5EEDu;
+    const int64_t Ks[] = {96, 2048};
+    for (int c = 0; c < 2; c++) {
+        const int64_t K = Ks[c], nb = K / 32;
+        llm_block_q4_1 *w = malloc(sizeof(llm_block_q4_1) * (size_t)(M * nb));
+        float *x = malloc(sizeof(float) * (size_t)(13 * K));
+        cr_assert(w && x);
+        for (int64_t b = 0; b < M * nb; b++) {
+            uint32_t r = q40_next(&st);
+            w[b].d = (uint16_t)(((8 + r % 7) << 10) | ((r >> 8) & 0x3FF) | (((r >> 20) & 1) ? 0x8000 : 0));
+            r = q40_next(&st);
+            w[b].m = (uint16_t)(((9 + r % 6) << 10) | ((r >> 8) & 0x3FF) | (((r >> 21) & 1) ? 0x8000 : 0));
+            prep_random_bytes(w[b].qs, sizeof w[b].qs, &st);
+        }
+        q40_floats(&st, x, (int)(13 * K));
+        kept_any |= prepared_check(be, LLM_DTYPE_Q4_1, K, M, w, x);
+        free(w);
+        free(x);
+    }
+    llm_backend_free(be);
+    prep_none_kept(kept_any, LLM_DTYPE_Q4_1);
+}
+
 /* Every Q4_0 prepared product built and supported here (kernels.h
  * llm__q4_0_prep_variant: AVX2, AVX-VNNI, AVX-512), called on a group it
  * repacked, for 1..4 activation rows, streaming or not: the rows8 pair's

@@ -293,6 +293,7 @@ void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_ke
 llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which);
 void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
 void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k); /* grouped attention: attention_avx2.c */
+void llm__cpu_kernels_avx2_q4_1(llm__cpu_kernels *k); /* Q4_1 prepared at load (AVX-512 VNNI): kernels_avx2_q4_1.c */
 /* The same grouped attention in 16-lane registers (attention_avx512.c), same
  * bits; returns 0 (k unchanged) where the CPU or the build lacks AVX-512F. */
 int llm__cpu_kernels_avx512_attn(llm__cpu_kernels *k);
