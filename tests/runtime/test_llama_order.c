@@ -315,13 +315,16 @@ static void grouped_value_sums_check(const llm__cpu_kernels *gs) {
         const int64_t n_all = (len + 31) / 32 * 32;
         llm__kv_rows vr = {vh, offs, (size_t)((rep % 2) * hd), 1};
         for (int64_t i = 0; i < nq * nmax; i++) pr[i] = (frand() + 1.0f) / (float)len;
-        v.attn_wsum_g(&vr, ts, len, n_all, hd, pr, nmax, nq, 0, og, scr);
-        for (int64_t j = 0; j < nq; j++) {
-            for (int64_t t = 0; t < len; t++) p1[t] = t < ts ? 0.0f : pr[j * nmax + t];
-            v.attn_wsum(&vr, len, n_all, hd, p1, o1, scr);
-            cr_assert(memcmp(o1, og + j * hd, 4 * (size_t)hd) == 0,
-                      "attn_wsum_g hd=%lld nq=%lld len=%lld t_start=%lld query %lld", (long long)hd, (long long)nq,
-                      (long long)len, (long long)ts, (long long)j);
+        for (int tiled = 0; tiled < 2; tiled++) { /* decode's 32 slots in stretches; a prompt's 8 */
+            v.attn_wsum_g(&vr, ts, len, n_all, hd, pr, nmax, nq, tiled, og, scr);
+            for (int64_t j = 0; j < nq; j++) {
+                for (int64_t t = 0; t < len; t++) p1[t] = t < ts ? 0.0f : pr[j * nmax + t];
+                if (tiled) v.attn_wsum8(&vr, len, hd, p1, o1, scr);
+                else v.attn_wsum(&vr, len, n_all, hd, p1, o1, scr);
+                cr_assert(memcmp(o1, og + j * hd, 4 * (size_t)hd) == 0,
+                          "attn_wsum_g hd=%lld nq=%lld len=%lld t_start=%lld tiled=%d query %lld", (long long)hd,
+                          (long long)nq, (long long)len, (long long)ts, tiled, (long long)j);
+            }
         }
     }
     free(offs); free(vh); free(pr); free(scr); free(og); free(o1); free(p1);

@@ -474,16 +474,19 @@ INLINE void slot_block4(const llm__kv_rows *v, int64_t sl, int64_t t_start, int6
 
 #if LLM_ATTN_ZMM
 /* slot_block4's chains (each lane one d, its keys ascending) with 16-lane
- * registers, 16 ND dims from d0 (ND 2 or 4, a constant): up to 16
- * accumulators, ND row chunks and a probability live. */
+ * registers, 16 ND dims from d0 (ND 2 or 4, a constant), S slots (32: the
+ * dot-product order's, partials [nq][32][hd]; 8: the tiled order's,
+ * slot_block's chains for an F16 cache): up to 16 accumulators, ND row
+ * chunks and a probability live. */
 INLINE void slot_block_z(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t hd, int64_t d0,
-                         const float *p, int64_t pstride, float *P, const int nq, const int ND, const int first) {
+                         const float *p, int64_t pstride, float *P, const int nq, const int ND, const int first,
+                         const int S) {
     float *o = P + sl * hd + d0;
-    const int64_t js = 32 * hd; /* one query's partials */
+    const int64_t js = S * hd; /* one query's partials */
     __m512 a[4][4];
     for (int j = 0; j < nq; j++)
         for (int i = 0; i < ND; i++) a[j][i] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(o + j * js + 16 * i);
-    for (int64_t t = slot_first(sl, t_start, 32); t < nslot; t += 32) {
+    for (int64_t t = slot_first(sl, t_start, S); t < nslot; t += S) {
         const uint16_t *r = (const uint16_t *)v->base + v->offs[t] + v->head_off + d0;
         __m512 x[4];
         for (int i = 0; i < ND; i++) x[i] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r + 16 * i)));
@@ -535,8 +538,8 @@ static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot
                 const int64_t dstep = hd % 64 == 0 ? 64 : 32;
                 for (int64_t d0 = 0; d0 < hd; d0 += dstep) {
 #define SBZ(NQ, ND)                                                                       \
-    if (tb == tb0) slot_block_z(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, ND, 1);        \
-    else slot_block_z(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, ND, 0);
+    if (tb == tb0) slot_block_z(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, ND, 1, 32);    \
+    else slot_block_z(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, ND, 0, 32);
 #define SB4(NQ)                                                                           \
     if (dstep == 64) { SBZ(NQ, 4) }                                                       \
     else { SBZ(NQ, 2) }
@@ -567,6 +570,29 @@ static void wsum_slots_g(const llm__kv_rows *v, int64_t t_start, int64_t nslot, 
         wsum_stretches(v, t_start, nslot, hd, p, pstride, nq, scratch);
         return;
     }
+#if LLM_ATTN_ZMM
+    if (S == 8 && v->f16 && hd % 32 == 0) { /* the tiled order's 8 slots, 16 lanes at a time */
+        const int64_t dstep = hd % 64 == 0 ? 64 : 32;
+        for (int64_t j0 = 0; j0 < nq; j0 += 4) {
+            const int64_t m = nq - j0 < 4 ? nq - j0 : 4;
+            const float *pj = p + j0 * pstride;
+            float *P = scratch + j0 * 8 * hd;
+            for (int64_t sl = 0; sl < 8; sl++) { /* every slot stored (from +0: zeros where it has no key) */
+                for (int64_t d0 = 0; d0 < hd; d0 += dstep) {
+#define SZ8(NQ)                                                                             \
+    if (dstep == 64) slot_block_z(v, sl, t_start, nslot, hd, d0, pj, pstride, P, NQ, 4, 1, 8); \
+    else slot_block_z(v, sl, t_start, nslot, hd, d0, pj, pstride, P, NQ, 2, 1, 8);
+                    if (m == 4) { SZ8(4) }
+                    else if (m == 3) { SZ8(3) }
+                    else if (m == 2) { SZ8(2) }
+                    else { SZ8(1) }
+#undef SZ8
+                }
+            }
+        }
+        return;
+    }
+#endif
     memset(scratch, 0, sizeof(float) * (size_t)(nq * S * hd));
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
         const int64_t m = nq - j0 < QB ? nq - j0 : QB;
