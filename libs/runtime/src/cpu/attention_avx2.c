@@ -162,6 +162,50 @@ INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const 
     }
 }
 
+#if LLM_ATTN_ZMM
+/* Tiled order with 16-lane registers: lanes 0-7 of an accumulator are key
+ * 2i's 8 lanes, lanes 8-15 key 2i + 1's, and each q chunk sits in both
+ * halves, so per (query, key) it is the chain of scores8_q3 (chunks
+ * ascending from +0, fma(q, k, acc)), then hsum8 of each half (hsum4_ps)
+ * and * scale: the same bits. NQ <= 4 queries by 8 keys: 16 accumulators,
+ * 4 row pairs and a q chunk live. Returns the keys done (a multiple of 8). */
+INLINE int64_t scores8_z(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, const int NQ, float scale,
+                         float *scores, int64_t sstride) {
+    const int64_t nc = hd / 8;
+    const __m128 sc = _mm_set1_ps(scale);
+    int64_t t = 0;
+    for (; t + 8 <= len; t += 8) {
+        const uint16_t *r[8];
+        for (int i = 0; i < 8; i++) r[i] = krow(k, t + i);
+        __m512 a[4][4];
+        for (int j = 0; j < NQ; j++)
+            for (int i = 0; i < 4; i++) a[j][i] = _mm512_setzero_ps();
+        for (int64_t c = 0; c < nc; c++) {
+            __m512 x[4];
+            for (int i = 0; i < 4; i++) {
+                const __m128i k0 = _mm_loadu_si128((const __m128i *)(r[2 * i] + 8 * c));
+                const __m128i k1 = _mm_loadu_si128((const __m128i *)(r[2 * i + 1] + 8 * c));
+                x[i] = _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(k0), k1, 1));
+            }
+            for (int j = 0; j < NQ; j++) {
+                const __m512 q = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(qf + j * hd + 8 * c))));
+                for (int i = 0; i < 4; i++) a[j][i] = _mm512_fmadd_ps(q, x[i], a[j][i]);
+            }
+        }
+#define LO8(v) _mm512_castps512_ps256(v)
+#define HI8(v) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))
+        for (int j = 0; j < NQ; j++) {
+            _mm_storeu_ps(scores + j * sstride + t, hsum4_ps(LO8(a[j][0]), HI8(a[j][0]), LO8(a[j][1]), HI8(a[j][1]), sc));
+            _mm_storeu_ps(scores + j * sstride + t + 4,
+                          hsum4_ps(LO8(a[j][2]), HI8(a[j][2]), LO8(a[j][3]), HI8(a[j][3]), sc));
+        }
+#undef LO8
+#undef HI8
+    }
+    return t;
+}
+#endif
+
 /* Dot-product order (hd a multiple of 32), query j of key row r: four
  * accumulators, chunk c into accumulator c % 4 from +0, then the first step
  * of reduce4, (a0 + a2) + (a1 + a3), into X[j * 8]; the rest of reduce4 is
@@ -337,6 +381,32 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t t_start, int64
         scores32_all(k, len, hd, qf, nq, scale, scores, sstride);
         return;
     }
+#if LLM_ATTN_ZMM
+    /* Up to 4 queries by 8 keys in 16 lanes; the last len % 8 keys by the
+     * 8-lane blocks below on a view from there. */
+    for (int64_t j0 = 0; j0 < nq; j0 += 4) {
+        const int64_t m = nq - j0 < 4 ? nq - j0 : 4;
+        const float *q = qf + j0 * hd;
+        float *s = scores + j0 * sstride;
+        int64_t t0;
+        if (m == 4) t0 = scores8_z(k, len, hd, q, 4, scale, s, sstride);
+        else if (m == 3) t0 = scores8_z(k, len, hd, q, 3, scale, s, sstride);
+        else if (m == 2) t0 = scores8_z(k, len, hd, q, 2, scale, s, sstride);
+        else t0 = scores8_z(k, len, hd, q, 1, scale, s, sstride);
+        if (t0 == len) continue;
+        llm__kv_rows kt = *k;
+        kt.offs += t0;
+        for (int64_t jj = 0; jj < m; jj += QB) {
+            const int64_t mm = m - jj < QB ? m - jj : QB;
+            const float *qq = q + jj * hd;
+            float *ss = s + jj * sstride + t0;
+            if (mm == 3) scores8_block(&kt, len - t0, hd, qq, 3, 4, scale, ss, sstride);
+            else if (mm == 2) scores8_block(&kt, len - t0, hd, qq, 2, 4, scale, ss, sstride);
+            else scores8_block(&kt, len - t0, hd, qq, 1, 4, scale, ss, sstride);
+        }
+    }
+    return;
+#endif
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
         const int64_t m = nq - j0 < QB ? nq - j0 : QB;
         const float *q = qf + j0 * hd;
