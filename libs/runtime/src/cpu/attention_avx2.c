@@ -405,8 +405,7 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t t_start, int64
             else scores8_block(&kt, len - t0, hd, qq, 1, 4, scale, ss, sstride);
         }
     }
-    return;
-#endif
+#else
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
         const int64_t m = nq - j0 < QB ? nq - j0 : QB;
         const float *q = qf + j0 * hd;
@@ -415,6 +414,7 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t t_start, int64
         else if (m == 2) scores8_block(k, len, hd, q, 2, 4, scale, s, sstride);
         else scores8_block(k, len, hd, q, 1, 4, scale, s, sstride);
     }
+#endif
 }
 
 /* --------------------------------------------------------- value sums -- */
