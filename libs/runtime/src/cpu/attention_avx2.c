@@ -14,9 +14,11 @@
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake); registered from
  * llm__cpu_kernels_avx2. attention_avx512.c compiles this file again with
- * AVX-512 (LLM_ATTN_ZMM): there a decode's key rows and value sums go
- * through 16-lane registers (scores_key_z, slot_block_z), each lane still
- * the chain it was, and llm__cpu_kernels_avx512_attn registers that copy.
+ * AVX-512 (LLM_ATTN_ZMM): there a decode's key rows (scores_key_z), a
+ * prompt's keys (scores8_z, two per register) and both orders' value sums
+ * of an F16 cache (slot_block_z) go through 16-lane registers, each lane
+ * still the chain it was, and llm__cpu_kernels_avx512_attn registers that
+ * copy.
  */
 #include "cpu/kernels.h"
 
@@ -162,6 +164,19 @@ INLINE void scores8_block(const llm__kv_rows *k, int64_t len, int64_t hd, const 
     }
 }
 
+/* Tiled order, m queries (any count) in groups of QB through scores8_block. */
+static void scores8_groups(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, int64_t m, float scale,
+                           float *scores, int64_t sstride) {
+    for (int64_t j0 = 0; j0 < m; j0 += QB) {
+        const int64_t mm = m - j0 < QB ? m - j0 : QB;
+        const float *q = qf + j0 * hd;
+        float *s = scores + j0 * sstride;
+        if (mm == 3) scores8_block(k, len, hd, q, 3, 4, scale, s, sstride);
+        else if (mm == 2) scores8_block(k, len, hd, q, 2, 4, scale, s, sstride);
+        else scores8_block(k, len, hd, q, 1, 4, scale, s, sstride);
+    }
+}
+
 #if LLM_ATTN_ZMM
 /* Tiled order with 16-lane registers: lanes 0-7 of an accumulator are key
  * 2i's 8 lanes, lanes 8-15 key 2i + 1's, and each q chunk sits in both
@@ -206,6 +221,7 @@ INLINE int64_t scores8_z(const llm__kv_rows *k, int64_t len, int64_t hd, const f
 }
 #endif
 
+#if !LLM_ATTN_ZMM /* the 8-lane decode key rows (the 16-lane copy has scores_key_z) */
 /* Dot-product order (hd a multiple of 32), query j of key row r: four
  * accumulators, chunk c into accumulator c % 4 from +0, then the first step
  * of reduce4, (a0 + a2) + (a1 + a3), into X[j * 8]; the rest of reduce4 is
@@ -237,6 +253,8 @@ INLINE void scores32_key4(const uint16_t *r, int64_t hd, const float *qf, const 
     for (int j = 0; j < nq; j++) X[j * 8] = _mm256_add_ps(s02[j], s13[j]);
 }
 
+#endif
+
 /* The rest of reduce4 for the 8 keys x[0..7], times scale: lane k of the
  * result is reduce4 of key k. reduce4 adds the halves (t = lo + hi), then
  * (t0 + t1) + (t2 + t3); here the halves of keys k and k + 4 are added in
@@ -253,6 +271,7 @@ INLINE __m256 reduce8_keys(const __m256 *x, __m256 scale) {
     return _mm256_mul_ps(_mm256_hadd_ps(h01, h23), scale);
 }
 
+#if !LLM_ATTN_ZMM
 /* hd == 64: the 8 chunks of a K row are converted once, kept in registers,
  * and feed up to 4 queries; per query the chains of scores32_key (chunk c
  * into accumulator c % 4, from +0, then (a0 + a2) + (a1 + a3)) with q read
@@ -275,7 +294,7 @@ INLINE void scores64_key(const uint16_t *r, const float *qf, const int nq, __m25
     }
 }
 
-#if LLM_ATTN_ZMM
+#else
 /* The same chains with 16-lane registers, hd % 32 == 0: one load converts
  * chunks 4i and 4i + 1, so lanes 0-7 of a[j][0] are accumulator 0 (chunks c
  * % 4 == 0) and lanes 8-15 accumulator 1; a[j][1] holds accumulators 2 and
@@ -396,24 +415,10 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t t_start, int64
         if (t0 == len) continue;
         llm__kv_rows kt = *k;
         kt.offs += t0;
-        for (int64_t jj = 0; jj < m; jj += QB) {
-            const int64_t mm = m - jj < QB ? m - jj : QB;
-            const float *qq = q + jj * hd;
-            float *ss = s + jj * sstride + t0;
-            if (mm == 3) scores8_block(&kt, len - t0, hd, qq, 3, 4, scale, ss, sstride);
-            else if (mm == 2) scores8_block(&kt, len - t0, hd, qq, 2, 4, scale, ss, sstride);
-            else scores8_block(&kt, len - t0, hd, qq, 1, 4, scale, ss, sstride);
-        }
+        scores8_groups(&kt, len - t0, hd, q, m, scale, s + t0, sstride);
     }
 #else
-    for (int64_t j0 = 0; j0 < nq; j0 += QB) {
-        const int64_t m = nq - j0 < QB ? nq - j0 : QB;
-        const float *q = qf + j0 * hd;
-        float *s = scores + j0 * sstride;
-        if (m == 3) scores8_block(k, len, hd, q, 3, 4, scale, s, sstride);
-        else if (m == 2) scores8_block(k, len, hd, q, 2, 4, scale, s, sstride);
-        else scores8_block(k, len, hd, q, 1, 4, scale, s, sstride);
-    }
+    scores8_groups(k, len, hd, qf, nq, scale, scores, sstride);
 #endif
 }
 
@@ -497,6 +502,7 @@ static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t t_start, in
 }
 #undef SLOT_CASE
 
+#if !LLM_ATTN_ZMM /* the 16-lane copy has slot_block_z */
 /* slot_block's chain (F16 rows, S = 32, from the partials in P)
  * for up to 4 queries (nq, a constant) and 16 dims d0 .. d0 + 15: each row
  * chunk is converted once for all 4 (slot_block takes 3 queries and 32
@@ -542,7 +548,7 @@ INLINE void slot_block4(const llm__kv_rows *v, int64_t sl, int64_t t_start, int6
     if (nq > 3) _mm256_storeu_ps(o + 3 * js, a30), _mm256_storeu_ps(o + 3 * js + 8, a31);
 }
 
-#if LLM_ATTN_ZMM
+#else
 /* slot_block4's chains (each lane one d, its keys ascending) with 16-lane
  * registers, 16 ND dims from d0 (ND 2 or 4, a constant), S slots (32: the
  * dot-product order's, partials [nq][32][hd]; 8: the tiled order's,
