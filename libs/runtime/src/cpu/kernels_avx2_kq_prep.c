@@ -1,9 +1,10 @@
 /*
- * cpu/kernels_avx2_kq_prep.c -- the Q4_K and Q6_K weights prepared at load
- * (kernels.h prep, runtime.h llm_backend_prepare_weight): their 16-row
- * layouts, and the AVX-512 VNNI products on them that keep the orders of
- * the matmul without the copy (Q4_K: the rows8 pair's gemm / gemv; Q6_K:
- * vec_dot's below 8 activation rows, llama.cpp's tiled one from 8). The
+ * cpu/kernels_avx2_kq_prep.c -- the Q4_K, Q6_K and Q5_K weights prepared
+ * at load (kernels.h prep, runtime.h llm_backend_prepare_weight): their
+ * 16-row layouts, and the AVX-512 VNNI products on them that keep the
+ * orders of the matmul without the copy (Q4_K: the rows8 pair's gemm /
+ * gemv; Q6_K and Q5_K: vec_dot's below 8 activation rows, llama.cpp's tiled
+ * one from 8). The
  * packed tiles these replace, and the dot8 kernels, are in
  * kernels_avx2_kq8.c.
  *
@@ -337,6 +338,210 @@ KQ8_TARGET_ZMM static void q6kr_dot(int64_t K, const void *grp, const void *a, s
     else q6kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 0);
 }
 
+/* ---------------------------------------------------------------- Q5_K -- */
+
+/* A Q5_K weight prepared at load (kernels.h prep): per group of 16 rows, per
+ * super-block (Q5KR_SB bytes, 64-byte aligned):
+ *   qs [4 pairs p][8 chunks k][16 rows][4 bytes]: as Q4_K's (low nibbles:
+ *      sub-block 2p, high: 2p + 1);
+ *   qh [8 chunks k][16 rows][4 bytes]: bytes 4k .. 4k + 3 of row r's qh
+ *      (bit s: the fifth bit of sub-block s's elements 4k .. 4k + 3);
+ *   scales [3 dwords][16 rows][4 bytes], d and dmin [16 rows] fp16: as Q4_K.
+ * 176 bytes per row and super-block, as the file. Without the copy the
+ * matmul has two orders, which this product keeps: below 8 activation rows
+ * vec_dot's (dot_q5_k_q8_k: 8 int32 lanes per row, lane k the scaled sums
+ * of bytes 4k .. 4k + 3 of each sub-block, acc_k = fma(d_y d_x, float(lane
+ * k), acc_k), the mins fused into one float per row, hsum8 + mins at the
+ * end), from 8 llama.cpp's tiled one (llm__q5_k_dot_tiled: the exact totals
+ * S1, S2 per super-block, r = d_x float(S1), r = r - dmin float(S2) in one
+ * rounding, acc = fma(r, d_y, acc)). As Q6_K's copy: lane r of a register is
+ * row r, each chunk's four products summed by vpmaddubsw pairs (at most 2 *
+ * 31 * 128) and scaled into the int32 by vpdpwssd: vec_dot's integers, so
+ * either order's float chain gives its bits; vec_dot's order keeps 8
+ * registers per activation row and takes one row per pass. The fifth bits
+ * reach bit 4 of each byte by a GFNI affine map (one instruction where two
+ * shifts and masks took three: 1B Q5_K_M pp512 306 -> 331-340 t/s), so the
+ * copy is made only on CPUs with GFNI too (AVX-512 VNNI without it, as
+ * Cascade Lake: the file's bytes and the unprepared kernels). */
+#define KQ5_TARGET_ZMM __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni,gfni")))
+#define Q5KR_SB 2816
+#define Q5KR_QH 2048
+#define Q5KR_SC 2560
+#define Q5KR_D 2752
+/* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
+#define Q5KR_PF 11264
+
+static size_t q5kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q5KR_SB; }
+
+static void q5kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        uint8_t *T = (uint8_t *)grp + (size_t)b * Q5KR_SB;
+        for (int r = 0; r < 16; r++) {
+            const llm_block_q5_k *x = (const llm_block_q5_k *)((const char *)w + (size_t)r * w_stride) + b;
+            r16_put(T, x->qs, 32, r);
+            r16_put(T + Q5KR_QH, x->qh, 8, r);
+            r16_put(T + Q5KR_SC, x->scales, 3, r);
+            memcpy(T + Q5KR_D + 2 * r, &x->d, 2);
+            memcpy(T + Q5KR_D + 32 + 2 * r, &x->dmin, 2);
+        }
+    }
+}
+
+static void q5kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q5KR_SB;
+        llm_block_q5_k *x = (llm_block_q5_k *)dst + b;
+        r16_get(x->qs, T, 32, r);
+        r16_get(x->qh, T + Q5KR_QH, 8, r);
+        r16_get(x->scales, T + Q5KR_SC, 3, r);
+        memcpy(&x->d, T + Q5KR_D + 2 * r, 2);
+        memcpy(&x->dmin, T + Q5KR_D + 32 + 2 * r, 2);
+    }
+}
+
+/* vpshufb pattern, per 128-bit lane: byte t of each dword as its two int16
+ * (zero-extended), the scale vpdpwssd applies to both of a chunk's pairs. */
+static inline __attribute__((always_inline)) __m128i q5kr_pick11(int t) {
+    const int z = (int)0x80008000;
+    return _mm_set_epi32(z | ((12 + t) << 16) | (12 + t), z | ((8 + t) << 16) | (8 + t), z | ((4 + t) << 16) | (4 + t),
+                         z | (t << 16) | t);
+}
+
+/* Bit s of each byte of h at bit 4, the others zero: one GF(2) affine map
+ * per byte (matrix row of output bit 4, byte 3 of the qword: 1 << s). */
+KQ5_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q5kr_bit(__m512i h, const int s) {
+    return _mm512_gf2p8affine_epi64_epi8(h, _mm512_set1_epi64((long long)((uint64_t)1 << (24 + s))), 0);
+}
+
+/* One super-block of 16 rows by NA activation rows y[j]: vec_dot's 8 lanes
+ * (LANES: S[j][k], lane r = row r's lane k) or their exact total (S[j][0]),
+ * and the mins' exact sum (M[j]: sum_s mn_s (bsums[2s] + bsums[2s + 1])). */
+KQ5_TARGET_ZMM static inline __attribute__((always_inline)) void
+q5kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8],
+           __m512i M[8]) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    __m512i scb[2], mnb[2];
+    {
+        /* per row (dword lane): sc[0..3], sc[4..7], mn[0..3], mn[4..7] as bytes (q4kr_dotN's decode) */
+        const __m512i W0 = _mm512_load_si512((const void *)(T + Q5KR_SC));
+        const __m512i W1 = _mm512_load_si512((const void *)(T + Q5KR_SC + 64));
+        const __m512i W2 = _mm512_load_si512((const void *)(T + Q5KR_SC + 128));
+        const __m512i m6 = _mm512_set1_epi8(0x3F), m2 = _mm512_set1_epi8(0x03);
+        scb[0] = _mm512_and_si512(W0, m6);
+        mnb[0] = _mm512_and_si512(W1, m6);
+        scb[1] = _mm512_or_si512(_mm512_and_si512(W2, m4),
+                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W0, 6), m2), 4));
+        mnb[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(W2, 4), m4),
+                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W1, 6), m2), 4));
+    }
+    int32_t B[8][4]; /* per activation row: the bsums of sub-blocks 2p, 2p + 1 summed, as two int16 */
+    for (int j = 0; j < NA; j++) {
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);
+        _mm_storeu_si128((__m128i *)B[j], _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+        for (int k = 0; k < (LANES ? 8 : 1); k++) S[j][k] = _mm512_setzero_si512();
+        M[j] = _mm512_setzero_si512();
+    }
+    for (int p = 0; p < 4; p++) {
+        const int t0 = (2 * p) & 3;
+        const __m512i sc0 = _mm512_shuffle_epi8(scb[p >> 1], _mm512_broadcast_i32x4(q5kr_pick11(t0)));
+        const __m512i sc1 = _mm512_shuffle_epi8(scb[p >> 1], _mm512_broadcast_i32x4(q5kr_pick11(t0 + 1)));
+        const __m512i mnp = _mm512_shuffle_epi8(mnb[p >> 1], _mm512_broadcast_i32x4(q4kr_pick2(t0)));
+        for (int k = 0; k < 8; k++) {
+            const __m512i q = _mm512_load_si512((const void *)(T + (size_t)(p * 8 + k) * 64));
+            const __m512i h = _mm512_load_si512((const void *)(T + Q5KR_QH + (size_t)k * 64));
+            const __m512i lo = _mm512_or_si512(_mm512_and_si512(q, m4), q5kr_bit(h, 2 * p));
+            const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q, 4), m4), q5kr_bit(h, 2 * p + 1));
+            for (int j = 0; j < NA; j++) {
+                const int8_t *yq = y[j]->qs + 64 * p + 4 * k;
+                const int kk = LANES ? k : 0;
+                S[j][kk] = _mm512_dpwssd_epi32(S[j][kk], _mm512_maddubs_epi16(lo, zmm_bcast4(yq)), sc0);
+                S[j][kk] = _mm512_dpwssd_epi32(S[j][kk], _mm512_maddubs_epi16(hi, zmm_bcast4(yq + 32)), sc1);
+            }
+        }
+        for (int j = 0; j < NA; j++) M[j] = _mm512_dpwssd_epi32(M[j], mnp, _mm512_set1_epi32(B[j][p]));
+    }
+}
+
+KQ5_TARGET_ZMM static inline __attribute__((always_inline)) void
+q5kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
+          const int TILED, const int PF) {
+    const int64_t nb = n / LLM_QK_K;
+    if (TILED) {
+        __m512 acc[8];
+        for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            const char *T = G + (size_t)b * Q5KR_SB;
+            if (PF) {
+                for (int l = 0; l < Q5KR_SB; l += 64) _mm_prefetch(T + Q5KR_PF + l, _MM_HINT_T0);
+            }
+            const llm_block_q8_k *y[8];
+            for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
+            __m512i S[8][8], M[8];
+            q5kr_lanes(T, y, NA, 0, S, M);
+            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D)));
+            const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D + 32)));
+            for (int j = 0; j < NA; j++) {
+                const __m512 r = _mm512_fnmadd_ps(mw, _mm512_cvtepi32_ps(M[j]), _mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0])));
+                acc[j] = _mm512_fmadd_ps(r, _mm512_set1_ps(y[j]->d), acc[j]);
+            }
+        }
+        for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+        return;
+    }
+    /* vec_dot's order, one activation row per pass */
+    for (int j = 0; j < NA; j++) {
+        __m512 acc[8], summs = _mm512_setzero_ps();
+        for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            const char *T = G + (size_t)b * Q5KR_SB;
+            if (PF && j == 0) {
+                for (int l = 0; l < Q5KR_SB; l += 64) _mm_prefetch(T + Q5KR_PF + l, _MM_HINT_T0);
+            }
+            const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};
+            __m512i S[8][8], M[8];
+            q5kr_lanes(T, y, 1, 1, S, M);
+            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D)));
+            const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D + 32)));
+            /* the mins first, as q5_k_mins: fma(float(m), -d_y dmin, summs) */
+            summs = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M[0]), _mm512_mul_ps(_mm512_set1_ps(-y[0]->d), mw), summs);
+            const __m512 d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), dw);
+            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);
+        }
+        /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3); then + summs */
+        const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);
+        const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);
+        const __m512 h = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
+        _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_add_ps(h, summs));
+    }
+}
+
+KQ5_TARGET_ZMM static void q5kr_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
+                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
+    (void)ys;
+    (void)ys_stride;
+    const char *G = grp, *A = a;
+    const int pf = (flags & LLM__PREP_STREAM) != 0;
+    if (flags & LLM__PREP_BATCH8) {
+        /* each q decoded once for up to 8 rows (the order is per row) */
+        switch (n_a) {
+        case 1: q5kr_dotN(K, G, A, a_stride, out, o_stride, 1, 1, 0); break;
+        case 2: q5kr_dotN(K, G, A, a_stride, out, o_stride, 2, 1, 0); break;
+        case 3: q5kr_dotN(K, G, A, a_stride, out, o_stride, 3, 1, 0); break;
+        case 4: q5kr_dotN(K, G, A, a_stride, out, o_stride, 4, 1, 0); break;
+        case 5: q5kr_dotN(K, G, A, a_stride, out, o_stride, 5, 1, 0); break;
+        case 6: q5kr_dotN(K, G, A, a_stride, out, o_stride, 6, 1, 0); break;
+        case 7: q5kr_dotN(K, G, A, a_stride, out, o_stride, 7, 1, 0); break;
+        default:
+            if (pf) q5kr_dotN(K, G, A, a_stride, out, o_stride, 8, 1, 1);
+            else q5kr_dotN(K, G, A, a_stride, out, o_stride, 8, 1, 0);
+            break;
+        }
+        return;
+    }
+    if (pf) q5kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 1);
+    else q5kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 0);
+}
+
 void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
     if (cpu_has_avx512_vnni() && k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
         k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){
@@ -352,6 +557,15 @@ void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
             .dot = q6kr_dot,
             .max_a = 8,
             .unpack_row = q6kr_unpack_row};
+    }
+    __builtin_cpu_init();
+    if (cpu_has_avx512_vnni() && __builtin_cpu_supports("gfni") && k->tiled[LLM_DTYPE_Q5_K].dot == llm__q5_k_dot_tiled) {
+        k->prep[LLM_DTYPE_Q5_K] = (struct llm__prep_kernels){
+            .group_bytes = q5kr_group_bytes,
+            .repack = q5kr_repack,
+            .dot = q5kr_dot,
+            .max_a = 8,
+            .unpack_row = q5kr_unpack_row};
     }
 }
 
