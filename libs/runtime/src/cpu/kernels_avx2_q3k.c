@@ -32,22 +32,59 @@
 
 #include "dtype/blocks.h"
 
-/* lane[k] = sum over the elements i with (i % 32) / 4 == k of sc[i / 16] q[i] y[i]
- * for one super-block (exact). */
-static void q3_k_lanes(const llm_block_q3_k *x, const llm_block_q8_k *y, int32_t lane[8]) {
+/* The 16 scales of a super-block (6 bits, minus 32), each as int16 in both
+ * halves' pattern: scv[g] holds sub-block 2g's scale in its low 128 bits
+ * and 2g + 1's in its high 128 bits (elements 32 g .. 32 g + 15 and
+ * 32 g + 16 .. 32 g + 31). */
+static inline void q3_k_scales(const llm_block_q3_k *x, __m256i scv[8]) {
     int sc[16];
     for (int j = 0; j < 16; j++) {
         const int lo = j < 8 ? (x->scales[j] & 15) : (x->scales[j - 8] >> 4);
         const int hi = (x->scales[8 + j % 4] >> (2 * (j / 4))) & 3;
         sc[j] = (lo | hi << 4) - 32;
     }
-    for (int k = 0; k < 8; k++) lane[k] = 0;
-    for (int i = 0; i < LLM_QK_K; i++) {
-        const int h = i / 128, s = (i % 128) / 32, b = i % 32;
-        const int low = (x->qs[32 * h + b] >> (2 * s)) & 3;
-        const int high = (x->hmask[b] >> (i / 32)) & 1;
-        lane[b / 4] += sc[i / 16] * (low - (high ? 0 : 4)) * y->qs[i];
+    for (int g = 0; g < 8; g++) {
+        scv[g] = _mm256_set_m128i(_mm_set1_epi16((short)sc[2 * g + 1]), _mm_set1_epi16((short)sc[2 * g]));
     }
+}
+
+/* Group g's 32 quants plus 4 (0..7: the two low bits, and 4 where the hmask
+ * bit is set, i.e. where q = low rather than low - 4). */
+static inline __m256i q3_k_u(const llm_block_q3_k *x, __m256i hm, int g) {
+    const __m256i q = _mm256_loadu_si256((const __m256i *)(x->qs + 32 * (g / 4)));
+    const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * (g % 4)), _mm256_set1_epi8(3));
+    const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(hm, g), _mm256_set1_epi8(1));
+    return _mm256_or_si256(low, _mm256_slli_epi16(hb, 2));
+}
+
+/* Group g's contribution to the 8 lanes: lane m = sc * sum of (u - 4) y over
+ * bytes 4m .. 4m + 3. Both vpmaddubsw pair sums are exact (at most 2 * 7 *
+ * 128 and 2 * 4 * 128) and so is their difference. */
+static inline __m256i q3_k_group(__m256i u, const int8_t *yq, __m256i scv) {
+    const __m256i y = _mm256_loadu_si256((const __m256i *)yq);
+    const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(u, y), _mm256_maddubs_epi16(_mm256_set1_epi8(4), y));
+    return _mm256_madd_epi16(p, scv);
+}
+
+/* lane[k] = sum over the elements i with (i % 32) / 4 == k of sc[i / 16] q[i] y[i]
+ * for one super-block (exact), for NR activation rows y[j]. */
+static inline __attribute__((always_inline)) void q3_k_lanesN(const llm_block_q3_k *x, const llm_block_q8_k *const *y,
+                                                              const int NR, __m256i lane[4]) {
+    __m256i scv[8];
+    q3_k_scales(x, scv);
+    const __m256i hm = _mm256_loadu_si256((const __m256i *)x->hmask);
+    for (int j = 0; j < NR; j++) lane[j] = _mm256_setzero_si256();
+    for (int g = 0; g < 8; g++) {
+        const __m256i u = q3_k_u(x, hm, g);
+        for (int j = 0; j < NR; j++) lane[j] = _mm256_add_epi32(lane[j], q3_k_group(u, y[j]->qs + 32 * g, scv[g]));
+    }
+}
+
+static inline int32_t hsum_i32x8(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return _mm_cvtsi128_si32(s);
 }
 
 static float dot_q3_k_q8_k_tiled(int64_t n, const void *w, const void *a) {
@@ -55,18 +92,30 @@ static float dot_q3_k_q8_k_tiled(int64_t n, const void *w, const void *a) {
     const llm_block_q8_k *y = a;
     float acc = 0.0f;
     for (int64_t ib = 0; ib < n / LLM_QK_K; ib++) {
-        int32_t lane[8];
-        q3_k_lanes(&x[ib], &y[ib], lane);
-        int32_t s = 0;
-        for (int k = 0; k < 8; k++) s += lane[k];
-        const float r = _cvtsh_ss(x[ib].d) * (float)s;
+        const llm_block_q8_k *yb[1] = {&y[ib]};
+        __m256i lane[4];
+        q3_k_lanesN(&x[ib], yb, 1, lane);
+        const float r = _cvtsh_ss(x[ib].d) * (float)hsum_i32x8(lane[0]);
         acc = fmaf(r, y[ib].d, acc);
     }
     return acc;
 }
 
+/* Four activation rows, each weight group decoded once: the same integers
+ * and the same float chain per row as dot_q3_k_q8_k_tiled. */
 static void dot4_q3_k_q8_k_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
-    for (int j = 0; j < 4; j++) out[j] = dot_q3_k_q8_k_tiled(n, w, (const char *)a + (size_t)j * a_stride);
+    const llm_block_q3_k *x = w;
+    const llm_block_q8_k *y[4];
+    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int64_t ib = 0; ib < n / LLM_QK_K; ib++) {
+        const llm_block_q8_k *yb[4] = {&y[0][ib], &y[1][ib], &y[2][ib], &y[3][ib]};
+        __m256i lane[4];
+        q3_k_lanesN(&x[ib], yb, 4, lane);
+        const float dx = _cvtsh_ss(x[ib].d);
+        for (int j = 0; j < 4; j++) acc[j] = fmaf(dx * (float)hsum_i32x8(lane[j]), yb[j]->d, acc[j]);
+    }
+    for (int j = 0; j < 4; j++) out[j] = acc[j];
 }
 
 static float dot_q3_k_q8_k(int64_t n, const void *w, const void *a) {
@@ -74,12 +123,11 @@ static float dot_q3_k_q8_k(int64_t n, const void *w, const void *a) {
     const llm_block_q8_k *y = a;
     __m256 acc = _mm256_setzero_ps();
     for (int64_t ib = 0; ib < n / LLM_QK_K; ib++) {
-        int32_t lane[8];
-        q3_k_lanes(&x[ib], &y[ib], lane);
+        const llm_block_q8_k *yb[1] = {&y[ib]};
+        __m256i lane[4];
+        q3_k_lanesN(&x[ib], yb, 1, lane);
         const float d = y[ib].d * _cvtsh_ss(x[ib].d);
-        __m256i li;
-        memcpy(&li, lane, sizeof li);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(li), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lane[0]), acc);
     }
     __m128 s = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
