@@ -17,10 +17,12 @@
  * Also here (same generator): the F16 / BF16 sgemm pairs and the BF16 dot
  * (kernels_avx2_sgemm.c) against llama.cpp's own ggml_mul_mat of 8 weight
  * rows by 4 activation rows (its llamafile sgemm) and by 1 row (its vec_dot);
- * golden from scripts/golden/kernels/sgemm_llamacpp.py. And the Q3_K dot
- * (kernels_avx2_q3k.c) against ggml_vec_dot_q3_K_q8_K
- * (scripts/golden/kernels/q3k_llamacpp.py), and its tiled pair against
- * llama.cpp's ggml_mul_mat of 8 x 8 rows (its tiled K-quant kernel).
+ * golden from scripts/golden/kernels/sgemm_llamacpp.py. And the Q3_K and
+ * Q2_K dots (kernels_avx2_q3k.c, kernels_avx2_q2k.c) against
+ * ggml_vec_dot_q3_K_q8_K / ggml_vec_dot_q2_K_q8_K
+ * (scripts/golden/kernels/q3k_llamacpp.py, q2k_llamacpp.py), and their tiled
+ * pairs against llama.cpp's ggml_mul_mat of 8 x 8 rows (its tiled K-quant
+ * kernel).
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -321,19 +323,128 @@ Test(kernels_q4_0, f16_bf16_sgemm_and_vec_dot_match_llamacpp) {
     }
 }
 
-/* ggml_vec_dot_q3_K_q8_K on one row pair; made by scripts/golden/kernels/q3k_llamacpp.py. */
-static const struct {
+/* The small K-quants' golden checks (Q3_K, Q2_K): their dot against
+ * ggml_vec_dot_*_q8_K, and their tiled pair against ggml_mul_mat of 8 x 8
+ * rows, on bytes rebuilt from the scripts' xorshift32 streams. */
+struct kq_golden {
     int n;
     uint32_t bits;
-} g_q3k_golden[] = {
+};
+struct kq_tiled_golden {
+    int n;
+    uint64_t hash;
+    uint32_t first;
+    int absx; /* the activations' magnitudes (large activation sums) */
+};
+typedef void (*kq_weights_fn)(uint32_t *st, void *w, int nb);
+
+/* The scripts' acts(n): per block a float d, 256 random int8, their 16 sums. */
+static void kq_acts(uint32_t *st, llm_block_q8_k *a, int nb) {
+    for (int b = 0; b < nb; b++) {
+        uint32_t r = q40_next(st), db = ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF);
+        memcpy(&a[b].d, &db, 4);
+        for (int j = 0; j < 256; j++) a[b].qs[j] = (int8_t)(uint8_t)(q40_next(st) >> 24);
+        for (int j = 0; j < 16; j++) {
+            int sum = 0;
+            for (int i = 0; i < 16; i++) sum += a[b].qs[16 * j + i];
+            a[b].bsums[j] = (int16_t)sum;
+        }
+    }
+}
+
+static void kq_dot_check(llm_dtype t, size_t bsz, kq_weights_fn weights, uint32_t seed0, const struct kq_golden *g,
+                         int cases) {
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k);
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: no %s dot is built", llm_dtype_name(t));
+    }
+    llm__cpu_kernels_avx2(&k);
+    cr_assert_not_null(k.dot[t]);
+    cr_assert_eq(k.act_type[t], LLM_DTYPE_Q8_K);
+    for (int c = 0; c < cases; c++) {
+        const int n = g[c].n, nb = n / 256;
+        void *w = malloc(bsz * (size_t)nb);
+        llm_block_q8_k *a = malloc(sizeof(llm_block_q8_k) * (size_t)nb);
+        cr_assert(w && a);
+        uint32_t st = 0x9E3779B9u ^ (uint32_t)((seed0 + (uint32_t)c) * 0x85EBCA6Bu);
+        weights(&st, w, nb); /* the script's weights(n) then acts(n) */
+        kq_acts(&st, a, nb);
+        float v = k.dot[t](n, w, a);
+        uint32_t bits;
+        memcpy(&bits, &v, 4);
+        cr_assert_eq(bits, g[c].bits, "%s n=%d: %08x (%.9g), llama.cpp %08x", llm_dtype_name(t), n, bits, (double)v,
+                     g[c].bits);
+        free(w);
+        free(a);
+    }
+}
+
+static void kq_tiled_check(llm_dtype t, size_t bsz, kq_weights_fn weights, uint32_t seed0,
+                           const struct kq_tiled_golden *g, int cases) {
+    llm__cpu_kernels k;
+    llm__cpu_kernels_scalar(&k); /* its Q8_K quantizer is llama.cpp's bit for bit */
+    if (!llm__cpu_has_avx2()) {
+        cr_skip_test("CPU lacks AVX2/FMA/F16C: no %s dot is built", llm_dtype_name(t));
+    }
+    llm__cpu_kernels_avx2(&k);
+    cr_assert_not_null(k.tiled[t].dot);
+    cr_assert_not_null(k.tiled[t].dot4);
+    for (int c = 0; c < cases; c++) {
+        const int n = g[c].n, nb = n / 256;
+        const size_t wb = bsz * (size_t)nb, ab = sizeof(llm_block_q8_k) * (size_t)nb;
+        uint8_t *w = malloc(8 * wb);                      /* [8 weight rows][nb] */
+        uint8_t *a = malloc(8 * ab);                      /* [8 act rows][nb] Q8_K */
+        float *x = malloc(sizeof(float) * 8 * (size_t)n); /* [8][n] */
+        cr_assert(w && a && x);
+        uint32_t st = 0x9E3779B9u ^ (uint32_t)((seed0 + (uint32_t)c) * 0x85EBCA6Bu);
+        weights(&st, w, 8 * nb);
+        q40_floats(&st, x, 8 * n);
+        for (int64_t i = 0; g[c].absx && i < 8 * (int64_t)n; i++) x[i] = fabsf(x[i]);
+        for (int r = 0; r < 8; r++) k.quantize[LLM_DTYPE_Q8_K](x + (size_t)r * (size_t)n, a + (size_t)r * ab, n);
+        float o[8][8]; /* [act row][weight row] */
+        for (int col = 0; col < 8; col++) {
+            const uint8_t *wr = w + (size_t)col * wb;
+            for (int r0 = 0; r0 < 8; r0 += 4) {
+                float q[4];
+                k.tiled[t].dot4(n, wr, a + (size_t)r0 * ab, ab, q);
+                for (int j = 0; j < 4; j++) {
+                    o[r0 + j][col] = q[j];
+                    float one = k.tiled[t].dot(n, wr, a + (size_t)(r0 + j) * ab);
+                    cr_assert_eq(memcmp(&one, &q[j], 4), 0, "%s n=%d: tiled dot4 != dot", llm_dtype_name(t), n);
+                }
+            }
+        }
+        uint32_t first;
+        memcpy(&first, &o[0][0], 4);
+        cr_assert_eq(first, g[c].first, "%s n=%d: first %08x, llama.cpp %08x", llm_dtype_name(t), n, first, g[c].first);
+        cr_assert_eq(q40_fnv((const uint8_t *)o, sizeof(o)), g[c].hash, "%s n=%d: outputs differ from llama.cpp's",
+                     llm_dtype_name(t), n);
+        free(w);
+        free(a);
+        free(x);
+    }
+}
+
+/* ggml_vec_dot_q3_K_q8_K on one row pair; made by scripts/golden/kernels/q3k_llamacpp.py. */
+static const struct kq_golden g_q3k_golden[] = {
     {256, 0x43261BB5u}, /* 166.108231 */
     {512, 0xC340A1FDu}, /* -192.632767 */
     {1536, 0xC434D474u}, /* -723.31958 */
     {4096, 0xC546F886u}, /* -3183.53271 */
 };
 
+/* llama.cpp's ggml_mul_mat of 8 Q3_K weight rows by 8 activation rows (its
+ * tiled K-quant kernel): FNV-1a 64 of the 64 outputs [act row][weight row] and
+ * the first. Made by scripts/golden/kernels/q3k_llamacpp.py (tiled). */
+static const struct kq_tiled_golden g_q3k_tiled_golden[] = {
+    {256, 0x814879EF53AABCFFULL, 0xC222878Cu, 0}, /* first -40.63237 */
+    {1536, 0x7F40351B528FCB33ULL, 0x43BEA623u, 0}, /* first 381.297943 */
+};
+
 /* The script's weights(n) into w (nb blocks). */
-static void q3k_weights(uint32_t *st, llm_block_q3_k *w, int nb) {
+static void q3k_weights(uint32_t *st, void *wv, int nb) {
+    llm_block_q3_k *w = wv;
     for (int b = 0; b < nb; b++) {
         uint8_t *p = (uint8_t *)&w[b]; /* hmask, qs, scales: 108 bytes, then d */
         for (int j = 0; j < 108; j++) p[j] = (uint8_t)(q40_next(st) >> 24);
@@ -343,97 +454,50 @@ static void q3k_weights(uint32_t *st, llm_block_q3_k *w, int nb) {
 }
 
 Test(kernels_q4_0, q3k_dot_matches_llamacpp) {
-    llm__cpu_kernels k;
-    llm__cpu_kernels_scalar(&k);
-    if (!llm__cpu_has_avx2()) {
-        cr_skip_test("CPU lacks AVX2/FMA/F16C: no Q3_K dot is built");
-    }
-    llm__cpu_kernels_avx2(&k);
-    cr_assert_not_null(k.dot[LLM_DTYPE_Q3_K]);
-    cr_assert_eq(k.act_type[LLM_DTYPE_Q3_K], LLM_DTYPE_Q8_K);
-    for (int c = 0; c < (int)(sizeof(g_q3k_golden) / sizeof(g_q3k_golden[0])); c++) {
-        const int n = g_q3k_golden[c].n, nb = n / 256;
-        llm_block_q3_k *w = malloc(sizeof(llm_block_q3_k) * (size_t)nb);
-        llm_block_q8_k *a = malloc(sizeof(llm_block_q8_k) * (size_t)nb);
-        cr_assert(w && a);
-        uint32_t st = 0x9E3779B9u ^ (uint32_t)((uint32_t)(7000 + c) * 0x85EBCA6Bu);
-        /* The script's weights(n) then acts(n). */
-        q3k_weights(&st, w, nb);
-        for (int b = 0; b < nb; b++) {
-            uint32_t r = q40_next(&st), db = ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF);
-            memcpy(&a[b].d, &db, 4);
-            for (int j = 0; j < 256; j++) a[b].qs[j] = (int8_t)(uint8_t)(q40_next(&st) >> 24);
-            for (int j = 0; j < 16; j++) {
-                int sum = 0;
-                for (int i = 0; i < 16; i++) sum += a[b].qs[16 * j + i];
-                a[b].bsums[j] = (int16_t)sum;
-            }
-        }
-        float v = k.dot[LLM_DTYPE_Q3_K](n, w, a);
-        uint32_t bits;
-        memcpy(&bits, &v, 4);
-        cr_assert_eq(bits, g_q3k_golden[c].bits, "n=%d: %08x (%.9g), llama.cpp %08x", n, bits, (double)v,
-                     g_q3k_golden[c].bits);
-        free(w);
-        free(a);
+    kq_dot_check(LLM_DTYPE_Q3_K, sizeof(llm_block_q3_k), q3k_weights, 7000, g_q3k_golden,
+                 (int)(sizeof(g_q3k_golden) / sizeof(g_q3k_golden[0])));
+}
+
+Test(kernels_q4_0, q3k_tiled_matches_llamacpp) {
+    kq_tiled_check(LLM_DTYPE_Q3_K, sizeof(llm_block_q3_k), q3k_weights, 7100, g_q3k_tiled_golden,
+                   (int)(sizeof(g_q3k_tiled_golden) / sizeof(g_q3k_tiled_golden[0])));
+}
+
+/* ggml_vec_dot_q2_K_q8_K, and ggml_mul_mat's tiled kernel on 8 x 8 rows;
+ * made by scripts/golden/kernels/q2k_llamacpp.py. */
+static const struct kq_golden g_q2k_golden[] = {
+    {256, 0x411DF009u}, /* 9.87110233 */
+    {512, 0xC2337CC3u}, /* -44.8718376 */
+    {1536, 0x4358C12Au}, /* 216.754547 */
+    {4096, 0x42D848ACu}, /* 108.141937 */
+};
+static const struct kq_tiled_golden g_q2k_tiled_golden[] = {
+    {256, 0xA7B66944F401F721ULL, 0xC20932BDu, 0}, /* first -34.2995491 */
+    {1536, 0xC971066C117FF53EULL, 0xC414181Eu, 0}, /* first -592.376831 */
+    {1536, 0x1533C880B076AA99ULL, 0xC4FF693Cu, 1}, /* first -2043.28857 */
+};
+
+/* The script's weights(n): 80 random bytes (scales, qs), d, dmin. */
+static void q2k_weights(uint32_t *st, void *wv, int nb) {
+    llm_block_q2_k *w = wv;
+    for (int b = 0; b < nb; b++) {
+        uint8_t *p = (uint8_t *)&w[b];
+        for (int j = 0; j < 80; j++) p[j] = (uint8_t)(q40_next(st) >> 24);
+        uint32_t r = q40_next(st);
+        w[b].d = (uint16_t)(((8 + r % 7) << 10) | ((r >> 8) & 0x3FF) | (((r >> 20) & 1) ? 0x8000 : 0));
+        r = q40_next(st);
+        w[b].dmin = (uint16_t)(((8 + r % 7) << 10) | ((r >> 8) & 0x3FF));
     }
 }
 
-/* llama.cpp's ggml_mul_mat of 8 Q3_K weight rows by 8 activation rows (its
- * tiled K-quant kernel): FNV-1a 64 of the 64 outputs [act row][weight row] and
- * the first. Made by scripts/golden/kernels/q3k_llamacpp.py (tiled). */
-static const struct {
-    int n;
-    uint64_t hash;
-    uint32_t first;
-} g_q3k_tiled_golden[] = {
-    {256, 0x814879EF53AABCFFULL, 0xC222878Cu}, /* first -40.63237 */
-    {1536, 0x7F40351B528FCB33ULL, 0x43BEA623u}, /* first 381.297943 */
-};
+Test(kernels_q4_0, q2k_dot_matches_llamacpp) {
+    kq_dot_check(LLM_DTYPE_Q2_K, sizeof(llm_block_q2_k), q2k_weights, 7200, g_q2k_golden,
+                 (int)(sizeof(g_q2k_golden) / sizeof(g_q2k_golden[0])));
+}
 
-Test(kernels_q4_0, q3k_tiled_matches_llamacpp) {
-    llm__cpu_kernels k;
-    llm__cpu_kernels_scalar(&k); /* its Q8_K quantizer is llama.cpp's bit for bit */
-    if (!llm__cpu_has_avx2()) {
-        cr_skip_test("CPU lacks AVX2/FMA/F16C: no Q3_K dot is built");
-    }
-    llm__cpu_kernels_avx2(&k);
-    cr_assert_not_null(k.tiled[LLM_DTYPE_Q3_K].dot);
-    cr_assert_not_null(k.tiled[LLM_DTYPE_Q3_K].dot4);
-    for (int c = 0; c < (int)(sizeof(g_q3k_tiled_golden) / sizeof(g_q3k_tiled_golden[0])); c++) {
-        const int n = g_q3k_tiled_golden[c].n, nb = n / 256;
-        const size_t wb = sizeof(llm_block_q3_k) * (size_t)nb, ab = sizeof(llm_block_q8_k) * (size_t)nb;
-        llm_block_q3_k *w = malloc(8 * wb);               /* [8 weight rows][nb] */
-        uint8_t *a = malloc(8 * ab);                      /* [8 act rows][nb] Q8_K */
-        float *x = malloc(sizeof(float) * 8 * (size_t)n); /* [8][n] */
-        cr_assert(w && a && x);
-        uint32_t st = 0x9E3779B9u ^ (uint32_t)((uint32_t)(7100 + c) * 0x85EBCA6Bu);
-        q3k_weights(&st, w, 8 * nb);
-        q40_floats(&st, x, 8 * n);
-        for (int r = 0; r < 8; r++) k.quantize[LLM_DTYPE_Q8_K](x + (size_t)r * (size_t)n, a + (size_t)r * ab, n);
-        float o[8][8]; /* [act row][weight row] */
-        for (int col = 0; col < 8; col++) {
-            const uint8_t *wr = (const uint8_t *)w + (size_t)col * wb;
-            for (int r0 = 0; r0 < 8; r0 += 4) {
-                float q[4];
-                k.tiled[LLM_DTYPE_Q3_K].dot4(n, wr, a + (size_t)r0 * ab, ab, q);
-                for (int j = 0; j < 4; j++) {
-                    o[r0 + j][col] = q[j];
-                    float one = k.tiled[LLM_DTYPE_Q3_K].dot(n, wr, a + (size_t)(r0 + j) * ab);
-                    cr_assert_eq(memcmp(&one, &q[j], 4), 0, "n=%d: tiled dot4 != dot", n);
-                }
-            }
-        }
-        uint32_t first;
-        memcpy(&first, &o[0][0], 4);
-        cr_assert_eq(first, g_q3k_tiled_golden[c].first, "n=%d: first %08x, llama.cpp %08x", n, first,
-                     g_q3k_tiled_golden[c].first);
-        cr_assert_eq(q40_fnv((const uint8_t *)o, sizeof(o)), g_q3k_tiled_golden[c].hash,
-                     "n=%d: outputs differ from llama.cpp's", n);
-        free(w);
-        free(a);
-        free(x);
-    }
+Test(kernels_q4_0, q2k_tiled_matches_llamacpp) {
+    kq_tiled_check(LLM_DTYPE_Q2_K, sizeof(llm_block_q2_k), q2k_weights, 7300, g_q2k_tiled_golden,
+                   (int)(sizeof(g_q2k_tiled_golden) / sizeof(g_q2k_tiled_golden[0])));
 }
 
 /* A prepared Q4_0 weight (llm_backend_prepare_weight: the CPU backend's own

@@ -346,6 +346,7 @@ void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k);
 int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1);
 void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
+void llm__cpu_kernels_avx2_q2k(llm__cpu_kernels *k); /* Q2_K dot (AVX2 only), ditto */
 void llm__cpu_kernels_avx2_tofloat(llm__cpu_kernels *k); /* KV rows to floats: kernels_avx2_tofloat.c */
 /* glibc's expf algorithm four lanes at a time (kernels_avx2_expf.c); NULL if
  * not built. Installed by llm__cpu_kernels_avx2 only when

@@ -684,6 +684,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     llm__cpu_kernels_avx2_q4_0(k); /* Q4_0 rows8 pair (llama.cpp's repacked order): kernels_avx2_q4_0.c */
     llm__cpu_kernels_avx2_sgemm(k); /* F16/BF16 sgemm pairs (llama.cpp's tinyBLAS order): kernels_avx2_sgemm.c */
     llm__cpu_kernels_avx2_q3k(k); /* Q3_K dot (llama.cpp's vec_dot order): kernels_avx2_q3k.c */
+    llm__cpu_kernels_avx2_q2k(k); /* Q2_K dot, likewise: kernels_avx2_q2k.c */
     llm__cpu_kernels_avx2_tofloat(k); /* KV cache rows to floats: kernels_avx2_tofloat.c */
     llm__expf_n_fn ef = llm__cpu_expf_n_avx2_get(); /* libm's expf, 4 lanes: kernels_avx2_expf.c */
     if (ef && llm__cpu_expf_matches_libm(ef)) k->expf_n = ef;
