@@ -25,8 +25,8 @@ import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ggml_golden import VEC_DOT_ARGS, Gen, InitParams, fnv1a64, load, seed  # noqa: E402
-from q4_0_llamacpp import floats  # noqa: E402
+from ggml_golden import VEC_DOT_ARGS, Gen, load, seed  # noqa: E402
+from q3k_llamacpp import acts, run_tiled  # noqa: E402
 
 CASES = [256, 512, 1536, 4096]
 # (n, |x|): the third case takes the activations' magnitudes, so that the
@@ -42,18 +42,6 @@ def weights(n, g):
         out += struct.pack("<H", ((8 + r % 7) << 10) | ((r >> 8) & 0x3FF) | (0x8000 if (r >> 20) & 1 else 0))
         r = g.next()
         out += struct.pack("<H", ((8 + r % 7) << 10) | ((r >> 8) & 0x3FF))
-    return bytes(out)
-
-
-def acts(n, g):
-    out = bytearray()
-    for _ in range(n // 256):
-        r = g.next()
-        d = struct.unpack("<f", struct.pack("<I", ((117 + r % 6) << 23) | ((r >> 3) & 0x7FFFFF)))[0]
-        q = [(g.next() >> 24) for _ in range(256)]
-        q = [v - 256 if v >= 128 else v for v in q]
-        out += struct.pack("<f", d) + struct.pack("<256b", *q) + \
-            struct.pack("<16h", *[sum(q[16 * j:16 * j + 16]) for j in range(16)])
     return bytes(out)
 
 
@@ -74,28 +62,7 @@ def main():
 
 
 def tiled(base, cpu):
-    assert os.environ.get("GGML_CPU_TILED_MM") is None  # the default: tiled path on
-    print("/* g_q2k_tiled_golden */")
-    for i, (n, absx) in enumerate(TILED_CASES):
-        g = Gen(seed(7300 + i))
-        w = weights(8 * n, g)  # 8 weight rows of n
-        x = floats(8 * n, g)   # 8 activation rows of n
-        if absx:
-            x = [abs(v) for v in x]
-        ctx = base.ggml_init(InitParams(64 << 20, None, False))
-        tw = base.ggml_new_tensor_2d(ctx, 10, n, 8)  # GGML_TYPE_Q2_K
-        ctypes.memmove(base.ggml_get_data(tw), w, len(w))
-        tx = base.ggml_new_tensor_2d(ctx, 0, n, 8)
-        src = b"".join(struct.pack("<f", v) for v in x)
-        ctypes.memmove(base.ggml_get_data(tx), src, len(src))
-        ty = base.ggml_mul_mat(ctx, tw, tx)
-        gr = base.ggml_new_graph(ctx)
-        base.ggml_build_forward_expand(gr, ty)
-        assert cpu.ggml_graph_compute_with_ctx(ctx, gr, 1) == 0
-        raw = ctypes.string_at(base.ggml_get_data(ty), 4 * 64)
-        base.ggml_free(ctx)
-        print("    {%d, 0x%016XULL, 0x%08Xu, %d}, /* first %.9g */" % (
-            n, fnv1a64(raw), struct.unpack("<I", raw[:4])[0], int(absx), struct.unpack("<f", raw[:4])[0]))
+    run_tiled(base, cpu, "g_q2k_tiled_golden", 10, weights, TILED_CASES, 7300)  # GGML_TYPE_Q2_K
 
 
 if __name__ == "__main__":

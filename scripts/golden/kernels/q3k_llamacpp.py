@@ -68,15 +68,20 @@ def main():
     tiled(base, cpu)
 
 
-def tiled(base, cpu):
+def run_tiled(base, cpu, table, type_id, weights_fn, cases, seed0):
+    """Print the C table `table`: per (n, absx) case, llama.cpp's ggml_mul_mat
+    of 8 weight rows (weights_fn, ggml type type_id) by 8 float activation rows
+    (their magnitudes if absx), from the stream seeded by seed(seed0 + i)."""
     assert os.environ.get("GGML_CPU_TILED_MM") is None  # the default: tiled path on
-    print("/* g_q3k_tiled_golden */")
-    for i, n in enumerate(TILED_CASES):
-        g = Gen(seed(7100 + i))
-        w = weights(8 * n, g)  # 8 weight rows of n
-        x = floats(8 * n, g)   # 8 activation rows of n
+    print("/* %s */" % table)
+    for i, (n, absx) in enumerate(cases):
+        g = Gen(seed(seed0 + i))
+        w = weights_fn(8 * n, g)  # 8 weight rows of n
+        x = floats(8 * n, g)      # 8 activation rows of n
+        if absx:
+            x = [abs(v) for v in x]
         ctx = base.ggml_init(InitParams(64 << 20, None, False))
-        tw = base.ggml_new_tensor_2d(ctx, 11, n, 8)  # GGML_TYPE_Q3_K
+        tw = base.ggml_new_tensor_2d(ctx, type_id, n, 8)
         ctypes.memmove(base.ggml_get_data(tw), w, len(w))
         tx = base.ggml_new_tensor_2d(ctx, 0, n, 8)
         src = b"".join(struct.pack("<f", v) for v in x)
@@ -87,8 +92,12 @@ def tiled(base, cpu):
         assert cpu.ggml_graph_compute_with_ctx(ctx, gr, 1) == 0
         raw = ctypes.string_at(base.ggml_get_data(ty), 4 * 64)
         base.ggml_free(ctx)
-        print("    {%d, 0x%016XULL, 0x%08Xu}, /* first %.9g */" % (
-            n, fnv1a64(raw), struct.unpack("<I", raw[:4])[0], struct.unpack("<f", raw[:4])[0]))
+        print("    {%d, 0x%016XULL, 0x%08Xu, %d}, /* first %.9g */" % (
+            n, fnv1a64(raw), struct.unpack("<I", raw[:4])[0], int(absx), struct.unpack("<f", raw[:4])[0]))
+
+
+def tiled(base, cpu):
+    run_tiled(base, cpu, "g_q3k_tiled_golden", 11, weights, [(n, False) for n in TILED_CASES], 7100)  # GGML_TYPE_Q3_K
 
 
 if __name__ == "__main__":

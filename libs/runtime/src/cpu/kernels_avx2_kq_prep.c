@@ -311,32 +311,38 @@ q6kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, 
     }
 }
 
-KQ8_TARGET_ZMM static void q6kr_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
-                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
-    (void)ys;
-    (void)ys_stride;
-    const char *G = grp, *A = a;
-    const int pf = (flags & LLM__PREP_STREAM) != 0;
-    if (flags & LLM__PREP_BATCH8) {
-        /* each q decoded once for up to 8 rows (the order is per row) */
-        switch (n_a) {
-        case 1: q6kr_dotN(K, G, A, a_stride, out, o_stride, 1, 1, 0); break;
-        case 2: q6kr_dotN(K, G, A, a_stride, out, o_stride, 2, 1, 0); break;
-        case 3: q6kr_dotN(K, G, A, a_stride, out, o_stride, 3, 1, 0); break;
-        case 4: q6kr_dotN(K, G, A, a_stride, out, o_stride, 4, 1, 0); break;
-        case 5: q6kr_dotN(K, G, A, a_stride, out, o_stride, 5, 1, 0); break;
-        case 6: q6kr_dotN(K, G, A, a_stride, out, o_stride, 6, 1, 0); break;
-        case 7: q6kr_dotN(K, G, A, a_stride, out, o_stride, 7, 1, 0); break;
-        default:
-            if (pf) q6kr_dotN(K, G, A, a_stride, out, o_stride, 8, 1, 1);
-            else q6kr_dotN(K, G, A, a_stride, out, o_stride, 8, 1, 0);
-            break;
-        }
-        return;
+/* A prepared dot with two orders (Q6_K, Q5_K): from 8 activation rows
+ * (BATCH8) the tiled one, each q decoded once for up to 8 rows (the order is
+ * per row); below, vec_dot's, one row per pass. DOTN(K, G, a, a_stride, out,
+ * o_stride, NA, TILED, PF) with NA, TILED and PF constants. */
+#define KR_TWO_ORDER_DOT(TARGET, NAME, DOTN)                                                                 \
+    TARGET static void NAME(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,    \
+                            size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {             \
+        (void)ys;                                                                                           \
+        (void)ys_stride;                                                                                    \
+        const char *G = grp, *A = a;                                                                        \
+        const int pf = (flags & LLM__PREP_STREAM) != 0;                                                     \
+        if (flags & LLM__PREP_BATCH8) {                                                                     \
+            switch (n_a) {                                                                                  \
+            case 1: DOTN(K, G, A, a_stride, out, o_stride, 1, 1, 0); break;                                 \
+            case 2: DOTN(K, G, A, a_stride, out, o_stride, 2, 1, 0); break;                                 \
+            case 3: DOTN(K, G, A, a_stride, out, o_stride, 3, 1, 0); break;                                 \
+            case 4: DOTN(K, G, A, a_stride, out, o_stride, 4, 1, 0); break;                                 \
+            case 5: DOTN(K, G, A, a_stride, out, o_stride, 5, 1, 0); break;                                 \
+            case 6: DOTN(K, G, A, a_stride, out, o_stride, 6, 1, 0); break;                                 \
+            case 7: DOTN(K, G, A, a_stride, out, o_stride, 7, 1, 0); break;                                 \
+            default:                                                                                        \
+                if (pf) DOTN(K, G, A, a_stride, out, o_stride, 8, 1, 1);                                    \
+                else DOTN(K, G, A, a_stride, out, o_stride, 8, 1, 0);                                       \
+                break;                                                                                      \
+            }                                                                                               \
+            return;                                                                                         \
+        }                                                                                                   \
+        if (pf) DOTN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 1);                            \
+        else DOTN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 0);                               \
     }
-    if (pf) q6kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 1);
-    else q6kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 0);
-}
+
+KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q6kr_dot, q6kr_dotN)
 
 /* ---------------------------------------------------------------- Q5_K -- */
 
@@ -515,32 +521,7 @@ q5kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, 
     }
 }
 
-KQ5_TARGET_ZMM static void q5kr_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
-                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
-    (void)ys;
-    (void)ys_stride;
-    const char *G = grp, *A = a;
-    const int pf = (flags & LLM__PREP_STREAM) != 0;
-    if (flags & LLM__PREP_BATCH8) {
-        /* each q decoded once for up to 8 rows (the order is per row) */
-        switch (n_a) {
-        case 1: q5kr_dotN(K, G, A, a_stride, out, o_stride, 1, 1, 0); break;
-        case 2: q5kr_dotN(K, G, A, a_stride, out, o_stride, 2, 1, 0); break;
-        case 3: q5kr_dotN(K, G, A, a_stride, out, o_stride, 3, 1, 0); break;
-        case 4: q5kr_dotN(K, G, A, a_stride, out, o_stride, 4, 1, 0); break;
-        case 5: q5kr_dotN(K, G, A, a_stride, out, o_stride, 5, 1, 0); break;
-        case 6: q5kr_dotN(K, G, A, a_stride, out, o_stride, 6, 1, 0); break;
-        case 7: q5kr_dotN(K, G, A, a_stride, out, o_stride, 7, 1, 0); break;
-        default:
-            if (pf) q5kr_dotN(K, G, A, a_stride, out, o_stride, 8, 1, 1);
-            else q5kr_dotN(K, G, A, a_stride, out, o_stride, 8, 1, 0);
-            break;
-        }
-        return;
-    }
-    if (pf) q5kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 1);
-    else q5kr_dotN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 0);
-}
+KR_TWO_ORDER_DOT(KQ5_TARGET_ZMM, q5kr_dot, q5kr_dotN)
 
 void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
     if (cpu_has_avx512_vnni() && k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {

@@ -35,6 +35,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
 
 /* The super-block's scales as vpmaddwd operands: scv[g] holds sub-block
@@ -69,13 +70,6 @@ static inline __attribute__((always_inline)) void q2_k_lanes(const llm_block_q2_
             lane[j] = _mm256_add_epi32(lane[j], _mm256_madd_epi16(_mm256_maddubs_epi16(u, yv), scv[g]));
         }
     }
-}
-
-static inline int32_t hsum_i32x8(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    return _mm_cvtsi128_si32(s);
 }
 
 static float dot_q2_k_q8_k(int64_t n, const void *w, const void *a) {
@@ -115,8 +109,8 @@ static inline __attribute__((always_inline)) void q2_k_tiled(int64_t n, const vo
         q2_k_lanes(&x[ib], scv, yb, NR, lane);
         const float dx = _cvtsh_ss(x[ib].d), mx = _cvtsh_ss(x[ib].dmin);
         for (int j = 0; j < NR; j++) {
-            const int32_t s2 = hsum_i32x8(_mm256_madd_epi16(mins, _mm256_loadu_si256((const __m256i *)yb[j]->bsums)));
-            const float r = fmaf(-mx, (float)s2, dx * (float)hsum_i32x8(lane[j]));
+            const int32_t s2 = hsum_i32(_mm256_madd_epi16(mins, _mm256_loadu_si256((const __m256i *)yb[j]->bsums)));
+            const float r = fmaf(-mx, (float)s2, dx * (float)hsum_i32(lane[j]));
             acc[j] = fmaf(r, yb[j]->d, acc[j]);
         }
     }

@@ -38,6 +38,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
 
 /* The 16 scales of a super-block (6 bits, minus 32), each as int16 in both
@@ -85,13 +86,6 @@ static inline __m256i q3_k_lanes(const llm_block_q3_k *x, const llm_block_q8_k *
     return lane;
 }
 
-static inline int32_t hsum_i32x8(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-    return _mm_cvtsi128_si32(s);
-}
-
 /* The tiled order needs only the super-block's exact total S = sum_i sc[i /
  * 16] q[i] y[i], for NR activation rows: the sums of sc (q + 4) y by
  * group, less 4 sum_j sc[j] bsums[j] (the activation's per-16 sums). */
@@ -113,7 +107,7 @@ static inline __attribute__((always_inline)) void q3_k_totals(const llm_block_q3
     }
     for (int j = 0; j < NR; j++) {
         const __m256i m = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)y[j]->bsums));
-        S[j] = hsum_i32x8(t[j]) - 4 * hsum_i32x8(m);
+        S[j] = hsum_i32(t[j]) - 4 * hsum_i32(m);
     }
 }
 
