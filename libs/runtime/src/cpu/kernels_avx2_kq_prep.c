@@ -77,6 +77,22 @@ static inline __attribute__((always_inline)) __m128i q4kr_pick2(int t) {
                          z | ((1 + t) << 16) | t);
 }
 
+/* Per row (dword lane): sc[0..3], sc[4..7], mn[0..3], mn[4..7] as bytes,
+ * from the [3 dwords][16 rows] packed 6-bit scales and mins at S
+ * (kq8_q4k_scales_mins' dword formulas; Q4_K's and Q5_K's copies). */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_scales_mins(const char *S, __m512i scb[2],
+                                                                                 __m512i mnb[2]) {
+    const __m512i W0 = _mm512_load_si512((const void *)S);
+    const __m512i W1 = _mm512_load_si512((const void *)(S + 64));
+    const __m512i W2 = _mm512_load_si512((const void *)(S + 128));
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m6 = _mm512_set1_epi8(0x3F), m2 = _mm512_set1_epi8(0x03);
+    scb[0] = _mm512_and_si512(W0, m6);
+    mnb[0] = _mm512_and_si512(W1, m6);
+    scb[1] = _mm512_or_si512(_mm512_and_si512(W2, m4), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W0, 6), m2), 4));
+    mnb[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(W2, 4), m4),
+                             _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W1, 6), m2), 4));
+}
+
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
 q4kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
           const int PF) {
@@ -91,20 +107,8 @@ q4kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, 
         }
         const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q4KR_D)));
         const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q4KR_D + 32)));
-        /* per row (dword lane): sc[0..3], sc[4..7], mn[0..3], mn[4..7] as bytes */
         __m512i scb[2], mnb[2];
-        {
-            const __m512i W0 = _mm512_load_si512((const void *)(T + Q4KR_SC));
-            const __m512i W1 = _mm512_load_si512((const void *)(T + Q4KR_SC + 64));
-            const __m512i W2 = _mm512_load_si512((const void *)(T + Q4KR_SC + 128));
-            const __m512i m6 = _mm512_set1_epi8(0x3F), m2 = _mm512_set1_epi8(0x03);
-            scb[0] = _mm512_and_si512(W0, m6);
-            mnb[0] = _mm512_and_si512(W1, m6);
-            scb[1] = _mm512_or_si512(_mm512_and_si512(W2, m4),
-                                     _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W0, 6), m2), 4));
-            mnb[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(W2, 4), m4),
-                                     _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W1, 6), m2), 4));
-        }
+        kr_scales_mins(T + Q4KR_SC, scb, mnb);
         const llm_block_q8_k *y[4];
         __m512 dd[4], dm[4];
         __m512i tq[4], tm[4]; /* GEMV: the super-block's exact sums */
@@ -427,19 +431,7 @@ q5kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const in
            __m512i M[8]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512i scb[2], mnb[2];
-    {
-        /* per row (dword lane): sc[0..3], sc[4..7], mn[0..3], mn[4..7] as bytes (q4kr_dotN's decode) */
-        const __m512i W0 = _mm512_load_si512((const void *)(T + Q5KR_SC));
-        const __m512i W1 = _mm512_load_si512((const void *)(T + Q5KR_SC + 64));
-        const __m512i W2 = _mm512_load_si512((const void *)(T + Q5KR_SC + 128));
-        const __m512i m6 = _mm512_set1_epi8(0x3F), m2 = _mm512_set1_epi8(0x03);
-        scb[0] = _mm512_and_si512(W0, m6);
-        mnb[0] = _mm512_and_si512(W1, m6);
-        scb[1] = _mm512_or_si512(_mm512_and_si512(W2, m4),
-                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W0, 6), m2), 4));
-        mnb[1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(W2, 4), m4),
-                                 _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W1, 6), m2), 4));
-    }
+    kr_scales_mins(T + Q5KR_SC, scb, mnb);
     int32_t B[8][4]; /* per activation row: the bsums of sub-blocks 2p, 2p + 1 summed, as two int16 */
     for (int j = 0; j < NA; j++) {
         const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);
