@@ -19,14 +19,13 @@ for the C table g_q2k_tiled_golden.
 
     /root/.cache/llm/venv/bin/python scripts/golden/kernels/q2k_llamacpp.py
 """
-import ctypes
 import os
 import struct
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ggml_golden import VEC_DOT_ARGS, Gen, load, seed  # noqa: E402
-from q3k_llamacpp import acts, run_tiled  # noqa: E402
+from ggml_golden import load  # noqa: E402
+from q3k_llamacpp import run_dots, run_tiled  # noqa: E402
 
 CASES = [256, 512, 1536, 4096]
 # (n, |x|): the third case takes the activations' magnitudes, so that the
@@ -47,17 +46,7 @@ def weights(n, g):
 
 def main():
     base, cpu = load()
-    f = cpu.ggml_vec_dot_q2_K_q8_K
-    f.restype = None
-    f.argtypes = VEC_DOT_ARGS
-    print("/* g_q2k_golden */")
-    for i, n in enumerate(CASES):
-        g = Gen(seed(7200 + i))
-        w = weights(n, g)
-        a = acts(n, g)
-        s = ctypes.c_float(0)
-        f(n, ctypes.byref(s), 0, w, 0, a, 0, 1)
-        print("    {%d, 0x%08Xu}, /* %.9g */" % (n, struct.unpack("<I", struct.pack("<f", s.value))[0], s.value))
+    run_dots(cpu, "g_q2k_golden", "ggml_vec_dot_q2_K_q8_K", weights, CASES, 7200)
     tiled(base, cpu)
 
 

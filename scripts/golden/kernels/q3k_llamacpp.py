@@ -52,19 +52,26 @@ def acts(n, g):
     return bytes(out)
 
 
-def main():
-    base, cpu = load()
-    f = cpu.ggml_vec_dot_q3_K_q8_K
+def run_dots(cpu, table, fn_name, weights_fn, cases, seed0):
+    """Print the C table `table`: per case n, llama.cpp's vec_dot fn_name of
+    one weight row (weights_fn) by one Q8_K row (acts), from the stream seeded
+    by seed(seed0 + i)."""
+    f = getattr(cpu, fn_name)
     f.restype = None
     f.argtypes = VEC_DOT_ARGS
-    print("/* g_q3k_golden */")
-    for i, n in enumerate(CASES):
-        g = Gen(seed(7000 + i))
-        w = weights(n, g)
+    print("/* %s */" % table)
+    for i, n in enumerate(cases):
+        g = Gen(seed(seed0 + i))
+        w = weights_fn(n, g)
         a = acts(n, g)
         s = ctypes.c_float(0)
         f(n, ctypes.byref(s), 0, w, 0, a, 0, 1)
         print("    {%d, 0x%08Xu}, /* %.9g */" % (n, struct.unpack("<I", struct.pack("<f", s.value))[0], s.value))
+
+
+def main():
+    base, cpu = load()
+    run_dots(cpu, "g_q3k_golden", "ggml_vec_dot_q3_K_q8_K", weights, CASES, 7000)
     tiled(base, cpu)
 
 
