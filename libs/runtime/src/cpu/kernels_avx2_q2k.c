@@ -88,10 +88,7 @@ static float dot_q2_k_q8_k(int64_t n, const void *w, const void *a) {
         q2_k_lanes(&x[ib], scv, yb, 1, lane);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(lane[0]), acc);
     }
-    __m128 s = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    return hsum8(acc);
 }
 
 /* The tiled order for NR activation rows from row pointers a + j a_stride. */

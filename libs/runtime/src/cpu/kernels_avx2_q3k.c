@@ -111,35 +111,35 @@ static inline __attribute__((always_inline)) void q3_k_totals(const llm_block_q3
     }
 }
 
-static float dot_q3_k_q8_k_tiled(int64_t n, const void *w, const void *a) {
-    const llm_block_q3_k *x = w;
-    const llm_block_q8_k *y = a;
-    float acc = 0.0f;
-    for (int64_t ib = 0; ib < n / LLM_QK_K; ib++) {
-        const llm_block_q8_k *yb[1] = {&y[ib]};
-        int32_t S[4];
-        q3_k_totals(&x[ib], yb, 1, S);
-        const float r = _cvtsh_ss(x[ib].d) * (float)S[0];
-        acc = fmaf(r, y[ib].d, acc);
-    }
-    return acc;
-}
-
-/* Four activation rows, each weight group decoded once: the same integers
- * and the same float chain per row as dot_q3_k_q8_k_tiled. */
-static void dot4_q3_k_q8_k_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+/* The tiled order for NR activation rows from row pointers a + j a_stride,
+ * each weight group decoded once for all of them. */
+static inline __attribute__((always_inline)) void q3_k_tiled(int64_t n, const void *w, const void *a, size_t a_stride,
+                                                             const int NR, float out[4]) {
     const llm_block_q3_k *x = w;
     const llm_block_q8_k *y[4];
-    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
+    for (int j = 0; j < NR; j++) y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride);
     float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     for (int64_t ib = 0; ib < n / LLM_QK_K; ib++) {
-        const llm_block_q8_k *yb[4] = {&y[0][ib], &y[1][ib], &y[2][ib], &y[3][ib]};
+        const llm_block_q8_k *yb[4];
+        for (int j = 0; j < NR; j++) yb[j] = &y[j][ib];
         int32_t S[4];
-        q3_k_totals(&x[ib], yb, 4, S);
+        q3_k_totals(&x[ib], yb, NR, S);
         const float dx = _cvtsh_ss(x[ib].d);
-        for (int j = 0; j < 4; j++) acc[j] = fmaf(dx * (float)S[j], yb[j]->d, acc[j]);
+        for (int j = 0; j < NR; j++) acc[j] = fmaf(dx * (float)S[j], yb[j]->d, acc[j]);
     }
-    for (int j = 0; j < 4; j++) out[j] = acc[j];
+    for (int j = 0; j < NR; j++) out[j] = acc[j];
+}
+
+static float dot_q3_k_q8_k_tiled(int64_t n, const void *w, const void *a) {
+    float out[4];
+    q3_k_tiled(n, w, a, 0, 1, out);
+    return out[0];
+}
+
+/* Four activation rows: each row's integers and float chain as
+ * dot_q3_k_q8_k_tiled's. */
+static void dot4_q3_k_q8_k_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]) {
+    q3_k_tiled(n, w, a, a_stride, 4, out);
 }
 
 static float dot_q3_k_q8_k(int64_t n, const void *w, const void *a) {
@@ -150,10 +150,7 @@ static float dot_q3_k_q8_k(int64_t n, const void *w, const void *a) {
         const float d = y[ib].d * _cvtsh_ss(x[ib].d);
         acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(q3_k_lanes(&x[ib], &y[ib])), acc);
     }
-    __m128 s = _mm_add_ps(_mm256_extractf128_ps(acc, 1), _mm256_castps256_ps128(acc));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
+    return hsum8(acc);
 }
 
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k) {
