@@ -659,6 +659,10 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
             kq_check_packed(&v.tiled[t], t, n, w, wb, a, ab, (const float (*)[8])tiled4);
             kq_check_packed(&v.tiled[t], t, n, w, wb, a + 4 * ab, ab, (const float (*)[8])&tiled4[4][0]);
         }
+        if (q5 && simd) { /* Q5_K's packed tiles (cpu/kq_tile.h) */
+            kq_check_packed(&v.tiled[t], t, n, w, wb, a, ab, (const float (*)[8])tiled4);
+            kq_check_packed(&v.tiled[t], t, n, w, wb, a + 4 * ab, ab, (const float (*)[8])&tiled4[4][0]);
+        }
         for (int k = 0; k < 2; k++) {
             const float *o = k ? &vec[0][0] : &tiled[0][0];
             const size_t cnt = k ? 32 : 64;

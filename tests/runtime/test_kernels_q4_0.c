@@ -420,6 +420,18 @@ static void kq_tiled_check(llm_dtype t, size_t bsz, kq_weights_fn weights, uint3
         cr_assert_eq(first, g[c].first, "%s n=%d: first %08x, llama.cpp %08x", llm_dtype_name(t), n, first, g[c].first);
         cr_assert_eq(q40_fnv((const uint8_t *)o, sizeof(o)), g[c].hash, "%s n=%d: outputs differ from llama.cpp's",
                      llm_dtype_name(t), n);
+        /* the packed tiles of prompt passes (cpu/kq_tile.h): each product
+         * built here on activation rows 0..3 then 4..7, and the 16-row one */
+        const llm__vec_dot8x4_packed_fn prods[2] = {llm__kq_packed_variant(t, 0), llm__kq_packed_variant(t, 1)};
+        for (int r0 = 0; r0 < 8; r0 += 4) {
+            packed_check_variants(&k.tiled[t], llm_dtype_name(t), n, w, wb, a + (size_t)r0 * ab, ab,
+                                  (const float (*)[8])o[r0], prods, 2);
+            cr_assert_eq(k.tiled[t].dot16x4_packed, llm__kq_packed16_variant(t));
+            if (k.tiled[t].dot16x4_packed) {
+                packed16_check(&k.tiled[t], llm_dtype_name(t), n, w, wb, a + (size_t)r0 * ab, ab,
+                               (const float (*)[8])o[r0]);
+            }
+        }
         free(w);
         free(a);
         free(x);

@@ -14,6 +14,7 @@ set(LLM_RUNTIME_SOURCES
   src/cpu/kernels_avx2_kq.c
   src/cpu/kernels_avx2_kq8.c
   src/cpu/kernels_avx2_kq_prep.c
+  src/cpu/kernels_avx2_kq_tile.c
   src/cpu/kernels_avx2_q8_0.c
   src/cpu/kernels_avx2_q4_1.c
   src/cpu/attention_avx2.c
@@ -44,7 +45,7 @@ set(LLM_RUNTIME_SOURCES
 function(llm_runtime_extra)
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64|i.86)$")
     set_source_files_properties(src/cpu/kernels_avx2.c src/cpu/kernels_avx2_q5.c src/cpu/kernels_avx2_kq.c
-      src/cpu/kernels_avx2_kq8.c src/cpu/kernels_avx2_kq_prep.c src/cpu/kernels_avx2_q8_0.c src/cpu/kernels_avx2_q4_1.c src/cpu/kernels_avx2_q4_0.c src/cpu/kernels_avx2_sgemm.c
+      src/cpu/kernels_avx2_kq8.c src/cpu/kernels_avx2_kq_prep.c src/cpu/kernels_avx2_kq_tile.c src/cpu/kernels_avx2_q8_0.c src/cpu/kernels_avx2_q4_1.c src/cpu/kernels_avx2_q4_0.c src/cpu/kernels_avx2_sgemm.c
       src/cpu/kernels_avx2_q3k.c src/cpu/kernels_avx2_q2k.c src/cpu/kernels_avx2_tofloat.c src/cpu/kernels_avx2_expf.c src/cpu/attention_avx2.c src/cpu/encoder_avx2.c PROPERTIES
       COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")
     set_source_files_properties(src/cpu/gemm_avx2.c PROPERTIES COMPILE_OPTIONS "-mavx2;-mfma;-mf16c")

@@ -328,7 +328,8 @@ void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k);
  * NULL when not built, not supported, or t is another type. Call only when
  * llm__cpu_has_avx2(). */
 llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni);
-/* Their packed products (dot8x4_packed on the pair's pack8 tiles), for
+/* The packed products (dot8x4_packed on a pair's pack8 tiles) of Q4_K's
+ * rows8 pair and of the tiled pairs of Q6_K, Q5_K, Q3_K and Q2_K, for
  * tests: which 0 the AVX2 one, 1 the AVX-512 VNNI one (512-bit, what the
  * registry takes when the CPU has it); NULL when not built, not supported,
  * or t is another type. Call only when llm__cpu_has_avx2(). */
@@ -336,6 +337,16 @@ llm__vec_dot8x4_packed_fn llm__kq_packed_variant(llm_dtype t, int which);
 /* Their 16-row product (dot16x4_packed on the same tiles), AVX-512 VNNI
  * only, as the registry installs it; NULL elsewhere. */
 llm__vec_dot16x4_packed_fn llm__kq_packed16_variant(llm_dtype t);
+/* The packed tiles of Q6_K, Q5_K, Q3_K and Q2_K (cpu/kq_tile.h,
+ * kernels_avx2_kq_tile.c): their products, mins 0 for the types whose
+ * offsets fold into S1 (Q6_K, Q3_K), 1 for those with mins (Q5_K, Q2_K);
+ * which as above. llm__kqt_install puts pack8 and the widest products the
+ * CPU runs into a tiled pair. llm__cpu_kernels_avx2_kq_tile installs Q6_K's
+ * and Q5_K's (after kernels_avx2_kq.c registered their tiled pairs). */
+llm__vec_dot8x4_packed_fn llm__kqt_packed_variant(int mins, int which);
+llm__vec_dot16x4_packed_fn llm__kqt_packed16_variant(int mins);
+void llm__kqt_install(struct llm__dot_pair *pr, llm__pack8_fn pack8, int mins);
+void llm__cpu_kernels_avx2_kq_tile(llm__cpu_kernels *k);
 /* The Q8_0 dot2x4 / dot4x1 (kernels_avx2_q8_0.c), installed by
  * llm__cpu_kernels_avx2() over the first ones in kernels_avx2.c. */
 void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k);

@@ -678,6 +678,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     llm__cpu_kernels_avx2_q8_0(k); /* Q8_0 dot2x4 / dot4x1 (broadcast scales, AVX-VNNI): kernels_avx2_q8_0.c */
     llm__cpu_kernels_avx2_q4_1(k); /* Q4_1 weights prepared at load: kernels_avx2_q4_1.c */
     llm__cpu_kernels_avx2_kq8(k); /* dot8 of the Q4_K rows8 and Q6_K tiled pairs: kernels_avx2_kq8.c */
+    llm__cpu_kernels_avx2_kq_tile(k); /* Q6_K / Q5_K packed tiles for prompt passes: kernels_avx2_kq_tile.c */
     llm__cpu_kernels_avx2_kq_prep(k); /* Q4_K / Q6_K weights prepared at load: kernels_avx2_kq_prep.c */
     llm__cpu_kernels_avx2_attn(k); /* grouped attention: attention_avx2.c */
     (void)llm__cpu_kernels_avx512_attn(k); /* ... in 16-lane registers where the CPU has them: attention_avx512.c */

@@ -466,194 +466,6 @@ static void dot8_q6_k(int64_t n, const void *w, size_t w_stride, const void *a, 
     }
 }
 
-/* ------------------------------------------------- Q6_K, packed tiles -- */
-
-/* A prompt pass's Q6_K product in the tiled order (as q6k_8xN with four
- * activation rows) on eight weight rows packed once per matmul, so that
- * int32 lane r of every vector is weight row r (no tree), and with the
- * quants stored decoded (no bit-unpacking in the product).
- *
- * Tile layout, per super-block (Q6K_PK bytes):
- *   q   [64 chunks c][8 rows][4 bytes]: elements 4c .. 4c + 3 of row r as
- *       q + 32 (0..63), so sub-block t (16 elements) is chunks 4t .. 4t + 3;
- *   sc  [16 sub-blocks][8 rows] int32 = the row's int8 scale in both int16;
- *   off [8 pairs k][8 rows] int32 = (-32 sc[2k], -32 sc[2k + 1]) as int16
- *       (|32 sc| <= 4096);
- *   d   [8 rows] floats.
- * Per sub-block and activation row, vpmaddubsw of a chunk with the
- * activation's 4 bytes broadcast puts two products of at most 63 * 128 in
- * each int16; two chunks summed in int16 stay within [-32256, 32004] (a
- * third could overflow, so a sub-block is two such sums), and vpmaddwd by
- * sc applies the scale in int32. The -32 offset is one vpmaddwd per pair of
- * sub-blocks: off against the activation's sums of those sub-blocks
- * (bsums). All exact, so lane r ends with q6k_8xN's S1 of row r, and the
- * float chain r = d_x * float(S1), acc = fma(r, d_y, acc) is the same: the
- * same bits.
- *
- * Per super-block and activation row, for the 8 weight rows: 64 vpmaddubsw
- * (each with a broadcast load of 4 activation bytes), 32 vpaddw, 40 vpmaddwd
- * (32 scales, 8 offsets), 40 vpaddd and 3 float operations: about 180
- * vector uops, 104 of them multiplies, besides the loads (72 broadcasts,
- * and the tile's 89 vectors shared by the four rows); about 330
- * instructions in GCC 12's code. q6k_8xN with four rows takes about 465
- * (136 multiplies, some 350 vector uops): it decodes each row's quants
- * again in every call, multiplies each 32-element group by its scales
- * separately, and keeps 32 lane vectors for the tree (they spill). */
-#define Q6K_PK (2048 + 512 + 256 + 32)
-#define Q6K_SC 2048
-#define Q6K_OFF 2560
-#define Q6K_D 2816
-
-static size_t q6k_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK_K) * Q6K_PK; }
-
-static void q6k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
-    const __m256i m4 = _mm256_set1_epi8(0x0F), m3 = _mm256_set1_epi8(0x03);
-    const int64_t nb = n / LLM_QK_K;
-    for (int64_t b = 0; b < nb; b++) {
-        prefetch_next_group(w, w_stride, 8, b, nb);
-        char *P = (char *)dst + (size_t)b * Q6K_PK;
-        const llm_block_q6_k *x[8];
-        for (int r = 0; r < 8; r++) x[r] = (const llm_block_q6_k *)((const char *)w + (size_t)r * w_stride) + b;
-        for (int G = 0; G < 8; G++) {
-            /* Elements 32G .. 32G + 31 of each row as q + 32, as q6k_8xN
-             * decodes them, then one transpose: chunk 8G + i of the 8 rows. */
-            const int h = G / 4, g = G % 4;
-            __m256i v[8];
-            for (int r = 0; r < 8; r++) {
-                __m256i lo = _mm256_loadu_si256((const __m256i *)(x[r]->ql + 64 * h + 32 * (g & 1)));
-                lo = g < 2 ? _mm256_and_si256(lo, m4) : _mm256_and_si256(_mm256_srli_epi16(lo, 4), m4);
-                const __m256i qh = _mm256_loadu_si256((const __m256i *)(x[r]->qh + 32 * h));
-                const __m256i hb = _mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), m3);
-                v[r] = _mm256_or_si256(lo, _mm256_slli_epi16(hb, 4));
-            }
-            transpose8x32(v);
-            for (int i = 0; i < 8; i++) _mm256_store_si256((__m256i *)(P + (8 * G + i) * 32), v[i]);
-        }
-        __m256i slo[8], shi[8], off[8];
-        uint16_t dh[8];
-        for (int r = 0; r < 8; r++) {
-            const __m256i s16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)x[r]->scales));
-            /* Each scale in both int16 of a dword: unpacklo gives scales
-             * 0..3 | 8..11, unpackhi 4..7 | 12..15. */
-            const __m256i u0 = _mm256_unpacklo_epi16(s16, s16), u1 = _mm256_unpackhi_epi16(s16, s16);
-            slo[r] = _mm256_permute2x128_si256(u0, u1, 0x20);
-            shi[r] = _mm256_permute2x128_si256(u0, u1, 0x31);
-            off[r] = _mm256_sub_epi16(_mm256_setzero_si256(), _mm256_slli_epi16(s16, 5));
-            dh[r] = x[r]->d;
-        }
-        transpose8x32(slo);
-        transpose8x32(shi);
-        transpose8x32(off);
-        for (int i = 0; i < 8; i++) {
-            _mm256_store_si256((__m256i *)(P + Q6K_SC + 32 * i), slo[i]);
-            _mm256_store_si256((__m256i *)(P + Q6K_SC + 32 * (8 + i)), shi[i]);
-            _mm256_store_si256((__m256i *)(P + Q6K_OFF + 32 * i), off[i]);
-        }
-        _mm256_store_ps((float *)(P + Q6K_D), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh)));
-    }
-}
-
-static void q6k_dot8x4_packed(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
-                              size_t o_stride) {
-    __m256 acc[4];
-    for (int j = 0; j < 4; j++) acc[j] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        const char *P = (const char *)pk + (size_t)b * Q6K_PK;
-        const llm_block_q8_k *y[4];
-        __m256i s[4];
-        for (int j = 0; j < 4; j++) {
-            y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride) + b;
-            s[j] = _mm256_setzero_si256();
-        }
-        for (int k = 0; k < 8; k++) {
-            /* Sub-blocks 2k and 2k + 1: their -32 offsets in one vpmaddwd
-             * (off against bsums 2k, 2k + 1), then their products. */
-            const __m256i o = _mm256_load_si256((const __m256i *)(P + Q6K_OFF + 32 * k));
-            for (int j = 0; j < 4; j++) {
-                s[j] = _mm256_add_epi32(s[j], _mm256_madd_epi16(o, ymm_bcast4(y[j]->bsums + 2 * k)));
-            }
-            for (int t = 2 * k; t < 2 * k + 2; t++) {
-                const __m256i *q = (const __m256i *)(P + 128 * t);
-                const __m256i q0 = _mm256_load_si256(q), q1 = _mm256_load_si256(q + 1);
-                const __m256i q2 = _mm256_load_si256(q + 2), q3 = _mm256_load_si256(q + 3);
-                const __m256i sc = _mm256_load_si256((const __m256i *)(P + Q6K_SC + 32 * t));
-                for (int j = 0; j < 4; j++) {
-                    const int8_t *yq = y[j]->qs + 16 * t;
-                    /* Elements 0..7 and 8..15 of the sub-block, each sum in int16 (two chunks at most). */
-                    const __m256i lo = _mm256_add_epi16(_mm256_maddubs_epi16(q0, ymm_bcast4(yq)),
-                                                        _mm256_maddubs_epi16(q1, ymm_bcast4(yq + 4)));
-                    const __m256i hi = _mm256_add_epi16(_mm256_maddubs_epi16(q2, ymm_bcast4(yq + 8)),
-                                                        _mm256_maddubs_epi16(q3, ymm_bcast4(yq + 12)));
-                    s[j] = _mm256_add_epi32(s[j], _mm256_add_epi32(_mm256_madd_epi16(lo, sc), _mm256_madd_epi16(hi, sc)));
-                }
-            }
-        }
-        const __m256 dw = _mm256_load_ps((const float *)(P + Q6K_D));
-        for (int j = 0; j < 4; j++) {
-            const __m256 r = _mm256_mul_ps(dw, _mm256_cvtepi32_ps(s[j]));
-            acc[j] = _mm256_fmadd_ps(r, _mm256_set1_ps(y[j]->d), acc[j]);
-        }
-    }
-    for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
-}
-
-#ifdef LLM_KQ8_AVX512
-/* q6k_dot8x4_packed on 512-bit registers, 16 weight rows per register (ng
- * groups, as q4k_dotx4_zmm): each 16-element sub-block's products summed
- * by four vpdpbusd (the activation's bytes broadcast from memory) into
- * int32 (at most 16 * 63 * 128), then vpmulld by its scale (the tile's sc
- * dword shifted down: the int8 scale sign extended) instead of two int16
- * sums and vpmaddwd; the same exact S1 per row, the same float chain, the
- * same bits. */
-KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
-q6k_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride, float *out,
-              size_t o_stride, const int NG) {
-    __m512 acc[4];
-    for (int j = 0; j < 4; j++) acc[j] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        const char *T0 = (const char *)pk + (size_t)b * Q6K_PK, *T1 = NG == 2 ? T0 + pk_stride : T0;
-        const llm_block_q8_k *y[4];
-        __m512i s[4];
-        for (int j = 0; j < 4; j++) {
-            y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride) + b;
-            s[j] = _mm512_setzero_si512();
-        }
-        for (int k = 0; k < 8; k++) {
-            const __m512i o = zmm_tile2(T0, T1, Q6K_OFF + 32 * (size_t)k);
-            for (int j = 0; j < 4; j++) s[j] = _mm512_add_epi32(s[j], _mm512_madd_epi16(o, zmm_bcast4(y[j]->bsums + 2 * k)));
-            for (int t = 2 * k; t < 2 * k + 2; t++) {
-                __m512i q[4];
-                for (int i = 0; i < 4; i++) q[i] = zmm_tile2(T0, T1, 128 * (size_t)t + 32 * (size_t)i);
-                const __m512i sc = _mm512_srai_epi32(zmm_tile2(T0, T1, Q6K_SC + 32 * (size_t)t), 16);
-                for (int j = 0; j < 4; j++) {
-                    const int8_t *yq = y[j]->qs + 16 * t;
-                    __m512i u = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[0], zmm_bcast4(yq));
-                    u = _mm512_dpbusd_epi32(u, q[1], zmm_bcast4(yq + 4));
-                    u = _mm512_dpbusd_epi32(u, q[2], zmm_bcast4(yq + 8));
-                    u = _mm512_dpbusd_epi32(u, q[3], zmm_bcast4(yq + 12));
-                    s[j] = _mm512_add_epi32(s[j], _mm512_mullo_epi32(u, sc));
-                }
-            }
-        }
-        const __m512 dw = zmm_tile2f(T0, T1, Q6K_D);
-        for (int j = 0; j < 4; j++) {
-            acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(s[j])), _mm512_set1_ps(y[j]->d), acc[j]);
-        }
-    }
-    zmm_store16x4(out, o_stride, acc, NG);
-}
-
-KQ8_TARGET_ZMM static void q6k_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
-                                                 float *out, size_t o_stride) {
-    q6k_dotx4_zmm(n, pk, 0, a, a_stride, out, o_stride, 1);
-}
-
-KQ8_TARGET_ZMM static void q6k_dot16x4_packed_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a,
-                                                  size_t a_stride, float *out, size_t o_stride) {
-    q6k_dotx4_zmm(n, pk, pk_stride, a, a_stride, out, o_stride, 2);
-}
-
-#endif
 
 #ifdef LLM_KQ8_VNNI
 KQ8_TARGET_VNNI static void dot8_q6_k_vnni(int64_t n, const void *w, size_t w_stride, const void *a,
@@ -692,24 +504,30 @@ llm__vec_dot8_fn llm__kq_dot8_variant(llm_dtype t, int vnni) {
 }
 
 llm__vec_dot8x4_packed_fn llm__kq_packed_variant(llm_dtype t, int which) {
-    if (t != LLM_DTYPE_Q4_K && t != LLM_DTYPE_Q6_K) {
+    if (t == LLM_DTYPE_Q6_K || t == LLM_DTYPE_Q5_K || t == LLM_DTYPE_Q3_K || t == LLM_DTYPE_Q2_K) {
+        return llm__kqt_packed_variant(t == LLM_DTYPE_Q5_K || t == LLM_DTYPE_Q2_K, which);
+    }
+    if (t != LLM_DTYPE_Q4_K) {
         return NULL;
     }
     if (which == 0) {
-        return t == LLM_DTYPE_Q4_K ? q4k_dot8x4_packed : q6k_dot8x4_packed;
+        return q4k_dot8x4_packed;
     }
 #ifdef LLM_KQ8_AVX512
     if (which == 1 && cpu_has_avx512_vnni()) {
-        return t == LLM_DTYPE_Q4_K ? q4k_dot8x4_packed_zmm : q6k_dot8x4_packed_zmm;
+        return q4k_dot8x4_packed_zmm;
     }
 #endif
     return NULL;
 }
 
 llm__vec_dot16x4_packed_fn llm__kq_packed16_variant(llm_dtype t) {
+    if (t == LLM_DTYPE_Q6_K || t == LLM_DTYPE_Q5_K || t == LLM_DTYPE_Q3_K || t == LLM_DTYPE_Q2_K) {
+        return llm__kqt_packed16_variant(t == LLM_DTYPE_Q5_K || t == LLM_DTYPE_Q2_K);
+    }
 #ifdef LLM_KQ8_AVX512
-    if ((t == LLM_DTYPE_Q4_K || t == LLM_DTYPE_Q6_K) && cpu_has_avx512_vnni()) {
-        return t == LLM_DTYPE_Q4_K ? q4k_dot16x4_packed_zmm : q6k_dot16x4_packed_zmm;
+    if (t == LLM_DTYPE_Q4_K && cpu_has_avx512_vnni()) {
+        return q4k_dot16x4_packed_zmm;
     }
 #endif
     (void)t;
@@ -718,29 +536,25 @@ llm__vec_dot16x4_packed_fn llm__kq_packed16_variant(llm_dtype t) {
 
 void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k) {
     /* Prompt passes (8 or more activation rows) multiply packed tiles,
-     * whatever the dot8. On a Zen 5 (AVX-512 + AVX-VNNI), llm-bench-runtime
-     * -t 1 -N 512 measured, in G multiply-adds/s: Q4_K's AVX-512 dot8 83,
-     * packed 133 (AVX2) and 235-247 (AVX-512, dot16x4); Q6_K's AVX-VNNI
-     * dot8 73, packed 141 (AVX2) and 225 (AVX-512, dot16x4). */
+     * whatever the dot8 (Q4_K's here, Q6_K's in kernels_avx2_kq_tile.c). On
+     * a Zen 5 (AVX-512 + AVX-VNNI), llm-bench-runtime -t 1 -N 512 measured,
+     * in G multiply-adds/s: Q4_K's AVX-512 dot8 83, packed 133 (AVX2) and
+     * 235-247 (AVX-512, dot16x4); Q6_K's AVX-VNNI dot8 73. */
     for (int v = 0; v < 2; v++) {
         const llm_dtype t = v ? LLM_DTYPE_Q6_K : LLM_DTYPE_Q4_K;
         llm__vec_dot8_fn f = llm__kq_dot8_variant(t, 2);
         f = f ? f : llm__kq_dot8_variant(t, 1);
         f = f ? f : llm__kq_dot8_variant(t, 0);
-        llm__vec_dot8x4_packed_fn prod = llm__kq_packed_variant(t, 1);
-        prod = prod ? prod : llm__kq_packed_variant(t, 0);
-        struct llm__dot_pair *pr = NULL;
-        if (t == LLM_DTYPE_Q4_K && k->rows8[t].dot == llm__q4_k_dot_repack_gemv) {
-            pr = &k->rows8[t];
-        }
         if (t == LLM_DTYPE_Q6_K && k->tiled[t].dot == llm__q6_k_dot_tiled) {
-            pr = &k->tiled[t];
+            k->tiled[t].dot8 = f;
         }
-        if (pr) {
+        if (t == LLM_DTYPE_Q4_K && k->rows8[t].dot == llm__q4_k_dot_repack_gemv) {
+            struct llm__dot_pair *pr = &k->rows8[t];
+            llm__vec_dot8x4_packed_fn prod = llm__kq_packed_variant(t, 1);
             pr->dot8 = f;
-            pr->pack8 = t == LLM_DTYPE_Q4_K ? q4k_pack8 : q6k_pack8;
-            pr->pack8_bytes = t == LLM_DTYPE_Q4_K ? q4k_pack8_bytes : q6k_pack8_bytes;
-            pr->dot8x4_packed = prod;
+            pr->pack8 = q4k_pack8;
+            pr->pack8_bytes = q4k_pack8_bytes;
+            pr->dot8x4_packed = prod ? prod : llm__kq_packed_variant(t, 0);
             pr->dot16x4_packed = llm__kq_packed16_variant(t);
         }
     }

@@ -37,6 +37,7 @@
 
 #include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
+#include "cpu/kq_tile.h"
 
 /* The super-block's scales as vpmaddwd operands: scv[g] holds sub-block
  * 2g's scale (int16) in its low 128 bits and 2g + 1's in its high 128 bits;
@@ -126,11 +127,37 @@ static void dot4_q2_k_q8_k_tiled(int64_t n, const void *w, const void *a, size_t
     q2_k_tiled(n, w, a, a_stride, 4, out);
 }
 
+/* 8 rows as packed tiles (cpu/kq_tile.h) for prompt passes: the quants as
+ * they are (0..3), the mins against bsums. */
+static void q2k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
+    const int64_t nb = n / LLM_QK_K;
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_next_group(w, w_stride, 8, b, nb);
+        char *P = (char *)dst + (size_t)b * KQT_PK;
+        const llm_block_q2_k *x[8];
+        for (int r = 0; r < 8; r++) x[r] = (const llm_block_q2_k *)((const char *)w + (size_t)r * w_stride) + b;
+        for (int G = 0; G < 8; G++) {
+            __m256i v[8];
+            for (int r = 0; r < 8; r++) v[r] = q2_k_u(x[r], G);
+            kqt_store_group(P, G, v);
+        }
+        for (int r = 0; r < 8; r++) {
+            int16_t sc[16], mn[16];
+            for (int t = 0; t < 16; t++) {
+                sc[t] = x[r]->scales[t] & 15;
+                mn[t] = x[r]->scales[t] >> 4;
+            }
+            kqt_put_scales(P, r, sc, mn, _cvtsh_ss(x[r]->d), _cvtsh_ss(x[r]->dmin));
+        }
+    }
+}
+
 void llm__cpu_kernels_avx2_q2k(llm__cpu_kernels *k) {
     k->act_type[LLM_DTYPE_Q2_K] = LLM_DTYPE_Q8_K;
     k->dot[LLM_DTYPE_Q2_K] = dot_q2_k_q8_k;
     k->tiled[LLM_DTYPE_Q2_K].dot = dot_q2_k_q8_k_tiled;
     k->tiled[LLM_DTYPE_Q2_K].dot4 = dot4_q2_k_q8_k_tiled;
+    llm__kqt_install(&k->tiled[LLM_DTYPE_Q2_K], q2k_pack8, 1);
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

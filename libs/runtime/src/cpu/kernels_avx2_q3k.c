@@ -40,6 +40,7 @@
 
 #include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
+#include "cpu/kq_tile.h"
 
 /* The 16 scales of a super-block (6 bits, minus 32), each as int16 in both
  * halves' pattern: scv[g] holds sub-block 2g's scale in its low 128 bits
@@ -153,11 +154,40 @@ static float dot_q3_k_q8_k(int64_t n, const void *w, const void *a) {
     return hsum8(acc);
 }
 
+/* 8 rows as packed tiles (cpu/kq_tile.h) for prompt passes: the quants as
+ * q + 4 (0..7), the -4 y term as the offsets -4 sc against bsums. */
+static void q3k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
+    const int64_t nb = n / LLM_QK_K;
+    for (int64_t b = 0; b < nb; b++) {
+        prefetch_next_group(w, w_stride, 8, b, nb);
+        char *P = (char *)dst + (size_t)b * KQT_PK;
+        const llm_block_q3_k *x[8];
+        __m256i hm[8];
+        for (int r = 0; r < 8; r++) {
+            x[r] = (const llm_block_q3_k *)((const char *)w + (size_t)r * w_stride) + b;
+            hm[r] = _mm256_loadu_si256((const __m256i *)x[r]->hmask);
+        }
+        for (int G = 0; G < 8; G++) {
+            __m256i v[8];
+            for (int r = 0; r < 8; r++) v[r] = q3_k_u(x[r], hm[r], G);
+            kqt_store_group(P, G, v);
+        }
+        for (int r = 0; r < 8; r++) {
+            __m256i scv[8];
+            int16_t sc[16], off[16];
+            q3_k_scales(x[r], scv, sc);
+            for (int t = 0; t < 16; t++) off[t] = (int16_t)(-4 * sc[t]);
+            kqt_put_scales(P, r, sc, off, _cvtsh_ss(x[r]->d), 0.0f);
+        }
+    }
+}
+
 void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k) {
     k->act_type[LLM_DTYPE_Q3_K] = LLM_DTYPE_Q8_K;
     k->dot[LLM_DTYPE_Q3_K] = dot_q3_k_q8_k;
     k->tiled[LLM_DTYPE_Q3_K].dot = dot_q3_k_q8_k_tiled;
     k->tiled[LLM_DTYPE_Q3_K].dot4 = dot4_q3_k_q8_k_tiled;
+    llm__kqt_install(&k->tiled[LLM_DTYPE_Q3_K], q3k_pack8, 0);
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
