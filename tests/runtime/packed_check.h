@@ -109,23 +109,32 @@ static inline void prep_matmul(llm_backend *be, const llm_tensor *w, const float
     llm_buffer_free(bo);
 }
 
+/* The activation row counts prepared_check tries: 1..13, then 32 and 35,
+ * past the matmul's PREP_TILE_ROWS (matmul_cpu.c: the group decoded into
+ * packed tiles once, 4 rows at a time, 35's last 3 through dot). */
+#define PREP_ROWS 15
+#define PREP_ROWS_MAX 35
+static inline int64_t prep_rows(int i) { return i < 13 ? i + 1 : i == 13 ? 32 : 35; }
+
 /* A weight of type t ([M][K] at w, wrapped) through llm_op_matmul before and
- * after llm_backend_prepare_weight, for 1..13 activation rows from x
- * ([13][K]): the same bits every time. Returns *kept. */
+ * after llm_backend_prepare_weight, for each prep_rows count of activation
+ * rows from x ([PREP_ROWS_MAX][K]): the same bits every time. Returns *kept. */
 static inline int prepared_check(llm_backend *be, llm_dtype t, int64_t K, int64_t M, const void *w, const float *x) {
     size_t row = 0;
     cr_assert_eq(llm_dtype_row_size(t, (uint64_t)K, &row), LLM_OK);
     llm_buffer *bw = NULL;
     cr_assert_eq(llm_buffer_wrap_host(be, w, row * (size_t)M, &bw), LLM_OK);
     const llm_tensor tw = llm_tensor_2d(bw, 0, t, K, M);
-    float *before = malloc(sizeof(float) * (size_t)(13 * 13 * M)), *o = malloc(sizeof(float) * (size_t)(13 * M));
+    const size_t per = (size_t)(PREP_ROWS_MAX * M);
+    float *before = malloc(sizeof(float) * PREP_ROWS * per), *o = malloc(sizeof(float) * per);
     cr_assert(before && o);
-    for (int64_t n = 1; n <= 13; n++) prep_matmul(be, &tw, x, n, before + (size_t)((n - 1) * 13 * M));
+    for (int c = 0; c < PREP_ROWS; c++) prep_matmul(be, &tw, x, prep_rows(c), before + (size_t)c * per);
     int kept = -1;
     cr_assert_eq(llm_backend_prepare_weight(be, &tw, &kept), LLM_OK, "%s", llm_runtime_last_error());
-    for (int64_t n = 1; n <= 13; n++) {
+    for (int c = 0; c < PREP_ROWS; c++) {
+        const int64_t n = prep_rows(c);
         prep_matmul(be, &tw, x, n, o);
-        const float *want = before + (size_t)((n - 1) * 13 * M);
+        const float *want = before + (size_t)c * per;
         for (int64_t i = 0; i < n * M; i++) {
             cr_assert(memcmp(&o[i], &want[i], 4) == 0, "%s K=%lld n=%lld out[%lld][%lld]: prepared %.9g, unprepared %.9g",
                       llm_dtype_name(t), (long long)K, (long long)n, (long long)(i / M), (long long)(i % M), o[i],

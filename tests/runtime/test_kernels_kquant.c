@@ -680,7 +680,7 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
 
 /* Prepared Q4_K, Q6_K and Q5_K weights (llm_backend_prepare_weight,
  * kernels.h prep; kernels_avx2_kq_prep.c) give the unprepared matmul's bits
- * for 1..13 activation rows: Q4_K the rows8 pair's (llama.cpp's repacked
+ * for 1..13, 32 and 35 activation rows: Q4_K the rows8 pair's (llama.cpp's repacked
  * gemm for groups of 4 rows, its gemv for the rest), Q6_K and Q5_K both of
  * their orders (vec_dot's below 8 rows, llama.cpp's tiled one from 8); the
  * tests above check those against llama.cpp. Blocks of random bytes (every
@@ -698,7 +698,7 @@ Test(kernels, kquant_prepared_weights_match_unprepared) {
         for (int64_t K = 256; K <= 2048; K *= 8) {
             const int64_t nb = K / LLM_QK_K;
             char *w = malloc(bsz * (size_t)(M * nb));
-            float *x = malloc(sizeof(float) * (size_t)(13 * K));
+            float *x = malloc(sizeof(float) * (size_t)(PREP_ROWS_MAX * K));
             cr_assert(w && x);
             prep_random_bytes(w, bsz * (size_t)(M * nb), &st);
             for (int64_t b = 0; b < M * nb; b++) {
@@ -732,7 +732,7 @@ Test(kernels, kquant_prepared_weights_match_unprepared) {
                     }
                 }
             }
-            for (int64_t i = 0; i < 13 * K; i++) x[i] = sinf((float)i * (v == 2 ? 0.29f : v ? 0.23f : 0.37f)) * (i % 97 == 0 ? 40.0f : 1.0f);
+            for (int64_t i = 0; i < PREP_ROWS_MAX * K; i++) x[i] = sinf((float)i * (v == 2 ? 0.29f : v ? 0.23f : 0.37f)) * (i % 97 == 0 ? 40.0f : 1.0f);
             kept_any |= prepared_check(be, t, K, M, w, x);
             free(w);
             free(x);

@@ -612,7 +612,7 @@ Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
 /* A prepared Q8_0 weight (kernels_avx2_q8_0.c: x + 128 against y, started
  * from -128 times y's sums of four) gives the unprepared matmul's bits (the
  * vec_dot order, dot2x4 / dot4x1, checked against llama.cpp elsewhere) for
- * 1..13 rows: random bytes (-128 included: the weight side may hold it),
+ * 1..13, 32 and 35 rows: random bytes (-128 included: the weight side may hold it),
  * one row of -128s and one of 127s, an odd block count (K = 96). */
 Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
     llm_backend *be = prep_backend();
@@ -623,7 +623,7 @@ Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
     for (int c = 0; c < 2; c++) {
         const int64_t K = Ks[c], nb = K / 32;
         llm_block_q8_0 *w = malloc(sizeof(llm_block_q8_0) * (size_t)(M * nb));
-        float *x = malloc(sizeof(float) * (size_t)(13 * K));
+        float *x = malloc(sizeof(float) * (size_t)(PREP_ROWS_MAX * K));
         cr_assert(w && x);
         for (int64_t b = 0; b < M * nb; b++) {
             const uint32_t r = q40_next(&st);
@@ -632,7 +632,7 @@ Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
                 w[b].qs[i] = b / nb == 3 ? -128 : b / nb == 4 ? 127 : (int8_t)(q40_next(&st) >> 24);
             }
         }
-        q40_floats(&st, x, (int)(13 * K));
+        q40_floats(&st, x, (int)(PREP_ROWS_MAX * K));
         kept_any |= prepared_check(be, LLM_DTYPE_Q8_0, K, M, w, x);
         free(w);
         free(x);
@@ -642,7 +642,7 @@ Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
 }
 
 /* Q4_1 (kernels_avx2_q4_1.c): the same matmul before and after the weight
- * is prepared, 1..13 activation rows, K with an odd block count (a padded
+ * is prepared, 1..13, 32 and 35 activation rows, K with an odd block count (a padded
  * pair) and a long one; random nibbles, scales and minimums of both signs.
  * The unprepared path is dot_q4_1_q8_1's order, which the default model's
  * logits tie to llama.cpp's (tests/forward). */
@@ -655,7 +655,7 @@ Test(kernels_q4_0, q4_1_prepared_weight_matches_unprepared) {
     for (int c = 0; c < 2; c++) {
         const int64_t K = Ks[c], nb = K / 32;
         llm_block_q4_1 *w = malloc(sizeof(llm_block_q4_1) * (size_t)(M * nb));
-        float *x = malloc(sizeof(float) * (size_t)(13 * K));
+        float *x = malloc(sizeof(float) * (size_t)(PREP_ROWS_MAX * K));
         cr_assert(w && x);
         for (int64_t b = 0; b < M * nb; b++) {
             uint32_t r = q40_next(&st);
@@ -664,7 +664,7 @@ Test(kernels_q4_0, q4_1_prepared_weight_matches_unprepared) {
             w[b].m = (uint16_t)(((9 + r % 6) << 10) | ((r >> 8) & 0x3FF) | (((r >> 21) & 1) ? 0x8000 : 0));
             prep_random_bytes(w[b].qs, sizeof w[b].qs, &st);
         }
-        q40_floats(&st, x, (int)(13 * K));
+        q40_floats(&st, x, (int)(PREP_ROWS_MAX * K));
         kept_any |= prepared_check(be, LLM_DTYPE_Q4_1, K, M, w, x);
         free(w);
         free(x);

@@ -152,6 +152,13 @@ typedef struct llm__cpu_kernels {
          * tied embedding), so the file's pages stay unread. NULL: get_rows
          * reads the file's bytes. */
         void (*unpack_row)(int64_t K, const void *grp, int r, void *dst);
+        /* Optional, for types whose tiled pair has packed tiles (pack8,
+         * dot16x4_packed): a group as those two 8-row tiles (rows 0..7 at
+         * dst, 8..15 at dst + tile_stride, pack8_bytes(K) each), which a
+         * matmul with many activation rows makes once per group and
+         * multiplies by dot16x4_packed, 4 rows at a time (the rest through
+         * dot); same bits. NULL: dot for every row. */
+        void (*pack16)(int64_t K, const void *grp, void *dst, size_t tile_stride);
     } prep[LLM_DTYPE_END_];
     /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
      * every matmul with n >= 2 activation rows, K % 8 == 0 and M % 4 == 0

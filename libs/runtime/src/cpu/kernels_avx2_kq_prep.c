@@ -21,8 +21,21 @@
 
 #include "cpu/avx2_common.h"
 #include "dtype/blocks.h"
+#include "cpu/kq_tile.h"
 
 #define KQ8_TARGET_ZMM __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+
+/* A 16-row vector (lane r of int32: row r) as the same 32 bytes of two
+ * 8-row packed tiles (cpu/kq_tile.h): rows 0..7 at P0 + off, 8..15 at P1 +
+ * off. */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_tile_put(char *P0, char *P1, size_t off, __m512i v) {
+    _mm256_store_si256((__m256i *)(P0 + off), _mm512_castsi512_si256(v));
+    _mm256_store_si256((__m256i *)(P1 + off), _mm512_extracti64x4_epi64(v, 1));
+}
+
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_tile_putf(char *P0, char *P1, size_t off, __m512 v) {
+    kr_tile_put(P0, P1, off, _mm512_castps_si512(v));
+}
 
 /* ---------------------------------------------------------------- Q4_K -- */
 
@@ -269,6 +282,45 @@ q6kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const in
     }
 }
 
+/* A prepared group as the two 8-row packed tiles of a prompt pass
+ * (cpu/kq_tile.h, rows 0..7 at dst, 8..15 at dst + ts): the quants decoded
+ * as q6kr_lanes decodes them, once per matmul instead of once per 8
+ * activation rows. */
+KQ8_TARGET_ZMM static void q6kr_pack16(int64_t K, const void *grp, void *dst, size_t ts) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
+    const __m512i dup_lo = _mm512_broadcast_i32x4(_mm_set_epi32(0x0D0C0D0C, 0x09080908, 0x05040504, 0x01000100));
+    const __m512i dup_hi = _mm512_broadcast_i32x4(_mm_set_epi32(0x0F0E0F0E, 0x0B0A0B0A, 0x07060706, 0x03020302));
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const char *T = (const char *)grp + (size_t)b * Q6KR_SB;
+        char *P0 = (char *)dst + (size_t)b * KQT_PK, *P1 = P0 + ts;
+        for (int l = 0; l < Q6KR_SB; l += 64) _mm_prefetch(T + Q6KR_PF + l, _MM_HINT_T0);
+        for (int h = 0; h < 2; h++) {
+            for (int g = 0; g < 4; g++) {
+                for (int i = 0; i < 8; i++) {
+                    const __m512i L = _mm512_load_si512((const void *)(T + (size_t)(h * 16 + (g & 1) * 8 + i) * 64));
+                    const __m512i H = _mm512_load_si512((const void *)(T + Q6KR_QH + (size_t)(h * 8 + i) * 64));
+                    const __m512i lo = g < 2 ? _mm512_and_si512(L, m4) : _mm512_and_si512(_mm512_srli_epi16(L, 4), m4);
+                    const __m512i hs = g == 0   ? _mm512_slli_epi16(H, 4)
+                                       : g == 1 ? _mm512_slli_epi16(H, 2)
+                                       : g == 2 ? H
+                                                : _mm512_srli_epi16(H, 2);
+                    /* elements 128 h + 32 g + 4 i ..: chunk 32 h + 8 g + i */
+                    kr_tile_put(P0, P1, (size_t)(32 * h + 8 * g + i) * 32, _mm512_or_si512(lo, _mm512_and_si512(hs, m30)));
+                }
+            }
+        }
+        for (int k = 0; k < 8; k++) {
+            /* per row: the int16 scales of sub-blocks 2k, 2k + 1 */
+            const __m512i P = _mm512_cvtepi8_epi16(_mm256_load_si256((const __m256i *)(T + Q6KR_SC + 32 * k)));
+            kr_tile_put(P0, P1, KQT_SC + 64 * (size_t)k, _mm512_shuffle_epi8(P, dup_lo));
+            kr_tile_put(P0, P1, KQT_SC + 64 * (size_t)k + 32, _mm512_shuffle_epi8(P, dup_hi));
+            kr_tile_put(P0, P1, KQT_OFF + 32 * (size_t)k, _mm512_sub_epi16(_mm512_setzero_si512(), _mm512_slli_epi16(P, 5)));
+        }
+        kr_tile_putf(P0, P1, KQT_D, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q6KR_D))));
+        kr_tile_putf(P0, P1, KQT_DMIN, _mm512_setzero_ps());
+    }
+}
+
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
 q6kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
           const int TILED, const int PF) {
@@ -460,6 +512,40 @@ q5kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const in
     }
 }
 
+/* A prepared group as two 8-row packed tiles (as q6kr_pack16): the fifth
+ * bits placed once per matmul. */
+KQ5_TARGET_ZMM static void q5kr_pack16(int64_t K, const void *grp, void *dst, size_t ts) {
+    const __m512i m4 = _mm512_set1_epi8(0x0F);
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const char *T = (const char *)grp + (size_t)b * Q5KR_SB;
+        char *P0 = (char *)dst + (size_t)b * KQT_PK, *P1 = P0 + ts;
+        for (int l = 0; l < Q5KR_SB; l += 64) _mm_prefetch(T + Q5KR_PF + l, _MM_HINT_T0);
+        for (int p = 0; p < 4; p++) {
+            for (int k = 0; k < 8; k++) {
+                const __m512i q = _mm512_load_si512((const void *)(T + (size_t)(p * 8 + k) * 64));
+                const __m512i h = _mm512_load_si512((const void *)(T + Q5KR_QH + (size_t)k * 64));
+                const __m512i lo = _mm512_or_si512(_mm512_and_si512(q, m4), q5kr_bit(h, 2 * p));
+                const __m512i hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(q, 4), m4), q5kr_bit(h, 2 * p + 1));
+                /* elements 64 p + 4 k .. (sub-block 2p) and 64 p + 32 + 4 k .. (2p + 1) */
+                kr_tile_put(P0, P1, (size_t)(16 * p + k) * 32, lo);
+                kr_tile_put(P0, P1, (size_t)(16 * p + 8 + k) * 32, hi);
+            }
+        }
+        __m512i scb[2], mnb[2];
+        kr_scales_mins(T + Q5KR_SC, scb, mnb);
+        for (int j = 0; j < 8; j++) {
+            /* sub-block j's scale on its two 16-element halves; its min against bsums 2j, 2j + 1 */
+            const __m512i pick = _mm512_broadcast_i32x4(q5kr_pick11(j & 3));
+            const __m512i sc = _mm512_shuffle_epi8(scb[j >> 2], pick);
+            kr_tile_put(P0, P1, KQT_SC + 64 * (size_t)j, sc);
+            kr_tile_put(P0, P1, KQT_SC + 64 * (size_t)j + 32, sc);
+            kr_tile_put(P0, P1, KQT_OFF + 32 * (size_t)j, _mm512_shuffle_epi8(mnb[j >> 2], pick));
+        }
+        kr_tile_putf(P0, P1, KQT_D, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D))));
+        kr_tile_putf(P0, P1, KQT_DMIN, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D + 32))));
+    }
+}
+
 KQ5_TARGET_ZMM static inline __attribute__((always_inline)) void
 q5kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
           const int TILED, const int PF) {
@@ -529,7 +615,8 @@ void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
             .repack = q6kr_repack,
             .dot = q6kr_dot,
             .max_a = 8,
-            .unpack_row = q6kr_unpack_row};
+            .unpack_row = q6kr_unpack_row,
+            .pack16 = q6kr_pack16};
     }
     __builtin_cpu_init();
     if (cpu_has_avx512_vnni() && __builtin_cpu_supports("gfni") && k->tiled[LLM_DTYPE_Q5_K].dot == llm__q5_k_dot_tiled) {
@@ -538,7 +625,8 @@ void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
             .repack = q5kr_repack,
             .dot = q5kr_dot,
             .max_a = 8,
-            .unpack_row = q5kr_unpack_row};
+            .unpack_row = q5kr_unpack_row,
+            .pack16 = q5kr_pack16};
     }
 }
 

@@ -31,6 +31,20 @@
  * rows pass over it. (A prefetch of the next tile for the other kernels was
  * tried: +12% on a 1B Q4_1 at 8 sessions, -5..8% on the default model.) */
 #define STREAM_ROWS 16
+/* A prepared weight's groups (kernels.h prep) are read from memory by their
+ * first pass whatever the row count, so that pass prefetches
+ * (LLM__PREP_STREAM) for prompts too: 1B, llm-bench -t 2 -p N -b N, t/s
+ * before / after: Q4_K_M pp32 384 / 471, pp512 444 / 459; Q4_0 pp128 530 /
+ * 576, pp512 502 / 537; Q8_0 pp512 262 / 266; the default model and Gemma 3
+ * 270M unchanged (1500-1533, 1630-1653).
+ *
+ * From PREP_TILE_ROWS activation rows, a prepared weight with packed tiles
+ * (kernels.h prep pack16: Q6_K, Q5_K) is decoded into them once per group
+ * and matmul instead of once per max_a rows. 1B, t/s without / with: Q5_K_M
+ * pp32 296 / 347, pp512 359-372 / 414-417; Q6_K pp32 282 / 353, pp512 365 /
+ * 411-430; at pp16 the tiles lose (364 / 262: the dot's 8-row passes
+ * stream with prefetch and decode only twice). */
+#define PREP_TILE_ROWS 32
 
 typedef struct {
     const llm__cpu_kernels *k;
@@ -321,6 +335,9 @@ typedef struct {
     size_t gb, a_row, ys_stride;
     int64_t n, K, M;
     llm_dtype act_type;
+    char *tiles; /* NULL, or per piece two packed tiles of tile_bytes (kernels.h prep pack16) */
+    size_t tile_bytes;
+    llm__vec_dot16x4_packed_fn dot16;
 } prep_mm;
 
 static void prep_quantize_task(void *p, int ith, int nth) {
@@ -341,10 +358,20 @@ static void prep_dot_task(void *p, int ith, int nth) {
     for (int64_t g = b; g < e; g++) {
         const char *grp = c->grp + (size_t)g * c->gb;
         const int64_t step = c->pk->max_a;
-        for (int64_t i = 0; i < c->n; i += step) {
+        int64_t i = 0;
+        if (c->tiles) {
+            /* the group decoded once into the tiled pair's packed tiles */
+            char *t = c->tiles + (size_t)ith * 2 * c->tile_bytes;
+            c->pk->pack16(c->K, grp, t, c->tile_bytes);
+            for (; i + 4 <= c->n; i += 4) {
+                c->dot16(c->K, t, c->tile_bytes, c->act + (size_t)i * c->a_row, c->a_row, c->out + i * c->M + g * 16,
+                         (size_t)c->M);
+            }
+        }
+        for (; i < c->n; i += step) {
             const int na = c->n - i < step ? (int)(c->n - i) : (int)step;
             const int32_t *ys = c->ys ? c->ys + (size_t)i * c->ys_stride : NULL;
-            const int flags = (i == 0 && c->n <= STREAM_ROWS ? LLM__PREP_STREAM : 0) | (c->n >= 8 ? LLM__PREP_BATCH8 : 0);
+            const int flags = (i == 0 ? LLM__PREP_STREAM : 0) | (c->n >= 8 ? LLM__PREP_BATCH8 : 0);
             c->pk->dot(c->K, grp, c->act + (size_t)i * c->a_row, c->a_row, ys, c->ys_stride, na,
                        c->out + i * c->M + g * 16, (size_t)c->M, flags);
         }
@@ -382,9 +409,20 @@ static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const 
     if (st != LLM_OK) return st;
     c.act = cpu->act;
     c.ys = c.ys_stride ? cpu->act_ys : NULL;
-    const int nt = be->n_threads;
+    const int nt = be->n_threads, pieces = dot_pieces(c.M, c.K, c.n, nt);
+    const struct llm__dot_pair *tp = &cpu->k.tiled[w->dtype];
+    c.tiles = NULL;
+    c.tile_bytes = 0;
+    c.dot16 = NULL;
+    if (c.pk->pack16 && tp->pack8_bytes && tp->dot16x4_packed && c.n >= PREP_TILE_ROWS) {
+        c.tile_bytes = (tp->pack8_bytes(c.K) + 63) & ~(size_t)63;
+        st = llm__cpu_grow(&cpu->pack, &cpu->pack_size, (size_t)pieces * 2 * c.tile_bytes, "matmul", "packed weights");
+        if (st != LLM_OK) return st;
+        c.tiles = cpu->pack;
+        c.dot16 = tp->dot16x4_packed;
+    }
     llm__threadpool_run(cpu->tp, prep_quantize_task, &c, c.n < nt ? (int)c.n : nt);
-    llm__threadpool_run(cpu->tp, prep_dot_task, &c, dot_pieces(c.M, c.K, c.n, nt));
+    llm__threadpool_run(cpu->tp, prep_dot_task, &c, pieces);
     return LLM_OK;
 }
 
