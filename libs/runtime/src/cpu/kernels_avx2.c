@@ -677,6 +677,8 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     llm__cpu_kernels_avx2_kq(k); /* Q4_K, Q6_K dots, Q8_K quantizer: kernels_avx2_kq.c */
     llm__cpu_kernels_avx2_q8_0(k); /* Q8_0 dot2x4 / dot4x1 (broadcast scales, AVX-VNNI): kernels_avx2_q8_0.c */
     llm__cpu_kernels_avx2_q4_1(k); /* Q4_1 weights prepared at load: kernels_avx2_q4_1.c */
+    llm__cpu_kernels_avx2_q3k(k); /* Q3_K dot (llama.cpp's vec_dot order): kernels_avx2_q3k.c */
+    llm__cpu_kernels_avx2_q2k(k); /* Q2_K dot, likewise: kernels_avx2_q2k.c */
     llm__cpu_kernels_avx2_kq8(k); /* dot8 of the Q4_K rows8 and Q6_K tiled pairs: kernels_avx2_kq8.c */
     llm__cpu_kernels_avx2_kq_tile(k); /* Q6_K / Q5_K packed tiles for prompt passes: kernels_avx2_kq_tile.c */
     llm__cpu_kernels_avx2_kq_prep(k); /* Q4_K / Q6_K weights prepared at load: kernels_avx2_kq_prep.c */
@@ -684,8 +686,6 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     (void)llm__cpu_kernels_avx512_attn(k); /* ... in 16-lane registers where the CPU has them: attention_avx512.c */
     llm__cpu_kernels_avx2_q4_0(k); /* Q4_0 rows8 pair (llama.cpp's repacked order): kernels_avx2_q4_0.c */
     llm__cpu_kernels_avx2_sgemm(k); /* F16/BF16 sgemm pairs (llama.cpp's tinyBLAS order): kernels_avx2_sgemm.c */
-    llm__cpu_kernels_avx2_q3k(k); /* Q3_K dot (llama.cpp's vec_dot order): kernels_avx2_q3k.c */
-    llm__cpu_kernels_avx2_q2k(k); /* Q2_K dot, likewise: kernels_avx2_q2k.c */
     llm__cpu_kernels_avx2_tofloat(k); /* KV cache rows to floats: kernels_avx2_tofloat.c */
     llm__expf_n_fn ef = llm__cpu_expf_n_avx2_get(); /* libm's expf, 4 lanes: kernels_avx2_expf.c */
     if (ef && llm__cpu_expf_matches_libm(ef)) k->expf_n = ef;

@@ -601,6 +601,178 @@ q5kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, 
 
 KR_TWO_ORDER_DOT(KQ5_TARGET_ZMM, q5kr_dot, q5kr_dotN)
 
+/* ---------------------------------------------------------------- Q2_K -- */
+
+/* A Q2_K weight prepared at load (kernels.h prep): per group of 16 rows, per
+ * super-block (Q2KR_SB bytes, 64-byte aligned):
+ *   qs [16 dwords c][16 rows][4 bytes]: bytes 4c .. 4c + 3 of row r's qs
+ *      (bits 2s of byte 32h + b: element 32 (4h + s) + b);
+ *   scales [4 dwords][16 rows][4 bytes]: row r's 16 scale bytes (low
+ *      nibble the scale, high the min, of sub-blocks 4m .. 4m + 3);
+ *   d, dmin [16 rows] fp16 each.
+ * 84 bytes per row and super-block, as the file. Both orders of the matmul
+ * without the copy (kernels_avx2_q2k.c), as the Q6_K / Q5_K copies: below 8
+ * activation rows vec_dot's (8 lanes per row, lane k the mins of sub-blocks
+ * 2k, 2k + 1 against their bsums, acc_k = fma(-d_y dmin_x, float(that),
+ * acc_k) first, then lane k of the quants, sc q y over bytes 4k .. 4k + 3 of
+ * every 32-element group, acc_k = fma(d_y d_x, float(lane k), acc_k), hsum8
+ * at the end), from 8 the tiled one (the exact totals S1, S2, r = d_x
+ * float(S1) - dmin_x float(S2) in one rounding, acc = fma(r, d_y, acc)).
+ * Lane r of a register is row r: each chunk's four products summed by
+ * vpmaddubsw pairs and scaled into the int32 by vpdpwssd, the mins by one
+ * vpdpwssd per pair of sub-blocks: vec_dot's integers. From PREP_TILE_ROWS
+ * activation rows the matmul packs a group into kq_tile.h's tiles instead
+ * (q2kr_pack16). */
+#define Q2KR_SB 1344
+#define Q2KR_SC 1024
+#define Q2KR_D 1280
+/* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
+#define Q2KR_PF 10752
+
+static size_t q2kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q2KR_SB; }
+
+static void q2kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        uint8_t *T = (uint8_t *)grp + (size_t)b * Q2KR_SB;
+        for (int r = 0; r < 16; r++) {
+            const llm_block_q2_k *x = (const llm_block_q2_k *)((const char *)w + (size_t)r * w_stride) + b;
+            r16_put(T, x->qs, 16, r);
+            r16_put(T + Q2KR_SC, x->scales, 4, r);
+            memcpy(T + Q2KR_D + 2 * r, &x->d, 2);
+            memcpy(T + Q2KR_D + 32 + 2 * r, &x->dmin, 2);
+        }
+    }
+}
+
+static void q2kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q2KR_SB;
+        llm_block_q2_k *x = (llm_block_q2_k *)dst + b;
+        r16_get(x->qs, T, 16, r);
+        r16_get(x->scales, T + Q2KR_SC, 4, r);
+        memcpy(&x->d, T + Q2KR_D + 2 * r, 2);
+        memcpy(&x->dmin, T + Q2KR_D + 32 + 2 * r, 2);
+    }
+}
+
+/* The scale (hi 0) or min (hi 1) nibbles of scale dword m, per byte. */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q2kr_nib(const char *T, int m, const int hi) {
+    const __m512i v = _mm512_load_si512((const void *)(T + Q2KR_SC + 64 * m));
+    return _mm512_and_si512(hi ? _mm512_srli_epi16(v, 4) : v, _mm512_set1_epi8(0x0F));
+}
+
+/* Per row: sub-block t's scale as two int16; the mins of sub-blocks 2k,
+ * 2k + 1 as an int16 pair. */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q2kr_scale(const char *T, int t) {
+    return _mm512_shuffle_epi8(q2kr_nib(T, t / 4, 0), _mm512_broadcast_i32x4(q5kr_pick11(t % 4)));
+}
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q2kr_minpair(const char *T, int k) {
+    return _mm512_shuffle_epi8(q2kr_nib(T, k / 2, 1), _mm512_broadcast_i32x4(q4kr_pick2(2 * (k % 2))));
+}
+
+/* The quants of chunk k of 32-element group g (elements 32 g + 4 k ..), 16 rows. */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q2kr_q(const char *T, int g, int k) {
+    const __m512i W = _mm512_load_si512((const void *)(T + (size_t)(8 * (g / 4) + k) * 64));
+    return _mm512_and_si512(_mm512_srli_epi16(W, 2 * (g % 4)), _mm512_set1_epi8(0x03));
+}
+
+/* One super-block of 16 rows by NA activation rows: vec_dot's 8 quant lanes
+ * and 8 mins lanes per row (LANES: S[j][k], M[j][k]) or their exact totals
+ * (S[j][0], M[j][0]). */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q2kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8],
+           __m512i M[8][8]) {
+    for (int j = 0; j < NA; j++)
+        for (int k = 0; k < (LANES ? 8 : 1); k++) S[j][k] = M[j][k] = _mm512_setzero_si512();
+    for (int k = 0; k < 8; k++) {
+        const __m512i mp = q2kr_minpair(T, k);
+        for (int j = 0; j < NA; j++) {
+            const int kk = LANES ? k : 0;
+            M[j][kk] = _mm512_dpwssd_epi32(M[j][kk], mp, zmm_bcast4(y[j]->bsums + 2 * k));
+        }
+    }
+    for (int g = 0; g < 8; g++) {
+        const __m512i sc0 = q2kr_scale(T, 2 * g), sc1 = q2kr_scale(T, 2 * g + 1);
+        for (int k = 0; k < 8; k++) {
+            const __m512i q = q2kr_q(T, g, k);
+            for (int j = 0; j < NA; j++) {
+                const int kk = LANES ? k : 0;
+                const __m512i p = _mm512_maddubs_epi16(q, zmm_bcast4(y[j]->qs + 32 * g + 4 * k));
+                S[j][kk] = _mm512_dpwssd_epi32(S[j][kk], p, k < 4 ? sc0 : sc1);
+            }
+        }
+    }
+}
+
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q2kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
+          const int TILED, const int PF) {
+    const int64_t nb = n / LLM_QK_K;
+    if (TILED) {
+        __m512 acc[8];
+        for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            const char *T = G + (size_t)b * Q2KR_SB;
+            if (PF) {
+                for (int l = 0; l < Q2KR_SB; l += 64) _mm_prefetch(T + Q2KR_PF + l, _MM_HINT_T0);
+            }
+            const llm_block_q8_k *y[8];
+            for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
+            __m512i S[8][8], M[8][8];
+            q2kr_lanes(T, y, NA, 0, S, M);
+            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D)));
+            const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D + 32)));
+            for (int j = 0; j < NA; j++) {
+                const __m512 r = _mm512_fnmadd_ps(mw, _mm512_cvtepi32_ps(M[j][0]), _mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0])));
+                acc[j] = _mm512_fmadd_ps(r, _mm512_set1_ps(y[j]->d), acc[j]);
+            }
+        }
+        for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+        return;
+    }
+    /* vec_dot's order, one activation row per pass */
+    for (int j = 0; j < NA; j++) {
+        __m512 acc[8];
+        for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            const char *T = G + (size_t)b * Q2KR_SB;
+            if (PF && j == 0) {
+                for (int l = 0; l < Q2KR_SB; l += 64) _mm_prefetch(T + Q2KR_PF + l, _MM_HINT_T0);
+            }
+            const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};
+            __m512i S[8][8], M[8][8];
+            q2kr_lanes(T, y, 1, 1, S, M);
+            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D)));
+            const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D + 32)));
+            const __m512 dm = _mm512_mul_ps(_mm512_set1_ps(-y[0]->d), mw), d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), dw);
+            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(dm, _mm512_cvtepi32_ps(M[0][k]), acc[k]);
+            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);
+        }
+        /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3) */
+        const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);
+        const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);
+        _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+    }
+}
+
+KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q2kr_dot, q2kr_dotN)
+
+/* A prepared group as two 8-row packed tiles (as q6kr_pack16). */
+KQ8_TARGET_ZMM static void q2kr_pack16(int64_t K, const void *grp, void *dst, size_t ts) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const char *T = (const char *)grp + (size_t)b * Q2KR_SB;
+        char *P0 = (char *)dst + (size_t)b * KQT_PK, *P1 = P0 + ts;
+        for (int l = 0; l < Q2KR_SB; l += 64) _mm_prefetch(T + Q2KR_PF + l, _MM_HINT_T0);
+        for (int g = 0; g < 8; g++) {
+            for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, (size_t)(8 * g + k) * 32, q2kr_q(T, g, k));
+        }
+        for (int t = 0; t < 16; t++) kr_tile_put(P0, P1, KQT_SC + 32 * (size_t)t, q2kr_scale(T, t));
+        for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, KQT_OFF + 32 * (size_t)k, q2kr_minpair(T, k));
+        kr_tile_putf(P0, P1, KQT_D, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D))));
+        kr_tile_putf(P0, P1, KQT_DMIN, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D + 32))));
+    }
+}
+
 void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
     if (cpu_has_avx512_vnni() && k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
         k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){
@@ -627,6 +799,17 @@ void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
             .max_a = 8,
             .unpack_row = q5kr_unpack_row,
             .pack16 = q5kr_pack16};
+    }
+    /* Q2_K's pairs are registered by kernels_avx2_q2k.c (before this) */
+    if (cpu_has_avx512_vnni() && k->dot[LLM_DTYPE_Q2_K] && k->tiled[LLM_DTYPE_Q2_K].dot4 &&
+        k->tiled[LLM_DTYPE_Q2_K].pack8) {
+        k->prep[LLM_DTYPE_Q2_K] = (struct llm__prep_kernels){
+            .group_bytes = q2kr_group_bytes,
+            .repack = q2kr_repack,
+            .dot = q2kr_dot,
+            .max_a = 8,
+            .unpack_row = q2kr_unpack_row,
+            .pack16 = q2kr_pack16};
     }
 }
 
