@@ -678,27 +678,33 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
     }
 }
 
-/* Prepared Q4_K, Q6_K, Q5_K and Q2_K weights (llm_backend_prepare_weight,
+/* Prepared Q4_K, Q6_K, Q5_K, Q2_K and Q3_K weights (llm_backend_prepare_weight,
  * kernels.h prep; kernels_avx2_kq_prep.c) give the unprepared matmul's bits
  * for 1..13, 32 and 35 activation rows: Q4_K the rows8 pair's (llama.cpp's repacked
- * gemm for groups of 4 rows, its gemv for the rest), Q6_K, Q5_K and Q2_K both of
+ * gemm for groups of 4 rows, its gemv for the rest), the others both of
  * their orders (vec_dot's below 8 rows, llama.cpp's tiled one from 8); the
  * tests above check those against llama.cpp. Blocks of random bytes (every
  * byte pattern is a valid block: Q4_K / Q5_K scales and mins up to 63,
  * quants up to 15 / 31, Q6_K scales -128..127 and quants 0..63, Q2_K any
- * nibbles and quants 0..3), one row of
- * all-ones bytes, fp16 scales of moderate size. */
+ * nibbles and quants 0..3, Q3_K scales -32..31 and quants -4..3), one row of
+ * all-ones bytes (Q3_K: and one of zeros, scales -32 and quants -4),
+ * fp16 scales of moderate size. */
 Test(kernels, kquant_prepared_weights_match_unprepared) {
     llm_backend *be = prep_backend();
     const int64_t M = 48;
-    for (int v = 0; v < 4; v++) {
-        const llm_dtype t = v == 3 ? LLM_DTYPE_Q2_K : v == 2 ? LLM_DTYPE_Q5_K : v ? LLM_DTYPE_Q6_K : LLM_DTYPE_Q4_K;
-        const size_t bsz = v == 3   ? sizeof(llm_block_q2_k)
+    for (int v = 0; v < 5; v++) {
+        const llm_dtype t = v == 4   ? LLM_DTYPE_Q3_K
+                            : v == 3 ? LLM_DTYPE_Q2_K
+                            : v == 2 ? LLM_DTYPE_Q5_K
+                            : v      ? LLM_DTYPE_Q6_K
+                                     : LLM_DTYPE_Q4_K;
+        const size_t bsz = v == 4   ? sizeof(llm_block_q3_k)
+                           : v == 3 ? sizeof(llm_block_q2_k)
                            : v == 2 ? sizeof(llm_block_q5_k)
                            : v      ? sizeof(llm_block_q6_k)
                                     : sizeof(llm_block_q4_k);
         int kept_any = 0;
-        uint32_t st = v == 3 ? 0x13579BDu : v == 2 ? 0x2468ACEu : v ? 0x7654321u : 0x1234567u;
+        uint32_t st = v == 4 ? 0xACE1357u : v == 3 ? 0x13579BDu : v == 2 ? 0x2468ACEu : v ? 0x7654321u : 0x1234567u;
         for (int64_t K = 256; K <= 2048; K *= 8) {
             const int64_t nb = K / LLM_QK_K;
             char *w = malloc(bsz * (size_t)(M * nb));
@@ -710,7 +716,19 @@ Test(kernels, kquant_prepared_weights_match_unprepared) {
                 prep_random_bytes(&r, sizeof r, &st);
                 const uint16_t d =
                     llm_fp32_to_fp16(ldexpf(1.0f + (float)(r % 1000) / 1000.0f, -8 - 2 * (v == 1) - (int)(r >> 29)));
-                if (v == 3) {
+                if (v == 4) {
+                    llm_block_q3_k *q = (llm_block_q3_k *)w + b;
+                    q->d = d;
+                    if (b / nb == 13) {
+                        memset(q->qs, 0xFF, sizeof q->qs);
+                        memset(q->hmask, 0xFF, sizeof q->hmask);
+                        memset(q->scales, 0xFF, sizeof q->scales);
+                    } else if (b / nb == 14) {
+                        memset(q->qs, 0, sizeof q->qs);
+                        memset(q->hmask, 0, sizeof q->hmask);
+                        memset(q->scales, 0, sizeof q->scales);
+                    }
+                } else if (v == 3) {
                     llm_block_q2_k *q = (llm_block_q2_k *)w + b;
                     q->d = d;
                     q->dmin = llm_fp32_to_fp16(ldexpf(1.0f + (float)((r >> 10) % 1000) / 1000.0f, -9 - (int)((r >> 24) % 4)));
@@ -744,7 +762,7 @@ Test(kernels, kquant_prepared_weights_match_unprepared) {
                     }
                 }
             }
-            for (int64_t i = 0; i < PREP_ROWS_MAX * K; i++) x[i] = sinf((float)i * (v == 3 ? 0.31f : v == 2 ? 0.29f : v ? 0.23f : 0.37f)) * (i % 97 == 0 ? 40.0f : 1.0f);
+            for (int64_t i = 0; i < PREP_ROWS_MAX * K; i++) x[i] = sinf((float)i * (v == 4 ? 0.41f : v == 3 ? 0.31f : v == 2 ? 0.29f : v ? 0.23f : 0.37f)) * (i % 97 == 0 ? 40.0f : 1.0f);
             /* Q2_K: activations of one sign, so the mins' total is large
              * enough that the tiled order's one-rounding epilogue shows */
             for (int64_t i = 0; v == 3 && i < PREP_ROWS_MAX * K; i++) x[i] = fabsf(x[i]);

@@ -773,6 +773,189 @@ KQ8_TARGET_ZMM static void q2kr_pack16(int64_t K, const void *grp, void *dst, si
     }
 }
 
+/* ---------------------------------------------------------------- Q3_K -- */
+
+/* A Q3_K weight prepared at load (kernels.h prep): per group of 16 rows, per
+ * super-block (Q3KR_SB bytes, 64-byte aligned):
+ *   qs [16 dwords c][16 rows][4 bytes]: bytes 4c .. 4c + 3 of row r's qs
+ *      (the two low bits, as Q2_K's);
+ *   hmask [8 dwords k][16 rows][4 bytes]: bytes 4k .. 4k + 3 of row r's
+ *      hmask (bit g: the high bit of element 32 g + 4k ..);
+ *   scales [3 dwords][16 rows][4 bytes]: row r's 12 packed scale bytes;
+ *   d [16 rows] fp16; 32 bytes of padding.
+ * 112 bytes per row and super-block against the file's 110. The orders of
+ * kernels_avx2_q3k.c: below 8 activation rows vec_dot's (8 lanes per row,
+ * lane k the sums sc q y over bytes 4k .. 4k + 3 of every 32-element group,
+ * q in -4..3, acc_k = fma(d_y d_x, float(lane k), acc_k), hsum8), from 8 the
+ * tiled one (the exact total S, acc = fma(d_x float(S), d_y, acc)). The
+ * quants are decoded as u = q + 4 (0..7); vec_dot's lanes take the 4 y off
+ * each vpmaddubsw pair in int16 (the activation's 4 (y0 + y1), 4 (y2 + y3),
+ * formed once per super-block: |u y pair - 4 y pair| <= 2 * 7 * 128 + 1024),
+ * the tiled total once per super-block from bsums, as the packed tiles do.
+ * Then vpdpwssd by the scale (6 bits less 32, as int16): the same exact
+ * integers, the same bits. */
+#define Q3KR_SB 1792
+#define Q3KR_HM 1024
+#define Q3KR_SC 1536
+#define Q3KR_D 1728
+/* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
+#define Q3KR_PF 10752
+
+static size_t q3kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q3KR_SB; }
+
+static void q3kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        uint8_t *T = (uint8_t *)grp + (size_t)b * Q3KR_SB;
+        for (int r = 0; r < 16; r++) {
+            const llm_block_q3_k *x = (const llm_block_q3_k *)((const char *)w + (size_t)r * w_stride) + b;
+            r16_put(T, x->qs, 16, r);
+            r16_put(T + Q3KR_HM, x->hmask, 8, r);
+            r16_put(T + Q3KR_SC, x->scales, 3, r);
+            memcpy(T + Q3KR_D + 2 * r, &x->d, 2);
+        }
+        memset(T + Q3KR_D + 32, 0, Q3KR_SB - Q3KR_D - 32);
+    }
+}
+
+static void q3kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q3KR_SB;
+        llm_block_q3_k *x = (llm_block_q3_k *)dst + b;
+        r16_get(x->qs, T, 16, r);
+        r16_get(x->hmask, T + Q3KR_HM, 8, r);
+        r16_get(x->scales, T + Q3KR_SC, 3, r);
+        memcpy(&x->d, T + Q3KR_D + 2 * r, 2);
+    }
+}
+
+/* Per row (dword lane): the scales of sub-blocks 4m .. 4m + 3 plus 32, as
+ * bytes (the 4 low bits from dword 0 or 1, the 2 high ones from dword 2). */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q3kr_sc4(const char *T, int m) {
+    const __m512i W = _mm512_load_si512((const void *)(T + Q3KR_SC + 64 * (m & 1)));
+    const __m512i W2 = _mm512_load_si512((const void *)(T + Q3KR_SC + 128));
+    const __m512i lo = _mm512_and_si512(m < 2 ? W : _mm512_srli_epi16(W, 4), _mm512_set1_epi8(0x0F));
+    const __m512i hi = _mm512_and_si512(_mm512_slli_epi16(_mm512_srli_epi16(W2, 2 * m), 4), _mm512_set1_epi8(0x30));
+    return _mm512_or_si512(lo, hi);
+}
+
+/* Per row: sub-block t's scale (-32..31) as two int16. */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q3kr_scale(const char *T, int t) {
+    const __m512i u = _mm512_shuffle_epi8(q3kr_sc4(T, t / 4), _mm512_broadcast_i32x4(q5kr_pick11(t % 4)));
+    return _mm512_sub_epi16(u, _mm512_set1_epi16(32));
+}
+
+/* Per row: (-4 sc[2k], -4 sc[2k + 1]) as an int16 pair, the coefficients of
+ * bsums 2k, 2k + 1 in the exact total. */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q3kr_offsets(const char *T, int k) {
+    const __m512i pair = _mm512_mask_blend_epi16(0xAAAAAAAAu, q3kr_scale(T, 2 * k), q3kr_scale(T, 2 * k + 1));
+    return _mm512_mullo_epi16(pair, _mm512_set1_epi16(-4));
+}
+
+/* u = q + 4 of chunk k of group g (elements 32 g + 4 k ..), 16 rows. */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q3kr_u(const char *T, int g, int k) {
+    const __m512i W = _mm512_load_si512((const void *)(T + (size_t)(8 * (g / 4) + k) * 64));
+    const __m512i H = _mm512_load_si512((const void *)(T + Q3KR_HM + (size_t)k * 64));
+    const __m512i low = _mm512_and_si512(_mm512_srli_epi16(W, 2 * (g % 4)), _mm512_set1_epi8(0x03));
+    const __m512i hb = g >= 2 ? _mm512_srli_epi16(H, g - 2) : _mm512_slli_epi16(H, 2 - g);
+    return _mm512_or_si512(low, _mm512_and_si512(hb, _mm512_set1_epi8(0x04)));
+}
+
+/* One super-block of 16 rows by NA activation rows: vec_dot's 8 lanes per
+ * row (LANES: S[j][k]) or the exact total (S[j][0]). */
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q3kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8]) {
+    int16_t y4[8][128]; /* LANES: per activation row, 4 (y[2i] + y[2i + 1]) */
+    for (int j = 0; j < NA; j++) {
+        for (int k = 0; k < (LANES ? 8 : 1); k++) S[j][k] = _mm512_setzero_si512();
+        for (int h = 0; LANES && h < 8; h++) {
+            const __m256i yv = _mm256_loadu_si256((const __m256i *)(y[j]->qs + 32 * h));
+            _mm256_storeu_si256((__m256i *)(y4[j] + 16 * h), _mm256_maddubs_epi16(_mm256_set1_epi8(4), yv));
+        }
+    }
+    for (int g = 0; g < 8; g++) {
+        const __m512i sc0 = q3kr_scale(T, 2 * g), sc1 = q3kr_scale(T, 2 * g + 1);
+        for (int k = 0; k < 8; k++) {
+            const __m512i u = q3kr_u(T, g, k);
+            for (int j = 0; j < NA; j++) {
+                __m512i p = _mm512_maddubs_epi16(u, zmm_bcast4(y[j]->qs + 32 * g + 4 * k));
+                if (LANES) p = _mm512_sub_epi16(p, zmm_bcast4(y4[j] + 16 * g + 2 * k));
+                const int kk = LANES ? k : 0;
+                S[j][kk] = _mm512_dpwssd_epi32(S[j][kk], p, k < 4 ? sc0 : sc1);
+            }
+        }
+    }
+    for (int k = 0; !LANES && k < 8; k++) {
+        /* the total's -4 sum sc y: -4 sc of sub-blocks 2k, 2k + 1 against their bsums */
+        const __m512i o = q3kr_offsets(T, k);
+        for (int j = 0; j < NA; j++) S[j][0] = _mm512_dpwssd_epi32(S[j][0], o, zmm_bcast4(y[j]->bsums + 2 * k));
+    }
+}
+
+KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
+q3kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
+          const int TILED, const int PF) {
+    const int64_t nb = n / LLM_QK_K;
+    if (TILED) {
+        __m512 acc[8];
+        for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            const char *T = G + (size_t)b * Q3KR_SB;
+            if (PF) {
+                for (int l = 0; l < Q3KR_SB; l += 64) _mm_prefetch(T + Q3KR_PF + l, _MM_HINT_T0);
+            }
+            const llm_block_q8_k *y[8];
+            for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
+            __m512i S[8][8];
+            q3kr_lanes(T, y, NA, 0, S);
+            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q3KR_D)));
+            for (int j = 0; j < NA; j++) {
+                acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0])), _mm512_set1_ps(y[j]->d), acc[j]);
+            }
+        }
+        for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
+        return;
+    }
+    /* vec_dot's order, one activation row per pass */
+    for (int j = 0; j < NA; j++) {
+        __m512 acc[8];
+        for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
+        for (int64_t b = 0; b < nb; b++) {
+            const char *T = G + (size_t)b * Q3KR_SB;
+            if (PF && j == 0) {
+                for (int l = 0; l < Q3KR_SB; l += 64) _mm_prefetch(T + Q3KR_PF + l, _MM_HINT_T0);
+            }
+            const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};
+            __m512i S[8][8];
+            q3kr_lanes(T, y, 1, 1, S);
+            const __m512 d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q3KR_D))));
+            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);
+        }
+        /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3) */
+        const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);
+        const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);
+        _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
+    }
+}
+
+KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q3kr_dot, q3kr_dotN)
+
+/* A prepared group as two 8-row packed tiles (as q6kr_pack16): u = q + 4,
+ * the offsets -4 sc. */
+KQ8_TARGET_ZMM static void q3kr_pack16(int64_t K, const void *grp, void *dst, size_t ts) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const char *T = (const char *)grp + (size_t)b * Q3KR_SB;
+        char *P0 = (char *)dst + (size_t)b * KQT_PK, *P1 = P0 + ts;
+        for (int l = 0; l < Q3KR_SB; l += 64) _mm_prefetch(T + Q3KR_PF + l, _MM_HINT_T0);
+        for (int g = 0; g < 8; g++) {
+            for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, (size_t)(8 * g + k) * 32, q3kr_u(T, g, k));
+        }
+        for (int t = 0; t < 16; t++) kr_tile_put(P0, P1, KQT_SC + 32 * (size_t)t, q3kr_scale(T, t));
+        for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, KQT_OFF + 32 * (size_t)k, q3kr_offsets(T, k));
+        kr_tile_putf(P0, P1, KQT_D, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q3KR_D))));
+        kr_tile_putf(P0, P1, KQT_DMIN, _mm512_setzero_ps());
+    }
+}
+
 void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
     if (cpu_has_avx512_vnni() && k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
         k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){
@@ -800,7 +983,17 @@ void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
             .unpack_row = q5kr_unpack_row,
             .pack16 = q5kr_pack16};
     }
-    /* Q2_K's pairs are registered by kernels_avx2_q2k.c (before this) */
+    /* Q3_K's and Q2_K's pairs are registered by kernels_avx2_q3k.c / _q2k.c (before this) */
+    if (cpu_has_avx512_vnni() && k->dot[LLM_DTYPE_Q3_K] && k->tiled[LLM_DTYPE_Q3_K].dot4 &&
+        k->tiled[LLM_DTYPE_Q3_K].pack8) {
+        k->prep[LLM_DTYPE_Q3_K] = (struct llm__prep_kernels){
+            .group_bytes = q3kr_group_bytes,
+            .repack = q3kr_repack,
+            .dot = q3kr_dot,
+            .max_a = 8,
+            .unpack_row = q3kr_unpack_row,
+            .pack16 = q3kr_pack16};
+    }
     if (cpu_has_avx512_vnni() && k->dot[LLM_DTYPE_Q2_K] && k->tiled[LLM_DTYPE_Q2_K].dot4 &&
         k->tiled[LLM_DTYPE_Q2_K].pack8) {
         k->prep[LLM_DTYPE_Q2_K] = (struct llm__prep_kernels){
