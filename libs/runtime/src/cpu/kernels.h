@@ -136,7 +136,8 @@ typedef struct llm__cpu_kernels {
      * LLM__PREP_STREAM, the group is read from memory (its first pass), so
      * the bytes after it are prefetched as it is read; LLM__PREP_BATCH8, the
      * matmul has 8 or more activation rows (for types whose order depends
-     * on it: Q6_K and Q5_K, llama.cpp's tiled order from 8 rows). */
+     * on it: Q6_K, Q5_K, Q3_K and Q2_K, llama.cpp's tiled order from 8
+     * rows). */
 #define LLM__PREP_STREAM 1
 #define LLM__PREP_BATCH8 2
     struct llm__prep_kernels {

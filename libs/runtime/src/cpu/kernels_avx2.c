@@ -681,7 +681,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     llm__cpu_kernels_avx2_q2k(k); /* Q2_K dot, likewise: kernels_avx2_q2k.c */
     llm__cpu_kernels_avx2_kq8(k); /* dot8 of the Q4_K rows8 and Q6_K tiled pairs: kernels_avx2_kq8.c */
     llm__cpu_kernels_avx2_kq_tile(k); /* Q6_K / Q5_K packed tiles for prompt passes: kernels_avx2_kq_tile.c */
-    llm__cpu_kernels_avx2_kq_prep(k); /* Q4_K / Q6_K weights prepared at load: kernels_avx2_kq_prep.c */
+    llm__cpu_kernels_avx2_kq_prep(k); /* K-quant weights prepared at load (after the above): kernels_avx2_kq_prep.c */
     llm__cpu_kernels_avx2_attn(k); /* grouped attention: attention_avx2.c */
     (void)llm__cpu_kernels_avx512_attn(k); /* ... in 16-lane registers where the CPU has them: attention_avx512.c */
     llm__cpu_kernels_avx2_q4_0(k); /* Q4_0 rows8 pair (llama.cpp's repacked order): kernels_avx2_q4_0.c */

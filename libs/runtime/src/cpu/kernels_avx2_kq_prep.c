@@ -1,12 +1,14 @@
 /*
- * cpu/kernels_avx2_kq_prep.c -- the Q4_K, Q6_K and Q5_K weights prepared
- * at load (kernels.h prep, runtime.h llm_backend_prepare_weight): their
- * 16-row layouts, and the AVX-512 VNNI products on them that keep the
+ * cpu/kernels_avx2_kq_prep.c -- the Q4_K, Q6_K, Q5_K, Q3_K and Q2_K weights
+ * prepared at load (kernels.h prep, runtime.h llm_backend_prepare_weight):
+ * their 16-row layouts, and the AVX-512 VNNI products on them that keep the
  * orders of the matmul without the copy (Q4_K: the rows8 pair's gemm /
- * gemv; Q6_K and Q5_K: vec_dot's below 8 activation rows, llama.cpp's tiled
- * one from 8). The
- * packed tiles these replace, and the dot8 kernels, are in
- * kernels_avx2_kq8.c.
+ * gemv; the others: vec_dot's below 8 activation rows, llama.cpp's tiled
+ * one from 8). From PREP_TILE_ROWS activation rows (matmul_cpu.c) the
+ * matmul decodes a Q6_K / Q5_K / Q3_K / Q2_K group once into the packed
+ * tiles of cpu/kq_tile.h instead (pack16 here, the products in
+ * kernels_avx2_kq_tile.c). The dot8 kernels of the unprepared weights are
+ * in kernels_avx2_kq8.c.
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
  * llm__cpu_kernels_avx2() once the CPU has been checked.

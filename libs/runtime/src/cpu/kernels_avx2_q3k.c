@@ -26,6 +26,11 @@
  * 2 threads: pp512 2.0 -> 120 t/s, tg64 2.0 -> 36-40 t/s against the scalar
  * loop per element this replaced).
  *
+ * Prompt passes (8 or more rows, the tiled order) multiply packed tiles
+ * (cpu/kq_tile.h, q3k_pack8 below): 1B Q3_K_M pp512 120 -> 381-444 t/s. On
+ * AVX-512 VNNI CPUs the weights are prepared at load instead
+ * (kernels_avx2_kq_prep.c: tg64 40 -> 62-64 t/s).
+ *
  * AVX2 only: the scalar registry has no Q3_K entry, so a portable build still
  * reports Q3_K as unsupported. Golden: tests/runtime/test_kernels_q4_0.c
  * (scripts/golden/kernels/q3k_llamacpp.py).
