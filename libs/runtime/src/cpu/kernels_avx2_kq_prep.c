@@ -19,6 +19,7 @@
     (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
 
 #include <immintrin.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "cpu/avx2_common.h"
@@ -38,6 +39,52 @@ KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_tile_put(cha
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_tile_putf(char *P0, char *P1, size_t off, __m512 v) {
     kr_tile_put(P0, P1, off, _mm512_castps_si512(v));
 }
+
+/* A prepared layout as a table (kernels.h prep): per super-block of 16
+ * rows, each field of the file's block as [n pieces c][16 rows][w bytes]
+ * at dst (piece c of row r: bytes src + w c .. of its block), so an fp16 is
+ * n 1, w 2; the bytes of the group's super-block not written are zero. */
+struct kr_field {
+    uint16_t src, dst; /* byte offsets in the file's block and the group's super-block */
+    uint8_t n, w;      /* n 0: no field */
+};
+struct kr_layout {
+    size_t block, sb; /* bytes per row's block, per group's super-block */
+    struct kr_field f[5];
+};
+
+static void kr_repack(const struct kr_layout *L, int64_t K, const void *w, size_t w_stride, void *grp) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        char *T = (char *)grp + (size_t)b * L->sb;
+        memset(T, 0, L->sb);
+        for (int r = 0; r < 16; r++) {
+            const char *x = (const char *)w + (size_t)r * w_stride + (size_t)b * L->block;
+            for (int i = 0; i < 5 && L->f[i].n; i++) {
+                const struct kr_field *f = &L->f[i];
+                for (int c = 0; c < f->n; c++) memcpy(T + f->dst + (16 * c + r) * f->w, x + f->src + c * f->w, f->w);
+            }
+        }
+    }
+}
+
+static void kr_unpack_row(const struct kr_layout *L, int64_t K, const void *grp, int r, void *dst) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const char *T = (const char *)grp + (size_t)b * L->sb;
+        char *x = (char *)dst + (size_t)b * L->block;
+        for (int i = 0; i < 5 && L->f[i].n; i++) {
+            const struct kr_field *f = &L->f[i];
+            for (int c = 0; c < f->n; c++) memcpy(x + f->src + c * f->w, T + f->dst + (16 * c + r) * f->w, f->w);
+        }
+    }
+}
+
+/* NAME_group_bytes, NAME_repack and NAME_unpack_row of a layout table. */
+#define KR_LAYOUT_FNS(NAME, L)                                                                                  \
+    static size_t NAME##_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * (L).sb; }                     \
+    static void NAME##_repack(int64_t K, const void *w, size_t w_stride, void *grp) {                           \
+        kr_repack(&(L), K, w, w_stride, grp);                                                                   \
+    }                                                                                                           \
+    static void NAME##_unpack_row(int64_t K, const void *grp, int r, void *dst) { kr_unpack_row(&(L), K, grp, r, dst); }
 
 /* ---------------------------------------------------------------- Q4_K -- */
 
@@ -65,20 +112,14 @@ KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_tile_putf(ch
 /* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
 #define Q4KR_PF 9472
 
-static size_t q4kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q4KR_SB; }
-
-static void q4kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        uint8_t *T = (uint8_t *)grp + (size_t)b * Q4KR_SB;
-        for (int r = 0; r < 16; r++) {
-            const llm_block_q4_k *x = (const llm_block_q4_k *)((const char *)w + (size_t)r * w_stride) + b;
-            r16_put(T, x->qs, 32, r);
-            r16_put(T + Q4KR_SC, x->scales, 3, r);
-            memcpy(T + Q4KR_D + 2 * r, &x->d, 2);
-            memcpy(T + Q4KR_D + 32 + 2 * r, &x->dmin, 2);
-        }
-    }
-}
+static const struct kr_layout q4kr_layout = {
+    sizeof(llm_block_q4_k),
+    Q4KR_SB,
+    {{offsetof(llm_block_q4_k, qs), 0, 32, 4},
+     {offsetof(llm_block_q4_k, scales), Q4KR_SC, 3, 4},
+     {offsetof(llm_block_q4_k, d), Q4KR_D, 1, 2},
+     {offsetof(llm_block_q4_k, dmin), Q4KR_D + 32, 1, 2}}};
+KR_LAYOUT_FNS(q4kr, q4kr_layout)
 
 /* vpshufb patterns, per 128-bit lane: byte t of each dword alone in the
  * dword (zero-extended), or bytes t, t + 1 as two zero-extended int16. */
@@ -211,40 +252,22 @@ KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, s
 /* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
 #define Q6KR_PF 10176
 
-static size_t q6kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q6KR_SB; }
-
-static void q6kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        uint8_t *T = (uint8_t *)grp + (size_t)b * Q6KR_SB;
-        for (int r = 0; r < 16; r++) {
-            const llm_block_q6_k *x = (const llm_block_q6_k *)((const char *)w + (size_t)r * w_stride) + b;
-            r16_put(T, x->ql, 32, r);
-            r16_put(T + Q6KR_QH, x->qh, 16, r);
-            for (int k = 0; k < 8; k++) {
-                memcpy(T + Q6KR_SC + 32 * k + 2 * r, x->scales + 2 * k, 2);
-            }
-            memcpy(T + Q6KR_D + 2 * r, &x->d, 2);
-        }
-        memset(T + Q6KR_D + 32, 0, Q6KR_SB - Q6KR_D - 32);
-    }
-}
-
-static void q6kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q6KR_SB;
-        llm_block_q6_k *x = (llm_block_q6_k *)dst + b;
-        r16_get(x->ql, T, 32, r);
-        r16_get(x->qh, T + Q6KR_QH, 16, r);
-        for (int k = 0; k < 8; k++) memcpy(x->scales + 2 * k, T + Q6KR_SC + 32 * k + 2 * r, 2);
-        memcpy(&x->d, T + Q6KR_D + 2 * r, 2);
-    }
-}
+static const struct kr_layout q6kr_layout = {
+    sizeof(llm_block_q6_k),
+    Q6KR_SB,
+    {{offsetof(llm_block_q6_k, ql), 0, 32, 4},
+     {offsetof(llm_block_q6_k, qh), Q6KR_QH, 16, 4},
+     {offsetof(llm_block_q6_k, scales), Q6KR_SC, 8, 2},
+     {offsetof(llm_block_q6_k, d), Q6KR_D, 1, 2}}};
+KR_LAYOUT_FNS(q6kr, q6kr_layout)
 
 /* One super-block's 8 lanes (vec_dot's, offsets taken off) of 16 rows for
  * NA activation rows y[j] into S[j][k] (LANES), or their sums per row into
  * S[j][0] (tiled: the lanes added as they come, exact). */
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
-q6kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8]) {
+q6kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8],
+           __m512i M[8][1]) {
+    (void)M; /* no mins */
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     /* per dword: its low int16 twice, or its high one twice */
     const __m512i dup_lo = _mm512_broadcast_i32x4(_mm_set_epi32(0x0D0C0D0C, 0x09080908, 0x05040504, 0x01000100));
@@ -323,53 +346,86 @@ KQ8_TARGET_ZMM static void q6kr_pack16(int64_t K, const void *grp, void *dst, si
     }
 }
 
-KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
-q6kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
-          const int TILED, const int PF) {
-    const int64_t nb = n / LLM_QK_K;
-    if (TILED) {
-        __m512 acc[8];
-        for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
-        for (int64_t b = 0; b < nb; b++) {
-            const char *T = G + (size_t)b * Q6KR_SB;
-            if (PF) {
-                for (int l = 0; l < Q6KR_SB; l += 64) _mm_prefetch(T + Q6KR_PF + l, _MM_HINT_T0);
-            }
-            const llm_block_q8_k *y[8];
-            for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
-            __m512i S[8][8];
-            q6kr_lanes(T, y, NA, 0, S);
-            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q6KR_D)));
-            for (int j = 0; j < NA; j++) {
-                acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0])), _mm512_set1_ps(y[j]->d), acc[j]);
-            }
-        }
-        for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
-        return;
+/* The product of a prepared K-quant group with NA activation rows in
+ * either order, around the type's LANES_FN(T, y, NA, LANES, S, M) (one
+ * super-block: vec_dot's 8 lanes per row in S[j][k], with mins in lanes
+ * M[j][k] (ML 8) or one total per row (ML 1); or the exact totals in
+ * S[j][0], M[j][0]). TILED: llama.cpp's tiled order, r
+ * = d_x float(S1) [- dmin_x float(S2) in one rounding], acc = fma(r, d_y,
+ * acc), all NA rows per super-block. Else vec_dot's, one row per pass: per
+ * super-block acc_k = fma(d_y d_x, float(lane k), acc_k), hsum8 at the end;
+ * MINS 1 (Q2_K) puts acc_k = fma(-d_y dmin_x, float(mins lane k), acc_k)
+ * first, MINS 2 (Q5_K) keeps one sum per row, summs = fma(float(mins),
+ * -d_y dmin_x, summs), added after the hsum8. SB: bytes per super-block,
+ * PFD: prefetch distance (PF), DOFF: offset of the 16 rows' fp16 d (dmin
+ * 32 bytes after it). */
+#define KR_DOTN(TARGET, NAME, LANES_FN, SB, PFD, DOFF, MINS, ML)                                                \
+    TARGET static inline __attribute__((always_inline)) void NAME(int64_t n, const char *G, const char *a,         \
+                                                                  size_t a_stride, float *out, size_t o_stride,   \
+                                                                  const int NA, const int TILED, const int PF) {  \
+        const int64_t nb = n / LLM_QK_K;                                                                          \
+        if (TILED) {                                                                                              \
+            __m512 acc[8];                                                                                        \
+            for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();                                            \
+            for (int64_t b = 0; b < nb; b++) {                                                                    \
+                const char *T = G + (size_t)b * (SB);                                                             \
+                if (PF) {                                                                                         \
+                    for (int l = 0; l < (SB); l += 64) _mm_prefetch(T + (PFD) + l, _MM_HINT_T0);                  \
+                }                                                                                                 \
+                const llm_block_q8_k *y[8];                                                                       \
+                for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;       \
+                __m512i S[8][8], M[8][ML];                                                                        \
+                LANES_FN(T, y, NA, 0, S, M);                                                                      \
+                const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + (DOFF))));              \
+                for (int j = 0; j < NA; j++) {                                                                    \
+                    __m512 r = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0]));                                    \
+                    if (MINS) {                                                                                   \
+                        const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + (DOFF) + 32))); \
+                        r = _mm512_fnmadd_ps(mw, _mm512_cvtepi32_ps(M[j][0]), r);                                 \
+                    }                                                                                             \
+                    acc[j] = _mm512_fmadd_ps(r, _mm512_set1_ps(y[j]->d), acc[j]);                                 \
+                }                                                                                                 \
+            }                                                                                                     \
+            for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);                    \
+            return;                                                                                               \
+        }                                                                                                         \
+        /* vec_dot's order, one activation row per pass */                                                        \
+        for (int j = 0; j < NA; j++) {                                                                            \
+            __m512 acc[8], summs = _mm512_setzero_ps();                                                           \
+            for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();                                             \
+            for (int64_t b = 0; b < nb; b++) {                                                                    \
+                const char *T = G + (size_t)b * (SB);                                                             \
+                if (PF && j == 0) {                                                                               \
+                    for (int l = 0; l < (SB); l += 64) _mm_prefetch(T + (PFD) + l, _MM_HINT_T0);                  \
+                }                                                                                                 \
+                const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};            \
+                __m512i S[8][8], M[8][ML];                                                                        \
+                LANES_FN(T, y, 1, 1, S, M);                                                                       \
+                const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + (DOFF))));              \
+                if (MINS) {                                                                                       \
+                    const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + (DOFF) + 32)));     \
+                    const __m512 dm = _mm512_mul_ps(_mm512_set1_ps(-y[0]->d), mw);                                \
+                    if (MINS == 1) {                                                                              \
+                        for (int k = 0; k < 8; k++) {                                                             \
+                            acc[k] = _mm512_fmadd_ps(dm, _mm512_cvtepi32_ps(M[0][k % (ML)]), acc[k]);             \
+                        }                                                                                         \
+                    } else {                                                                                      \
+                        summs = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M[0][0]), dm, summs);                          \
+                    }                                                                                             \
+                }                                                                                                 \
+                const __m512 d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), dw);                                      \
+                for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);     \
+            }                                                                                                     \
+            /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3) */                                \
+            const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);                  \
+            const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);                  \
+            __m512 h = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));                               \
+            if (MINS == 2) h = _mm512_add_ps(h, summs);                                                           \
+            _mm512_storeu_ps(out + (size_t)j * o_stride, h);                                                      \
+        }                                                                                                         \
     }
-    /* vec_dot's order, one activation row per pass */
-    for (int j = 0; j < NA; j++) {
-        __m512 acc[8];
-        for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
-        for (int64_t b = 0; b < nb; b++) {
-            const char *T = G + (size_t)b * Q6KR_SB;
-            if (PF && j == 0) {
-                for (int l = 0; l < Q6KR_SB; l += 64) _mm_prefetch(T + Q6KR_PF + l, _MM_HINT_T0);
-            }
-            const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};
-            __m512i S[8][8];
-            q6kr_lanes(T, y, 1, 1, S);
-            const __m512 d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q6KR_D))));
-            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);
-        }
-        /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3) */
-        const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);
-        const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);
-        _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
-    }
-}
 
-/* A prepared dot with two orders (Q6_K, Q5_K): from 8 activation rows
+/* A prepared dot with two orders (Q6_K, Q5_K, Q3_K, Q2_K): from 8 activation rows
  * (BATCH8) the tiled one, each q decoded once for up to 8 rows (the order is
  * per row); below, vec_dot's, one row per pass. DOTN(K, G, a, a_stride, out,
  * o_stride, NA, TILED, PF) with NA, TILED and PF constants. */
@@ -400,6 +456,7 @@ q6kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, 
         else DOTN(K, G, A, a_stride, out, o_stride, n_a < 8 ? n_a : 8, 0, 0);                               \
     }
 
+KR_DOTN(KQ8_TARGET_ZMM, q6kr_dotN, q6kr_lanes, Q6KR_SB, Q6KR_PF, Q6KR_D, 0, 1)
 KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q6kr_dot, q6kr_dotN)
 
 /* ---------------------------------------------------------------- Q5_K -- */
@@ -435,33 +492,15 @@ KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q6kr_dot, q6kr_dotN)
 /* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
 #define Q5KR_PF 11264
 
-static size_t q5kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q5KR_SB; }
-
-static void q5kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        uint8_t *T = (uint8_t *)grp + (size_t)b * Q5KR_SB;
-        for (int r = 0; r < 16; r++) {
-            const llm_block_q5_k *x = (const llm_block_q5_k *)((const char *)w + (size_t)r * w_stride) + b;
-            r16_put(T, x->qs, 32, r);
-            r16_put(T + Q5KR_QH, x->qh, 8, r);
-            r16_put(T + Q5KR_SC, x->scales, 3, r);
-            memcpy(T + Q5KR_D + 2 * r, &x->d, 2);
-            memcpy(T + Q5KR_D + 32 + 2 * r, &x->dmin, 2);
-        }
-    }
-}
-
-static void q5kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q5KR_SB;
-        llm_block_q5_k *x = (llm_block_q5_k *)dst + b;
-        r16_get(x->qs, T, 32, r);
-        r16_get(x->qh, T + Q5KR_QH, 8, r);
-        r16_get(x->scales, T + Q5KR_SC, 3, r);
-        memcpy(&x->d, T + Q5KR_D + 2 * r, 2);
-        memcpy(&x->dmin, T + Q5KR_D + 32 + 2 * r, 2);
-    }
-}
+static const struct kr_layout q5kr_layout = {
+    sizeof(llm_block_q5_k),
+    Q5KR_SB,
+    {{offsetof(llm_block_q5_k, qs), 0, 32, 4},
+     {offsetof(llm_block_q5_k, qh), Q5KR_QH, 8, 4},
+     {offsetof(llm_block_q5_k, scales), Q5KR_SC, 3, 4},
+     {offsetof(llm_block_q5_k, d), Q5KR_D, 1, 2},
+     {offsetof(llm_block_q5_k, dmin), Q5KR_D + 32, 1, 2}}};
+KR_LAYOUT_FNS(q5kr, q5kr_layout)
 
 /* vpshufb pattern, per 128-bit lane: byte t of each dword as its two int16
  * (zero-extended), the scale vpdpwssd applies to both of a chunk's pairs. */
@@ -479,10 +518,10 @@ KQ5_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q5kr_bit(__m
 
 /* One super-block of 16 rows by NA activation rows y[j]: vec_dot's 8 lanes
  * (LANES: S[j][k], lane r = row r's lane k) or their exact total (S[j][0]),
- * and the mins' exact sum (M[j]: sum_s mn_s (bsums[2s] + bsums[2s + 1])). */
+ * and the mins' exact sum (M[j][0]: sum_s mn_s (bsums[2s] + bsums[2s + 1])). */
 KQ5_TARGET_ZMM static inline __attribute__((always_inline)) void
 q5kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8],
-           __m512i M[8]) {
+           __m512i M[8][1]) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512i scb[2], mnb[2];
     kr_scales_mins(T + Q5KR_SC, scb, mnb);
@@ -491,7 +530,7 @@ q5kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const in
         const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);
         _mm_storeu_si128((__m128i *)B[j], _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
         for (int k = 0; k < (LANES ? 8 : 1); k++) S[j][k] = _mm512_setzero_si512();
-        M[j] = _mm512_setzero_si512();
+        M[j][0] = _mm512_setzero_si512();
     }
     for (int p = 0; p < 4; p++) {
         const int t0 = (2 * p) & 3;
@@ -510,7 +549,7 @@ q5kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const in
                 S[j][kk] = _mm512_dpwssd_epi32(S[j][kk], _mm512_maddubs_epi16(hi, zmm_bcast4(yq + 32)), sc1);
             }
         }
-        for (int j = 0; j < NA; j++) M[j] = _mm512_dpwssd_epi32(M[j], mnp, _mm512_set1_epi32(B[j][p]));
+        for (int j = 0; j < NA; j++) M[j][0] = _mm512_dpwssd_epi32(M[j][0], mnp, _mm512_set1_epi32(B[j][p]));
     }
 }
 
@@ -548,59 +587,7 @@ KQ5_TARGET_ZMM static void q5kr_pack16(int64_t K, const void *grp, void *dst, si
     }
 }
 
-KQ5_TARGET_ZMM static inline __attribute__((always_inline)) void
-q5kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
-          const int TILED, const int PF) {
-    const int64_t nb = n / LLM_QK_K;
-    if (TILED) {
-        __m512 acc[8];
-        for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
-        for (int64_t b = 0; b < nb; b++) {
-            const char *T = G + (size_t)b * Q5KR_SB;
-            if (PF) {
-                for (int l = 0; l < Q5KR_SB; l += 64) _mm_prefetch(T + Q5KR_PF + l, _MM_HINT_T0);
-            }
-            const llm_block_q8_k *y[8];
-            for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
-            __m512i S[8][8], M[8];
-            q5kr_lanes(T, y, NA, 0, S, M);
-            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D)));
-            const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D + 32)));
-            for (int j = 0; j < NA; j++) {
-                const __m512 r = _mm512_fnmadd_ps(mw, _mm512_cvtepi32_ps(M[j]), _mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0])));
-                acc[j] = _mm512_fmadd_ps(r, _mm512_set1_ps(y[j]->d), acc[j]);
-            }
-        }
-        for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
-        return;
-    }
-    /* vec_dot's order, one activation row per pass */
-    for (int j = 0; j < NA; j++) {
-        __m512 acc[8], summs = _mm512_setzero_ps();
-        for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
-        for (int64_t b = 0; b < nb; b++) {
-            const char *T = G + (size_t)b * Q5KR_SB;
-            if (PF && j == 0) {
-                for (int l = 0; l < Q5KR_SB; l += 64) _mm_prefetch(T + Q5KR_PF + l, _MM_HINT_T0);
-            }
-            const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};
-            __m512i S[8][8], M[8];
-            q5kr_lanes(T, y, 1, 1, S, M);
-            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D)));
-            const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q5KR_D + 32)));
-            /* the mins first, as q5_k_mins: fma(float(m), -d_y dmin, summs) */
-            summs = _mm512_fmadd_ps(_mm512_cvtepi32_ps(M[0]), _mm512_mul_ps(_mm512_set1_ps(-y[0]->d), mw), summs);
-            const __m512 d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), dw);
-            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);
-        }
-        /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3); then + summs */
-        const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);
-        const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);
-        const __m512 h = _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3));
-        _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_add_ps(h, summs));
-    }
-}
-
+KR_DOTN(KQ5_TARGET_ZMM, q5kr_dotN, q5kr_lanes, Q5KR_SB, Q5KR_PF, Q5KR_D, 2, 1)
 KR_TWO_ORDER_DOT(KQ5_TARGET_ZMM, q5kr_dot, q5kr_dotN)
 
 /* ---------------------------------------------------------------- Q2_K -- */
@@ -631,31 +618,14 @@ KR_TWO_ORDER_DOT(KQ5_TARGET_ZMM, q5kr_dot, q5kr_dotN)
 /* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
 #define Q2KR_PF 10752
 
-static size_t q2kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q2KR_SB; }
-
-static void q2kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        uint8_t *T = (uint8_t *)grp + (size_t)b * Q2KR_SB;
-        for (int r = 0; r < 16; r++) {
-            const llm_block_q2_k *x = (const llm_block_q2_k *)((const char *)w + (size_t)r * w_stride) + b;
-            r16_put(T, x->qs, 16, r);
-            r16_put(T + Q2KR_SC, x->scales, 4, r);
-            memcpy(T + Q2KR_D + 2 * r, &x->d, 2);
-            memcpy(T + Q2KR_D + 32 + 2 * r, &x->dmin, 2);
-        }
-    }
-}
-
-static void q2kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q2KR_SB;
-        llm_block_q2_k *x = (llm_block_q2_k *)dst + b;
-        r16_get(x->qs, T, 16, r);
-        r16_get(x->scales, T + Q2KR_SC, 4, r);
-        memcpy(&x->d, T + Q2KR_D + 2 * r, 2);
-        memcpy(&x->dmin, T + Q2KR_D + 32 + 2 * r, 2);
-    }
-}
+static const struct kr_layout q2kr_layout = {
+    sizeof(llm_block_q2_k),
+    Q2KR_SB,
+    {{offsetof(llm_block_q2_k, qs), 0, 16, 4},
+     {offsetof(llm_block_q2_k, scales), Q2KR_SC, 4, 4},
+     {offsetof(llm_block_q2_k, d), Q2KR_D, 1, 2},
+     {offsetof(llm_block_q2_k, dmin), Q2KR_D + 32, 1, 2}}};
+KR_LAYOUT_FNS(q2kr, q2kr_layout)
 
 /* The scale (hi 0) or min (hi 1) nibbles of scale dword m, per byte. */
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q2kr_nib(const char *T, int m, const int hi) {
@@ -706,57 +676,7 @@ q2kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const in
     }
 }
 
-KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
-q2kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
-          const int TILED, const int PF) {
-    const int64_t nb = n / LLM_QK_K;
-    if (TILED) {
-        __m512 acc[8];
-        for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
-        for (int64_t b = 0; b < nb; b++) {
-            const char *T = G + (size_t)b * Q2KR_SB;
-            if (PF) {
-                for (int l = 0; l < Q2KR_SB; l += 64) _mm_prefetch(T + Q2KR_PF + l, _MM_HINT_T0);
-            }
-            const llm_block_q8_k *y[8];
-            for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
-            __m512i S[8][8], M[8][8];
-            q2kr_lanes(T, y, NA, 0, S, M);
-            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D)));
-            const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D + 32)));
-            for (int j = 0; j < NA; j++) {
-                const __m512 r = _mm512_fnmadd_ps(mw, _mm512_cvtepi32_ps(M[j][0]), _mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0])));
-                acc[j] = _mm512_fmadd_ps(r, _mm512_set1_ps(y[j]->d), acc[j]);
-            }
-        }
-        for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
-        return;
-    }
-    /* vec_dot's order, one activation row per pass */
-    for (int j = 0; j < NA; j++) {
-        __m512 acc[8];
-        for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
-        for (int64_t b = 0; b < nb; b++) {
-            const char *T = G + (size_t)b * Q2KR_SB;
-            if (PF && j == 0) {
-                for (int l = 0; l < Q2KR_SB; l += 64) _mm_prefetch(T + Q2KR_PF + l, _MM_HINT_T0);
-            }
-            const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};
-            __m512i S[8][8], M[8][8];
-            q2kr_lanes(T, y, 1, 1, S, M);
-            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D)));
-            const __m512 mw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D + 32)));
-            const __m512 dm = _mm512_mul_ps(_mm512_set1_ps(-y[0]->d), mw), d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), dw);
-            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(dm, _mm512_cvtepi32_ps(M[0][k]), acc[k]);
-            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);
-        }
-        /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3) */
-        const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);
-        const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);
-        _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
-    }
-}
-
+KR_DOTN(KQ8_TARGET_ZMM, q2kr_dotN, q2kr_lanes, Q2KR_SB, Q2KR_PF, Q2KR_D, 1, 8)
 KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q2kr_dot, q2kr_dotN)
 
 /* A prepared group as two 8-row packed tiles (as q6kr_pack16). */
@@ -803,32 +723,14 @@ KQ8_TARGET_ZMM static void q2kr_pack16(int64_t K, const void *grp, void *dst, si
 /* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
 #define Q3KR_PF 10752
 
-static size_t q3kr_group_bytes(int64_t K) { return (size_t)(K / LLM_QK_K) * Q3KR_SB; }
-
-static void q3kr_repack(int64_t K, const void *w, size_t w_stride, void *grp) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        uint8_t *T = (uint8_t *)grp + (size_t)b * Q3KR_SB;
-        for (int r = 0; r < 16; r++) {
-            const llm_block_q3_k *x = (const llm_block_q3_k *)((const char *)w + (size_t)r * w_stride) + b;
-            r16_put(T, x->qs, 16, r);
-            r16_put(T + Q3KR_HM, x->hmask, 8, r);
-            r16_put(T + Q3KR_SC, x->scales, 3, r);
-            memcpy(T + Q3KR_D + 2 * r, &x->d, 2);
-        }
-        memset(T + Q3KR_D + 32, 0, Q3KR_SB - Q3KR_D - 32);
-    }
-}
-
-static void q3kr_unpack_row(int64_t K, const void *grp, int r, void *dst) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        const uint8_t *T = (const uint8_t *)grp + (size_t)b * Q3KR_SB;
-        llm_block_q3_k *x = (llm_block_q3_k *)dst + b;
-        r16_get(x->qs, T, 16, r);
-        r16_get(x->hmask, T + Q3KR_HM, 8, r);
-        r16_get(x->scales, T + Q3KR_SC, 3, r);
-        memcpy(&x->d, T + Q3KR_D + 2 * r, 2);
-    }
-}
+static const struct kr_layout q3kr_layout = {
+    sizeof(llm_block_q3_k),
+    Q3KR_SB,
+    {{offsetof(llm_block_q3_k, qs), 0, 16, 4},
+     {offsetof(llm_block_q3_k, hmask), Q3KR_HM, 8, 4},
+     {offsetof(llm_block_q3_k, scales), Q3KR_SC, 3, 4},
+     {offsetof(llm_block_q3_k, d), Q3KR_D, 1, 2}}};
+KR_LAYOUT_FNS(q3kr, q3kr_layout)
 
 /* Per row (dword lane): the scales of sub-blocks 4m .. 4m + 3 plus 32, as
  * bytes (the 4 low bits from dword 0 or 1, the 2 high ones from dword 2). */
@@ -865,7 +767,9 @@ KQ8_TARGET_ZMM static inline __attribute__((always_inline)) __m512i q3kr_u(const
 /* One super-block of 16 rows by NA activation rows: vec_dot's 8 lanes per
  * row (LANES: S[j][k]) or the exact total (S[j][0]). */
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
-q3kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8]) {
+q3kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const int LANES, __m512i S[8][8],
+           __m512i M[8][1]) {
+    (void)M; /* no mins */
     int16_t y4[8][128]; /* LANES: per activation row, 4 (y[2i] + y[2i + 1]) */
     for (int j = 0; j < NA; j++) {
         for (int k = 0; k < (LANES ? 8 : 1); k++) S[j][k] = _mm512_setzero_si512();
@@ -893,52 +797,7 @@ q3kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const in
     }
 }
 
-KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
-q3kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
-          const int TILED, const int PF) {
-    const int64_t nb = n / LLM_QK_K;
-    if (TILED) {
-        __m512 acc[8];
-        for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
-        for (int64_t b = 0; b < nb; b++) {
-            const char *T = G + (size_t)b * Q3KR_SB;
-            if (PF) {
-                for (int l = 0; l < Q3KR_SB; l += 64) _mm_prefetch(T + Q3KR_PF + l, _MM_HINT_T0);
-            }
-            const llm_block_q8_k *y[8];
-            for (int j = 0; j < NA; j++) y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;
-            __m512i S[8][8];
-            q3kr_lanes(T, y, NA, 0, S);
-            const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q3KR_D)));
-            for (int j = 0; j < NA; j++) {
-                acc[j] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_cvtepi32_ps(S[j][0])), _mm512_set1_ps(y[j]->d), acc[j]);
-            }
-        }
-        for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
-        return;
-    }
-    /* vec_dot's order, one activation row per pass */
-    for (int j = 0; j < NA; j++) {
-        __m512 acc[8];
-        for (int k = 0; k < 8; k++) acc[k] = _mm512_setzero_ps();
-        for (int64_t b = 0; b < nb; b++) {
-            const char *T = G + (size_t)b * Q3KR_SB;
-            if (PF && j == 0) {
-                for (int l = 0; l < Q3KR_SB; l += 64) _mm_prefetch(T + Q3KR_PF + l, _MM_HINT_T0);
-            }
-            const llm_block_q8_k *y[1] = {(const llm_block_q8_k *)(a + (size_t)j * a_stride) + b};
-            __m512i S[8][8];
-            q3kr_lanes(T, y, 1, 1, S);
-            const __m512 d = _mm512_mul_ps(_mm512_set1_ps(y[0]->d), _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q3KR_D))));
-            for (int k = 0; k < 8; k++) acc[k] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(S[0][k]), acc[k]);
-        }
-        /* hsum8 per row: s_l = v_l + v_(l + 4), then (s0 + s2) + (s1 + s3) */
-        const __m512 s0 = _mm512_add_ps(acc[0], acc[4]), s1 = _mm512_add_ps(acc[1], acc[5]);
-        const __m512 s2 = _mm512_add_ps(acc[2], acc[6]), s3 = _mm512_add_ps(acc[3], acc[7]);
-        _mm512_storeu_ps(out + (size_t)j * o_stride, _mm512_add_ps(_mm512_add_ps(s0, s2), _mm512_add_ps(s1, s3)));
-    }
-}
-
+KR_DOTN(KQ8_TARGET_ZMM, q3kr_dotN, q3kr_lanes, Q3KR_SB, Q3KR_PF, Q3KR_D, 0, 1)
 KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q3kr_dot, q3kr_dotN)
 
 /* A prepared group as two 8-row packed tiles (as q6kr_pack16): u = q + 4,
@@ -964,7 +823,8 @@ void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
             .group_bytes = q4kr_group_bytes,
             .repack = q4kr_repack,
             .dot = q4kr_dot,
-            .max_a = 4};
+            .max_a = 4,
+            .unpack_row = q4kr_unpack_row};
     }
     if (cpu_has_avx512_vnni() && k->tiled[LLM_DTYPE_Q6_K].dot == llm__q6_k_dot_tiled) {
         k->prep[LLM_DTYPE_Q6_K] = (struct llm__prep_kernels){
