@@ -590,6 +590,27 @@ KQ5_TARGET_ZMM static void q5kr_pack16(int64_t K, const void *grp, void *dst, si
 KR_DOTN(KQ5_TARGET_ZMM, q5kr_dotN, q5kr_lanes, Q5KR_SB, Q5KR_PF, Q5KR_D, 2, 1)
 KR_TWO_ORDER_DOT(KQ5_TARGET_ZMM, q5kr_dot, q5kr_dotN)
 
+/* A prepared group's pack16 (kernels.h prep) for a type whose decode is
+ * QFN(T, g, k) (chunk k of 32-element group g, 16 rows), SCFN(T, t) (the
+ * scale of 16-element sub-block t as two int16) and OFFFN(T, k) (the int16
+ * pair against bsums 2k, 2k + 1); d (and with MINS dmin) at DOFF. */
+#define KR_PACK16(NAME, SB, PFD, DOFF, QFN, SCFN, OFFFN, MINS)                                                  \
+    KQ8_TARGET_ZMM static void NAME(int64_t K, const void *grp, void *dst, size_t ts) {                          \
+        for (int64_t b = 0; b < K / LLM_QK_K; b++) {                                                             \
+            const char *T = (const char *)grp + (size_t)b * (SB);                                                \
+            char *P0 = (char *)dst + (size_t)b * KQT_PK, *P1 = P0 + ts;                                          \
+            for (int l = 0; l < (SB); l += 64) _mm_prefetch(T + (PFD) + l, _MM_HINT_T0);                         \
+            for (int g = 0; g < 8; g++) {                                                                        \
+                for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, (size_t)(8 * g + k) * 32, QFN(T, g, k));         \
+            }                                                                                                    \
+            for (int t = 0; t < 16; t++) kr_tile_put(P0, P1, KQT_SC + 32 * (size_t)t, SCFN(T, t));              \
+            for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, KQT_OFF + 32 * (size_t)k, OFFFN(T, k));             \
+            kr_tile_putf(P0, P1, KQT_D, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + (DOFF)))));      \
+            kr_tile_putf(P0, P1, KQT_DMIN, MINS ? _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + (DOFF) + 32))) \
+                                                : _mm512_setzero_ps());                                          \
+        }                                                                                                        \
+    }
+
 /* ---------------------------------------------------------------- Q2_K -- */
 
 /* A Q2_K weight prepared at load (kernels.h prep): per group of 16 rows, per
@@ -679,21 +700,9 @@ q2kr_lanes(const char *T, const llm_block_q8_k *const *y, const int NA, const in
 KR_DOTN(KQ8_TARGET_ZMM, q2kr_dotN, q2kr_lanes, Q2KR_SB, Q2KR_PF, Q2KR_D, 1, 8)
 KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q2kr_dot, q2kr_dotN)
 
-/* A prepared group as two 8-row packed tiles (as q6kr_pack16). */
-KQ8_TARGET_ZMM static void q2kr_pack16(int64_t K, const void *grp, void *dst, size_t ts) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        const char *T = (const char *)grp + (size_t)b * Q2KR_SB;
-        char *P0 = (char *)dst + (size_t)b * KQT_PK, *P1 = P0 + ts;
-        for (int l = 0; l < Q2KR_SB; l += 64) _mm_prefetch(T + Q2KR_PF + l, _MM_HINT_T0);
-        for (int g = 0; g < 8; g++) {
-            for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, (size_t)(8 * g + k) * 32, q2kr_q(T, g, k));
-        }
-        for (int t = 0; t < 16; t++) kr_tile_put(P0, P1, KQT_SC + 32 * (size_t)t, q2kr_scale(T, t));
-        for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, KQT_OFF + 32 * (size_t)k, q2kr_minpair(T, k));
-        kr_tile_putf(P0, P1, KQT_D, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D))));
-        kr_tile_putf(P0, P1, KQT_DMIN, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q2KR_D + 32))));
-    }
-}
+/* A prepared group as two 8-row packed tiles (as q6kr_pack16): the quants,
+ * each 16 elements' scale and the mins of each pair. */
+KR_PACK16(q2kr_pack16, Q2KR_SB, Q2KR_PF, Q2KR_D, q2kr_q, q2kr_scale, q2kr_minpair, 1)
 
 /* ---------------------------------------------------------------- Q3_K -- */
 
@@ -802,69 +811,35 @@ KR_TWO_ORDER_DOT(KQ8_TARGET_ZMM, q3kr_dot, q3kr_dotN)
 
 /* A prepared group as two 8-row packed tiles (as q6kr_pack16): u = q + 4,
  * the offsets -4 sc. */
-KQ8_TARGET_ZMM static void q3kr_pack16(int64_t K, const void *grp, void *dst, size_t ts) {
-    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
-        const char *T = (const char *)grp + (size_t)b * Q3KR_SB;
-        char *P0 = (char *)dst + (size_t)b * KQT_PK, *P1 = P0 + ts;
-        for (int l = 0; l < Q3KR_SB; l += 64) _mm_prefetch(T + Q3KR_PF + l, _MM_HINT_T0);
-        for (int g = 0; g < 8; g++) {
-            for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, (size_t)(8 * g + k) * 32, q3kr_u(T, g, k));
-        }
-        for (int t = 0; t < 16; t++) kr_tile_put(P0, P1, KQT_SC + 32 * (size_t)t, q3kr_scale(T, t));
-        for (int k = 0; k < 8; k++) kr_tile_put(P0, P1, KQT_OFF + 32 * (size_t)k, q3kr_offsets(T, k));
-        kr_tile_putf(P0, P1, KQT_D, _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + Q3KR_D))));
-        kr_tile_putf(P0, P1, KQT_DMIN, _mm512_setzero_ps());
+KR_PACK16(q3kr_pack16, Q3KR_SB, Q3KR_PF, Q3KR_D, q3kr_u, q3kr_scale, q3kr_offsets, 0)
+
+/* The prep entry of a two-order copy (8 rows per pass, unpack_row, pack16). */
+#define KR_PREP8(NAME)                                                                                           \
+    (struct llm__prep_kernels) {                                                                                 \
+        .group_bytes = NAME##_group_bytes, .repack = NAME##_repack, .dot = NAME##_dot, .max_a = 8,               \
+        .unpack_row = NAME##_unpack_row, .pack16 = NAME##_pack16                                                 \
     }
-}
 
 void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
-    if (cpu_has_avx512_vnni() && k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
-        k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){
-            .group_bytes = q4kr_group_bytes,
-            .repack = q4kr_repack,
-            .dot = q4kr_dot,
-            .max_a = 4,
-            .unpack_row = q4kr_unpack_row};
+    if (!cpu_has_avx512_vnni()) return;
+    if (k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
+        k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){.group_bytes = q4kr_group_bytes,
+                                                              .repack = q4kr_repack,
+                                                              .dot = q4kr_dot,
+                                                              .max_a = 4,
+                                                              .unpack_row = q4kr_unpack_row};
     }
-    if (cpu_has_avx512_vnni() && k->tiled[LLM_DTYPE_Q6_K].dot == llm__q6_k_dot_tiled) {
-        k->prep[LLM_DTYPE_Q6_K] = (struct llm__prep_kernels){
-            .group_bytes = q6kr_group_bytes,
-            .repack = q6kr_repack,
-            .dot = q6kr_dot,
-            .max_a = 8,
-            .unpack_row = q6kr_unpack_row,
-            .pack16 = q6kr_pack16};
-    }
+    if (k->tiled[LLM_DTYPE_Q6_K].dot == llm__q6_k_dot_tiled) k->prep[LLM_DTYPE_Q6_K] = KR_PREP8(q6kr);
     __builtin_cpu_init();
-    if (cpu_has_avx512_vnni() && __builtin_cpu_supports("gfni") && k->tiled[LLM_DTYPE_Q5_K].dot == llm__q5_k_dot_tiled) {
-        k->prep[LLM_DTYPE_Q5_K] = (struct llm__prep_kernels){
-            .group_bytes = q5kr_group_bytes,
-            .repack = q5kr_repack,
-            .dot = q5kr_dot,
-            .max_a = 8,
-            .unpack_row = q5kr_unpack_row,
-            .pack16 = q5kr_pack16};
+    if (__builtin_cpu_supports("gfni") && k->tiled[LLM_DTYPE_Q5_K].dot == llm__q5_k_dot_tiled) {
+        k->prep[LLM_DTYPE_Q5_K] = KR_PREP8(q5kr);
     }
     /* Q3_K's and Q2_K's pairs are registered by kernels_avx2_q3k.c / _q2k.c (before this) */
-    if (cpu_has_avx512_vnni() && k->dot[LLM_DTYPE_Q3_K] && k->tiled[LLM_DTYPE_Q3_K].dot4 &&
-        k->tiled[LLM_DTYPE_Q3_K].pack8) {
-        k->prep[LLM_DTYPE_Q3_K] = (struct llm__prep_kernels){
-            .group_bytes = q3kr_group_bytes,
-            .repack = q3kr_repack,
-            .dot = q3kr_dot,
-            .max_a = 8,
-            .unpack_row = q3kr_unpack_row,
-            .pack16 = q3kr_pack16};
+    if (k->dot[LLM_DTYPE_Q3_K] && k->tiled[LLM_DTYPE_Q3_K].dot4 && k->tiled[LLM_DTYPE_Q3_K].pack8) {
+        k->prep[LLM_DTYPE_Q3_K] = KR_PREP8(q3kr);
     }
-    if (cpu_has_avx512_vnni() && k->dot[LLM_DTYPE_Q2_K] && k->tiled[LLM_DTYPE_Q2_K].dot4 &&
-        k->tiled[LLM_DTYPE_Q2_K].pack8) {
-        k->prep[LLM_DTYPE_Q2_K] = (struct llm__prep_kernels){
-            .group_bytes = q2kr_group_bytes,
-            .repack = q2kr_repack,
-            .dot = q2kr_dot,
-            .max_a = 8,
-            .unpack_row = q2kr_unpack_row,
-            .pack16 = q2kr_pack16};
+    if (k->dot[LLM_DTYPE_Q2_K] && k->tiled[LLM_DTYPE_Q2_K].dot4 && k->tiled[LLM_DTYPE_Q2_K].pack8) {
+        k->prep[LLM_DTYPE_Q2_K] = KR_PREP8(q2kr);
     }
 }
 
