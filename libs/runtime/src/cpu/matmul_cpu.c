@@ -39,7 +39,7 @@
  * 270M unchanged (1500-1533, 1630-1653).
  *
  * From PREP_TILE_ROWS activation rows, a prepared weight with packed tiles
- * (kernels.h prep pack16: Q6_K, Q5_K) is decoded into them once per group
+ * (kernels.h prep pack16: Q6_K, Q5_K, Q3_K, Q2_K) is decoded into them once per group
  * and matmul instead of once per max_a rows. 1B, t/s without / with: Q5_K_M
  * pp32 296 / 347, pp512 359-372 / 414-417; Q6_K pp32 282 / 353, pp512 365 /
  * 411-430; at pp16 the tiles lose (364 / 262: the dot's 8-row passes
