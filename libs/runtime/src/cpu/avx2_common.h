@@ -185,6 +185,19 @@ static inline void fold8_lanes(const float *L, int64_t hd, float *out) {
     }
 }
 
+/* The 12-byte scale field of a Q4_K / Q5_K block as 16 int16: sc[0..7]
+ * then mn[0..7] (the layout in dtype/blocks.h, decoded four bytes at a
+ * time). */
+static inline __attribute__((always_inline)) __m256i q4_k_scales_mins(const uint8_t scales[12]) {
+    uint32_t w[3];
+    memcpy(w, scales, 12);
+    const uint32_t m6 = 0x3F3F3F3Fu, m4 = 0x0F0F0F0Fu, m2 = 0x03030303u;
+    const uint32_t sc_lo = w[0] & m6, mn_lo = w[1] & m6;
+    const uint32_t sc_hi = (w[2] & m4) | ((w[0] >> 6) & m2) << 4;
+    const uint32_t mn_hi = ((w[2] >> 4) & m4) | ((w[1] >> 6) & m2) << 4;
+    return _mm256_cvtepu8_epi16(_mm_set_epi32((int)mn_hi, (int)mn_lo, (int)sc_hi, (int)sc_lo));
+}
+
 /* In place: afterwards int32 lane r of v[i] is what lane i of v[r] was (the
  * 8 x 8 transpose the packers use to put weight row r in lane r). */
 static inline __attribute__((always_inline)) void transpose8x32(__m256i v[8]) {

@@ -62,18 +62,6 @@ static inline __attribute__((always_inline)) __m256i kq8_sum_rows8(const __m256i
 
 /* ---------------------------------------------------------------- Q4_K -- */
 
-/* The 12-byte scale field as 16 int16: sc[0..7] then mn[0..7] (as
- * q4_k_scales_mins in kernels_avx2_kq.c). */
-static inline __attribute__((always_inline)) __m256i kq8_q4k_scales_mins(const uint8_t scales[12]) {
-    uint32_t w[3];
-    memcpy(w, scales, 12);
-    const uint32_t m6 = 0x3F3F3F3Fu, m4 = 0x0F0F0F0Fu, m2 = 0x03030303u;
-    const uint32_t sc_lo = w[0] & m6, mn_lo = w[1] & m6;
-    const uint32_t sc_hi = (w[2] & m4) | ((w[0] >> 6) & m2) << 4;
-    const uint32_t mn_hi = ((w[2] >> 4) & m4) | ((w[1] >> 6) & m2) << 4;
-    return _mm256_cvtepu8_epi16(_mm_set_epi32((int)mn_hi, (int)mn_lo, (int)sc_hi, (int)sc_lo));
-}
-
 #define KQ8_ATTR
 #define KQ8_NAME(f) f
 #define KQ8_MADD_ACC(acc, s, p) _mm256_add_epi32((acc), _mm256_madd_epi16((s), (p)))
@@ -166,7 +154,7 @@ static void q4k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
         __m256i sc[8], mn[8];
         uint16_t dh[8], mh[8];
         for (int r = 0; r < 8; r++) {
-            mn[r] = kq8_q4k_scales_mins(x[r]->scales);
+            mn[r] = q4_k_scales_mins(x[r]->scales);
             sc[r] = _mm256_permute2x128_si256(_mm256_unpacklo_epi16(mn[r], mn[r]), _mm256_unpackhi_epi16(mn[r], mn[r]), 0x20);
             dh[r] = x[r]->d;
             mh[r] = x[r]->dmin;
@@ -341,7 +329,7 @@ KQ8_TARGET_AVX512 static void q4k_8x4_avx512(int64_t n, const char *w, size_t w_
         uint16_t dh[8], mh[8];
         for (int r = 0; r < 8; r++) {
             const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
-            const __m256i sm = kq8_q4k_scales_mins(x->scales);
+            const __m256i sm = q4_k_scales_mins(x->scales);
             s[r] = _mm512_broadcast_i32x4(_mm256_castsi256_si128(sm));
             mins[r] = _mm256_extracti128_si256(sm, 1);
             dh[r] = x->d;

@@ -7,7 +7,7 @@
 
 /* Pair p (sub-blocks 2p, 2p + 1) of Q4_K block x against NA Q8_K blocks y:
  * t[j] += the scaled products, 8 int32 lanes (sr: x's scales and mins from
- * kq8_q4k_scales_mins, broadcast to both halves). Exact integers. */
+ * q4_k_scales_mins, broadcast to both halves). Exact integers. */
 KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_row_pair)(const llm_block_q4_k *x, int p,
                                                                               __m256i sr,
                                                                               const llm_block_q8_k *const *y,
@@ -43,7 +43,7 @@ KQ8_ATTR static inline __attribute__((always_inline)) void KQ8_NAME(q4k_8xN)(int
         uint16_t dh[8], mh[8];
         for (int r = 0; r < 8; r++) {
             const llm_block_q4_k *x = (const llm_block_q4_k *)(w + (size_t)r * w_stride) + b;
-            const __m256i sm = kq8_q4k_scales_mins(x->scales);
+            const __m256i sm = q4_k_scales_mins(x->scales);
             s[r] = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
             mins[r] = _mm256_extracti128_si256(sm, 1);
             dh[r] = x->d;

@@ -95,7 +95,7 @@ static void kr_unpack_row(const struct kr_layout *L, int64_t K, const void *grp,
  *   scales [3 dwords][16 rows][4 bytes]: row r's 12 packed scale bytes;
  *   d, dmin [16 rows] fp16 each.
  * 144 bytes per row and super-block, as the file. The product decodes the
- * 6-bit scales and mins of 16 rows at once (kq8_q4k_scales_mins' dword
+ * 6-bit scales and mins of 16 rows at once (q4_k_scales_mins' dword
  * formulas, lane r on row r's dwords, then a byte shuffle per sub-block:
  * about 22 instructions per super-block for all the activation rows; a
  * layout with them decoded, 4 bytes per row more, left the 1B Q4_K_M's
@@ -135,7 +135,7 @@ static inline __attribute__((always_inline)) __m128i q4kr_pick2(int t) {
 
 /* Per row (dword lane): sc[0..3], sc[4..7], mn[0..3], mn[4..7] as bytes,
  * from the [3 dwords][16 rows] packed 6-bit scales and mins at S
- * (kq8_q4k_scales_mins' dword formulas; Q4_K's and Q5_K's copies). */
+ * (q4_k_scales_mins' dword formulas; Q4_K's and Q5_K's copies). */
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_scales_mins(const char *S, __m512i scb[2],
                                                                                  __m512i mnb[2]) {
     const __m512i W0 = _mm512_load_si512((const void *)S);

@@ -230,19 +230,6 @@ static void q6k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     }
 }
 
-/* The 6-bit scales and mins of a Q4_K / Q5_K super-block (get_scale_min_k4). */
-static inline void kqt_scales_mins(const uint8_t q[12], int16_t sc[8], int16_t mn[8]) {
-    for (int j = 0; j < 8; j++) {
-        if (j < 4) {
-            sc[j] = q[j] & 63;
-            mn[j] = q[j + 4] & 63;
-        } else {
-            sc[j] = (int16_t)((q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4));
-            mn[j] = (int16_t)((q[j + 4] >> 4) | ((q[j] >> 6) << 4));
-        }
-    }
-}
-
 static void q5k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     const __m256i m4 = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(0x01);
     const int64_t nb = n / LLM_QK_K;
@@ -264,11 +251,11 @@ static void q5k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
             kqt_store_group(P, G, v);
         }
         for (int r = 0; r < 8; r++) {
-            int16_t s8[8], m8[8], sc[16], mn[16];
-            kqt_scales_mins(x[r]->scales, s8, m8);
+            int16_t sm[16], sc[16], mn[16]; /* sm: the 8 scales, then the 8 mins */
+            _mm256_storeu_si256((__m256i *)sm, q4_k_scales_mins(x[r]->scales));
             for (int t = 0; t < 16; t++) {
-                sc[t] = s8[t / 2];
-                mn[t] = m8[t / 2];
+                sc[t] = sm[t / 2];
+                mn[t] = sm[8 + t / 2];
             }
             kqt_put_scales(P, r, sc, mn, _cvtsh_ss(x[r]->d), _cvtsh_ss(x[r]->dmin));
         }
