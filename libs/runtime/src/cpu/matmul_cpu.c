@@ -3,8 +3,8 @@
  *
  * Phase 1 converts each activation row to the weight type's partner type
  * (Q8_0 / Q8_1 / Q8_K / F16 / BF16; F32 weights use x as is). Phase 2 splits
- * the M weight rows into contiguous pieces (PIECES per thread, claimed by
- * whichever thread is free) and walks each in tiles of TILE rows, so a tile
+ * the M weight rows into contiguous pieces (PIECES per thread, one for
+ * decode; claimed by whichever thread is free) and walks each in tiles of TILE rows, so a tile
  * stays in cache while every activation row passes over it; a pair with dot8
  * takes 8 weight rows by up to 4 activation rows per call, and one with
  * pack8 (a prompt pass) packs each tile's groups of 8 rows once for all its
@@ -224,15 +224,25 @@ static void dot_task2(void *p, int ith, int nth) {
 #define GEMM_MIN_ROWS_BF16_PACKED 64
 
 /* How many pieces the M weight rows go out in, in tiles of TILE (16) rows,
- * for nt threads. Small matrices are not worth waking the workers. Large
- * ones go out in PIECES pieces per thread (threadpool.h: claimed by
+ * for nt threads. Small matrices are not worth waking the workers. Prompt
+ * passes go out in PIECES pieces per thread (threadpool.h: claimed by
  * whichever thread is free), so on a busy machine a thread that lost its
  * core holds back a small share; each output is still one dot by one
- * thread. */
+ * thread. Up to STREAM_ROWS rows (decode, batched decode) one piece per
+ * thread: each piece starts a new stream the prefetches have not reached
+ * yet, and those starts cost more than the balance gains. 2 threads, 4 /
+ * 1 pieces per thread, t/s (llm-bench -t 2 -p 0 -n 64, interleaved): the
+ * default model 364-399 / 435-485, Gemma 3 270M 134-156 / 143-171, 1B
+ * Q4_K_M 62.8 / 66.8 GB/s in fast memory phases (78% / 83% of the read
+ * loop's 80.4), 45.5 / 49.3 in slow ones (50.5); 8 sessions: the default
+ * model 789-869 / 848-1036, 1B Q4_K_M 273-275 / 283-295. With a busy loop
+ * on one of the 2 cores, 1B Q4_K_M decoded at ~32 t/s either way. 8 pieces
+ * per thread: 54 GB/s, 32: 42. */
 static int dot_pieces(int64_t M, int64_t K, int64_t n, int nt) {
     if (M * K * n < 32768 || nt <= 1) return 1;
     const int64_t tiles = (M + TILE - 1) / TILE;
-    return tiles >= (int64_t)nt * PIECES ? nt * PIECES : (int)(tiles > nt ? tiles : nt);
+    const int per = n <= STREAM_ROWS ? 1 : PIECES;
+    return tiles >= (int64_t)nt * per ? nt * per : (int)(tiles > nt ? tiles : nt);
 }
 
 /* ------------------------------------------------- prepared weights -- */
