@@ -4,12 +4,12 @@
  * Phase 1 converts each activation row to the weight type's partner type
  * (Q8_0 / Q8_1 / Q8_K / F16 / BF16; F32 weights use x as is). Phase 2 splits
  * the M weight rows into contiguous pieces (PIECES per thread, one for
- * decode; claimed by whichever thread is free) and walks each in tiles of TILE rows, so a tile
- * stays in cache while every activation row passes over it; a pair with dot8
- * takes 8 weight rows by up to 4 activation rows per call, and one with
- * pack8 (a prompt pass) packs each tile's groups of 8 rows once for all its
- * activation rows (kernels.h llm__pack8_fn). Each output
- * element is one dot product computed by one thread, so results are
+ * decode; claimed by whichever thread is free) and walks each in tiles of
+ * TILE rows, so a tile stays in cache while every activation row passes
+ * over it; a pair with dot8 takes 8 weight rows by up to 4 activation rows
+ * per call, and one with pack8 (a prompt pass) packs each tile's groups of
+ * 8 rows once for all its activation rows (kernels.h llm__pack8_fn). Each
+ * output element is one dot product computed by one thread, so results are
  * identical for any thread count. F16 / BF16 calls that take the sgemm pair
  * go to the tiled product (gemm_cpu.c), whose order is the pair's, from
  * GEMM_MIN_ROWS_IN_PLACE rows (or _F16_PACKED / _BF16_PACKED without the
@@ -236,8 +236,8 @@ static void dot_task2(void *p, int ith, int nth) {
  * Q4_K_M 62.8 / 66.8 GB/s in fast memory phases (78% / 83% of the read
  * loop's 80.4), 45.5 / 49.3 in slow ones (50.5); 8 sessions: the default
  * model 789-869 / 848-1036, 1B Q4_K_M 273-275 / 283-295. With a busy loop
- * on one of the 2 cores, 1B Q4_K_M decoded at ~32 t/s either way. 8 pieces
- * per thread: 54 GB/s, 32: 42. */
+ * on one of the 2 cores, 1B Q4_K_M decoded at ~32 t/s either way. 16 / 64
+ * pieces per thread: 54 / 42 GB/s (fast phase). */
 static int dot_pieces(int64_t M, int64_t K, int64_t n, int nt) {
     if (M * K * n < 32768 || nt <= 1) return 1;
     const int64_t tiles = (M + TILE - 1) / TILE;
