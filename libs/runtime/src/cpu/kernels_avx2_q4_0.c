@@ -465,13 +465,13 @@ static void q4_0r_unpack_row(int64_t K, const void *grp, int r, void *dst) {
  * q4_0u_dotx4 (the tile's unsigned q times the activation's 4 bytes
  * broadcast from memory, summed in fours by vpdpbusd from -8 sum(y), which
  * the matmul computed once per activation block): the exact integer
- * sum (q - 8) y of q4_0_8xN, then its float chain, so the same bits. */
+ * sum (q - 8) y of q4_0_8xN, then its float chain, so the same bits.
+ * Blocks b0 .. b1 - 1 for activation rows J0 .. J1 - 1, into acc[j]. */
 Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) void
-q4_0r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32_t *ys, size_t ys_stride, float *out,
-           size_t o_stride, const int NA, const int PF) {
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+q4_0r_span(const char *G, const char *a, size_t a_stride, const int32_t *ys, size_t ys_stride, int64_t b0, int64_t b1,
+           __m512 *acc, const int J0, const int J1, const int PF) {
     const __m512i m4 = _mm512_set1_epi8(0x0F);
-    for (int64_t b = 0; b < K / LLM_QK32; b++) {
+    for (int64_t b = b0; b < b1; b++) {
         const char *T = G + (size_t)(b / 2) * Q40R_PAIR, *Q = T + (b & 1) * 256;
         if (PF && (b & 1) == 0) {
             for (int l = 0; l < Q40R_PAIR; l += 64) _mm_prefetch(T + Q40R_PF + l, _MM_HINT_T0);
@@ -483,12 +483,40 @@ q4_0r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32
             q[k + 4] = _mm512_and_si512(_mm512_srli_epi16(w, 4), m4);
         }
         const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + 512 + (b & 1) * 32)));
-        for (int j = 0; j < NA; j++) {
+        for (int j = J0; j < J1; j++) {
             const llm_block_q8_0 *y = (const llm_block_q8_0 *)(a + (size_t)j * a_stride) + b;
             const int8_t *yq = y->qs;
             const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(y->d)));
             acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q4_0u_block(q, yq, ys[(size_t)j * ys_stride + (size_t)b])), d,
                                      acc[j]);
+        }
+    }
+}
+
+/* Blocks per span when 5 to 8 activation rows pass (batched decode): rows
+ * 0..3 then 4..7 over the same 8 blocks (2304 bytes of the group, in L1),
+ * so the memory stream runs under both halves' arithmetic, where two whole
+ * passes of 4 leave it idle through the second, and each half's registers
+ * (4 accumulators beside the 8 unpacked chunks) fit without spills, which
+ * a single pass of 8 rows' did not. 1B Q4_0, llm-bench -t 2 -p 0 -n 64 -r
+ * 2 --sessions 8, t/s, same runs: two passes of 4 311-325; one pass of 8
+ * 318-326; spans of 2 / 4 / 8 / 16 / 32 blocks 305-312 / 315-317 / 322-330
+ * / 315-329 / 298-309. Prompts (pp512) even: 478-484 / 469-481. */
+#define Q40R_SPAN 8
+
+Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) void
+q4_0r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32_t *ys, size_t ys_stride, float *out,
+           size_t o_stride, const int NA, const int PF) {
+    __m512 acc[8];
+    for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
+    const int64_t nb = K / LLM_QK32;
+    if (NA <= 4) {
+        q4_0r_span(G, a, a_stride, ys, ys_stride, 0, nb, acc, 0, NA, PF);
+    } else {
+        for (int64_t b0 = 0; b0 < nb; b0 += Q40R_SPAN) {
+            const int64_t b1 = b0 + Q40R_SPAN < nb ? b0 + Q40R_SPAN : nb;
+            q4_0r_span(G, a, a_stride, ys, ys_stride, b0, b1, acc, 0, 4, PF);
+            q4_0r_span(G, a, a_stride, ys, ys_stride, b0, b1, acc, 4, NA, 0);
         }
     }
     for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
@@ -574,7 +602,7 @@ Q4_0R_YMM(q4_0r_dot_avxvnni, __attribute__((target("avx2,fma,f16c,avxvnni"))), 1
 Q4_0_ZMM_ATTR static void q4_0r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
                                     size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
     const char *G = grp, *A = a;
-    LLM_PREP_DISPATCH4(n_a, flags, q4_0r_dotN, K, G, A, a_stride, ys, ys_stride, out, o_stride)
+    LLM_PREP_DISPATCH8(n_a, flags, q4_0r_dotN, K, G, A, a_stride, ys, ys_stride, out, o_stride)
 }
 
 #define Q4_0_VNNI_ATTR __attribute__((target("avx2,fma,f16c,avxvnni")))
@@ -656,7 +684,7 @@ int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk) {
         .group_bytes = q4_0r_group_bytes,
         .repack = q4_0r_repack,
         .dot = dot,
-        .max_a = 4,
+        .max_a = which == 2 ? 8 : 4, /* the 256-bit forms keep 4 rows (their registers) */
         .unpack_row = q4_0r_unpack_row,
         .aux_ints = 1,
         .aux = q4_0r_aux};
