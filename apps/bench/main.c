@@ -489,6 +489,8 @@ static void print_json(FILE *f, const result *r, int pretty) {
             nl, (unsigned long long)r->info.n_params);
     fprintf(f, "%s\"backends\": ", nl);
     json_str(f, r->info.backend);
+    fprintf(f, ",%s\"kernels\": ", nl);
+    json_str(f, r->info.kernels);
     fprintf(f, ",%s\"build_commit\": \"llm-%s\",", nl, llm_engine_version());
     fprintf(f, "%s\"n_batch\": %d,%s\"n_ubatch\": %d,%s\"n_threads\": %d,%s\"n_sessions\": %d,", nl, r->n_batch, nl,
             r->n_batch, nl, r->n_threads, nl, r->n_sessions);

@@ -422,8 +422,8 @@ int main(int argc, char **argv) {
     fprintf(stderr, "model: %s (%s, %s, %.1f MiB, %.1fM params) from %s\n", a.info.name,
             a.info.architecture, a.info.weight_type, (double)a.info.weights_bytes / 1048576.0,
             (double)a.info.n_params / 1e6, path);
-    fprintf(stderr, "backend: %s, threads: %d, context: %d tokens (trained %d)\n", a.info.backend,
-            a.info.n_threads, a.info.n_ctx, a.info.n_ctx_train);
+    fprintf(stderr, "backend: %s (%s), threads: %d, context: %d tokens (trained %d)\n", a.info.backend,
+            a.info.kernels, a.info.n_threads, a.info.n_ctx, a.info.n_ctx_train);
 
     llm_session_params sp = llm_session_default_params();
     sp.sampling = a.o.sp;

@@ -202,6 +202,29 @@ Test(forward, scalar_kernels_match_llamacpp) {
     fx_close(&f);
 }
 
+/* The kernels an older CPU would run (AVX2 alone; AVX2 + AVX-VNNI), capped
+ * on this one (runtime.h llm_kernels): llama.cpp's bits as well. Skipped
+ * for a level this CPU lacks (the cap then names a lower one). */
+Test(forward, capped_kernels_match_llamacpp) {
+    static const struct {
+        llm_kernels k;
+        const char *desc;
+    } caps[] = {{LLM_KERNELS_AVX2, "avx2+fma+f16c"}, {LLM_KERNELS_AVX_VNNI, "avx2+fma+f16c+avxvnni"}};
+    load_gold();
+    for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++) {
+        fx f;
+        fx_open_k(&f, 2, caps[i].k);
+        if (strcmp(llm_backend_kernels(f.be), caps[i].desc) != 0) {
+            fprintf(stderr, "capped kernels: %s not available here (%s), skipped\n", caps[i].desc,
+                    llm_backend_kernels(f.be));
+        } else {
+            gc_check_logits(&f, &g_gold, 1, LIGHT ? 24 : 96);
+        }
+        fx_close(&f);
+    }
+    golden_free(&g_gold);
+}
+
 static int cancel_now(void *u) { return ++*(int *)u >= 3; }
 
 Test(forward, cancel_and_bad_arguments) {

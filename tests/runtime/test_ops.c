@@ -1,6 +1,6 @@
 /*
- * test_ops.c -- the public ops of every CPU kernel selection (scalar and
- * auto) against plain double-precision references written here, plus thread
+ * test_ops.c -- the public ops of every CPU kernel selection (scalar, auto,
+ * and auto capped at AVX2 / AVX-VNNI) against plain double-precision references written here, plus thread
  * count invariance (bit-identical) and argument validation.
  *
  * Tolerances: elementwise ops 1e-6 relative (one float rounding); rms_norm and
@@ -12,6 +12,7 @@
  * attention 2e-3 absolute with an F16 cache (q, K and V are rounded to half,
  * 2^-11 relative each) and 1e-5 with an F32 cache.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -49,7 +50,38 @@ static void download(const llm_tensor *t, float *dst) {
     cr_assert_eq(llm_buffer_read(t->buffer, t->offset, dst, llm_tensor_nbytes(t)), LLM_OK);
 }
 
-static const llm_kernels g_kernels[] = {LLM_KERNELS_SCALAR, LLM_KERNELS_AUTO};
+static const llm_kernels g_kernels[] = {LLM_KERNELS_SCALAR, LLM_KERNELS_AUTO, LLM_KERNELS_AVX2, LLM_KERNELS_AVX_VNNI};
+
+/* LLM_CPU_KERNELS caps an AUTO selection (runtime.h llm_kernels); a value
+ * it does not know is an error, not a silent default; an explicit
+ * selection ignores it; an unknown selection is refused. */
+Test(ops, kernel_selection_and_its_environment_cap) {
+    llm_backend_params p = llm_backend_default_params();
+    p.n_threads = 1;
+    llm_backend *be = NULL;
+    cr_assert_eq(setenv("LLM_CPU_KERNELS", "avx9", 1), 0);
+    cr_assert_eq(llm_backend_create("cpu", &p, &be), LLM_ERR_INVALID_ARG);
+    cr_assert_null(be);
+    cr_assert(strstr(llm_runtime_last_error(), "LLM_CPU_KERNELS=avx9"), "%s", llm_runtime_last_error());
+    cr_assert_eq(setenv("LLM_CPU_KERNELS", "scalar", 1), 0);
+    cr_assert_eq(llm_backend_create("cpu", &p, &be), LLM_OK);
+    cr_assert_str_eq(llm_backend_kernels(be), "scalar");
+    llm_backend_free(be);
+    p.kernels = LLM_KERNELS_AVX2; /* explicit: the variable does not apply */
+    cr_assert_eq(llm_backend_create("cpu", &p, &be), LLM_OK);
+    const int has_avx2 = strcmp(llm_backend_kernels(be), "scalar") != 0;
+    if (has_avx2) cr_assert_str_eq(llm_backend_kernels(be), "avx2+fma+f16c");
+    llm_backend_free(be);
+    cr_assert_eq(setenv("LLM_CPU_KERNELS", "avx2", 1), 0);
+    p.kernels = LLM_KERNELS_AUTO;
+    cr_assert_eq(llm_backend_create("cpu", &p, &be), LLM_OK);
+    cr_assert_str_eq(llm_backend_kernels(be), has_avx2 ? "avx2+fma+f16c" : "scalar");
+    llm_backend_free(be);
+    cr_assert_eq(unsetenv("LLM_CPU_KERNELS"), 0);
+    p.kernels = (llm_kernels)7;
+    cr_assert_eq(llm_backend_create("cpu", &p, &be), LLM_ERR_INVALID_ARG);
+    cr_assert_null(be);
+}
 
 Test(ops, backend_basics) {
     llm_backend *be = NULL;
@@ -93,7 +125,7 @@ Test(ops, backend_basics) {
 }
 
 Test(ops, elementwise_norm_softmax_argmax) {
-    for (int ki = 0; ki < 2; ki++) {
+    for (int ki = 0; ki < (int)(sizeof g_kernels / sizeof g_kernels[0]); ki++) {
         llm_backend *be = make_backend(g_kernels[ki], 2);
         const int64_t cols = 1 + rnd() % 200 + 300, rows = 37;
         const int64_t n = cols * rows;
@@ -254,7 +286,7 @@ static const llm_dtype g_wtypes[] = {LLM_DTYPE_F32, LLM_DTYPE_F16, LLM_DTYPE_BF1
 
 /* Quantizable weight types: matmul vs the dequantized weights in double. */
 Test(ops, matmul_all_kernels_vs_reference) {
-    for (int ki = 0; ki < 2; ki++) {
+    for (int ki = 0; ki < (int)(sizeof g_kernels / sizeof g_kernels[0]); ki++) {
         llm_backend *be = make_backend(g_kernels[ki], 2);
         for (size_t ti = 0; ti < sizeof(g_wtypes) / sizeof(g_wtypes[0]); ti++) {
             llm_dtype wt = g_wtypes[ti];
@@ -328,7 +360,7 @@ Test(ops, thread_count_is_bit_identical) {
 
 /* Paged attention through a shuffled block table == dense causal GQA attention. */
 Test(ops, paged_attention_vs_dense) {
-    for (int ki = 0; ki < 2; ki++) {
+    for (int ki = 0; ki < (int)(sizeof g_kernels / sizeof g_kernels[0]); ki++) {
         for (int f16 = 0; f16 < 2; f16++) {
             llm_backend *be = make_backend(g_kernels[ki], 2);
             const int hd = 40 + 8 * (int)(rnd() % 4), nkv = 2, nh = 6, bs = 5, nblk = 12;

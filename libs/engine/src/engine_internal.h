@@ -45,6 +45,7 @@ struct llm_model {
     llm_model_info info;
     char *name, *arch, *chat_template, *weight_type, *bos_text, *eos_text;
     char backend_name[16];
+    char kernels_name[64]; /* llm_backend_kernels of be, or "" */
     int32_t n_ctx, n_batch, block_size, kv_blocks;
     int32_t n_pass; /* most tokens per forward pass: n_batch, or for an encoder max(n_batch, 1024) (engine_model.c) */
     int32_t n_swa, kv_blocks_swa; /* window of the window group and its pool's blocks (0: none) */

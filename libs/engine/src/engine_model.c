@@ -366,6 +366,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
         }
     }
     snprintf(m->backend_name, sizeof m->backend_name, "%s", llm_backend_name(m->be));
+    snprintf(m->kernels_name, sizeof m->kernels_name, "%s", llm_backend_kernels(m->be));
     m->n_ctx = r.n_ctx;
     m->n_batch = r.n_batch;
     m->n_pass = r.n_pass;
@@ -390,6 +391,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     in->weight_type = m->weight_type;
     in->chat_template = m->chat_template;
     in->backend = m->backend_name;
+    in->kernels = m->kernels_name;
     in->n_threads = llm_backend_n_threads(m->be);
     in->n_vocab = (int32_t)hp->n_vocab;
     in->n_ctx_train = (int32_t)hp->n_ctx_train;

@@ -148,6 +148,7 @@ llm_status llm__model_load_vocab(llm_model *m, const char *path) {
         m->name = nm;
     }
     m->backend_name[0] = '\0';
+    m->kernels_name[0] = '\0';
     llm_model_info *in = &m->info;
     memset(in, 0, sizeof *in);
     in->architecture = m->arch;
@@ -155,6 +156,7 @@ llm_status llm__model_load_vocab(llm_model *m, const char *path) {
     in->weight_type = m->weight_type;
     in->chat_template = m->chat_template;
     in->backend = m->backend_name;
+    in->kernels = m->kernels_name;
     in->n_vocab = llm_tokenizer_n_tokens(m->tok);
     in->bos = llm_tokenizer_special(m->tok, LLM_SPECIAL_BOS);
     in->eos = llm_tokenizer_special(m->tok, LLM_SPECIAL_EOS);

@@ -232,6 +232,10 @@ typedef struct llm_model_info {
                                   session's prefill fails (no logits, no KV cache) */
     bool vocab_only;           /* loaded with llm_model_params.vocab_only: the sizes
                                   above other than n_vocab are 0, backend is "" */
+    const char *kernels;       /* the backend's kernels: for "cpu" the instruction sets
+                                  in use, e.g. "avx2+fma+f16c+avx512vnni" or "scalar"
+                                  (capped by the environment variable LLM_CPU_KERNELS:
+                                  auto, avx2, avx-vnni or scalar); "" without a backend */
 } llm_model_info;
 
 /* Fills *info. Returns LLM_OK or LLM_ERR_INVALID_ARG. Thread-safe. */

@@ -123,10 +123,17 @@ typedef enum llm_op {
 /* Name of an op class ("matmul", ...). */
 const char *llm_op_name(llm_op op);
 
-/* Which kernels the CPU backend may use. */
+/* Which kernels the CPU backend may use. Every selection gives the same
+ * bits; the capped ones run this CPU as an older one would (to measure or
+ * test those kernels here). With AUTO, the environment variable
+ * LLM_CPU_KERNELS (auto, avx2, avx-vnni or scalar) caps it the same way for
+ * programs that have no option of their own; any other value makes
+ * llm_backend_create fail with LLM_ERR_INVALID_ARG. */
 typedef enum llm_kernels {
-    LLM_KERNELS_AUTO = 0,  /* the fastest the CPU supports (checked at run time) */
-    LLM_KERNELS_SCALAR = 1 /* plain C reference kernels only */
+    LLM_KERNELS_AUTO = 0,     /* the fastest the CPU supports (checked at run time) */
+    LLM_KERNELS_SCALAR = 1,   /* plain C reference kernels only */
+    LLM_KERNELS_AVX2 = 2,     /* AVX2 + FMA + F16C at most (no AVX-VNNI, no AVX-512) */
+    LLM_KERNELS_AVX_VNNI = 3  /* ... plus AVX-VNNI (256-bit), no AVX-512 */
 } llm_kernels;
 
 /* Called after each op when set: op class, the output tensor (may be NULL for

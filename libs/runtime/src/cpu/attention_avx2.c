@@ -755,7 +755,7 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len
 #if LLM_ATTN_ZMM
 int llm__cpu_kernels_avx512_attn(llm__cpu_kernels *k) {
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512f")) return 0;
+    if (llm__cpu_isa_cap() < LLM__ISA_ALL || !__builtin_cpu_supports("avx512f")) return 0;
     k->attn_scores_f16_g = attn_scores_f16_g_avx2;
     k->attn_wsum_g = attn_wsum_g_avx2;
     return 1;

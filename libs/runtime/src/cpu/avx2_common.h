@@ -15,11 +15,14 @@
 
 #include <cpuid.h>
 
+#include "cpu/kernels.h"
+
 /* AVX-VNNI (VEX vpdpbusd / vpdpwssd on ymm): CPUID leaf 7 sub-leaf 1, EAX
  * bit 4. The YMM state is enabled, since AVX2 was checked before any AVX2
  * file is used. */
 static inline int cpu_has_avx_vnni(void) {
     unsigned ea = 0, eb = 0, ec = 0, ed = 0;
+    if (llm__cpu_isa_cap() < LLM__ISA_AVX_VNNI) return 0;
     return __get_cpuid_count(7, 1, &ea, &eb, &ec, &ed) && (ea & (1u << 4));
 }
 
@@ -61,6 +64,7 @@ __attribute__((target("avx512f"))) static inline void zmm_store16x4(float *out, 
 /* AVX-512 F, BW, DQ, VL and VNNI (every CPU with VNNI has the other four),
  * with the OS saving the 512-bit state (libgcc's check includes XGETBV). */
 static inline int cpu_has_avx512_vnni(void) {
+    if (llm__cpu_isa_cap() < LLM__ISA_ALL) return 0;
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&

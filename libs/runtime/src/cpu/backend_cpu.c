@@ -254,8 +254,31 @@ static const llm__backend_iface g_cpu_iface = {
 
 llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **out) {
     *out = NULL;
-    if (p->kernels != LLM_KERNELS_AUTO && p->kernels != LLM_KERNELS_SCALAR) {
-        return llm__err(LLM_ERR_INVALID_ARG, "cpu: unknown kernel selection %d", (int)p->kernels);
+    int level;
+    switch (p->kernels) {
+    case LLM_KERNELS_AUTO: level = LLM__ISA_ALL; break;
+    case LLM_KERNELS_SCALAR: level = LLM__ISA_SCALAR; break;
+    case LLM_KERNELS_AVX2: level = LLM__ISA_AVX2; break;
+    case LLM_KERNELS_AVX_VNNI: level = LLM__ISA_AVX_VNNI; break;
+    default: return llm__err(LLM_ERR_INVALID_ARG, "cpu: unknown kernel selection %d", (int)p->kernels);
+    }
+    const char *env = p->kernels == LLM_KERNELS_AUTO ? getenv("LLM_CPU_KERNELS") : NULL;
+    if (env && *env) {
+        static const struct {
+            const char *name;
+            int level;
+        } names[] = {{"auto", LLM__ISA_ALL},
+                     {"avx-vnni", LLM__ISA_AVX_VNNI},
+                     {"avx2", LLM__ISA_AVX2},
+                     {"scalar", LLM__ISA_SCALAR}};
+        int found = 0;
+        for (size_t i = 0; i < sizeof names / sizeof names[0] && !found; i++) {
+            if (strcmp(env, names[i].name) == 0) level = names[i].level, found = 1;
+        }
+        if (!found) {
+            return llm__err(LLM_ERR_INVALID_ARG, "cpu: LLM_CPU_KERNELS=%.40s: expected auto, avx2, avx-vnni or scalar",
+                            env);
+        }
     }
     llm_backend *be = calloc(1, sizeof(*be));
     llm__cpu *c = calloc(1, sizeof(*c));
@@ -285,9 +308,10 @@ llm_status llm__cpu_backend_create(const llm_backend_params *p, llm_backend **ou
         be->n_threads = 256;
     }
     llm__cpu_kernels_scalar(&c->k);
-    if (p->kernels == LLM_KERNELS_AUTO && llm__cpu_has_avx2()) {
-        llm__cpu_kernels_avx2(&c->k);
-    }
+    const int outer = llm__cpu_isa_cap();
+    llm__cpu_set_isa_cap(level < outer ? level : outer);
+    if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&c->k);
+    llm__cpu_set_isa_cap(outer);
     snprintf(be->kernels, sizeof(be->kernels), "%s", c->k.desc);
     c->tscratch = calloc((size_t)be->n_threads, sizeof(float *));
     if (!c->tscratch || llm__threadpool_create(be->n_threads, &c->tp) != LLM_OK) {

@@ -116,7 +116,7 @@ static void gelu_task(void *p, int ith, int nth) {
 
 llm_status llm__cpu_gelu(llm_backend *be, const llm_tensor *out, const llm_tensor *x) {
     gelu_ctx c = {llm__host_ptr(out), llm__host_ptr(x), x->ne[0] * rows_of(x), llm__gelu_erf_row_scalar};
-    if (be->params.kernels == LLM_KERNELS_AUTO && llm__cpu_has_avx2()) c.row = llm__gelu_erf_row_avx2;
+    if (llm__cpu_of(be)->k.isa >= LLM__ISA_AVX2) c.row = llm__gelu_erf_row_avx2;
     llm__threadpool_run(llm__cpu_of(be)->tp, gelu_task, &c, pick_nth(be, c.n, c.n));
     return LLM_OK;
 }
@@ -208,7 +208,7 @@ llm_status llm__cpu_attention_full(llm_backend *be, const llm_tensor *out, const
         longest = seq_lens[s] > longest ? seq_lens[s] : longest;
         work += (int64_t)seq_lens[s] * seq_lens[s];
     }
-    const int simd = be->params.kernels == LLM_KERNELS_AUTO && llm__cpu_has_avx2() && c.hd % 8 == 0;
+    const int simd = cpu->k.isa >= LLM__ISA_AVX2 && c.hd % 8 == 0;
     const int64_t l8 = (longest + 7) & ~(int64_t)7;
     llm_status st = llm__cpu_reserve_tscratch(cpu, be->n_threads, simd ? (size_t)((c.hd + 1) * l8)
                                                                       : (size_t)(longest + c.hd));

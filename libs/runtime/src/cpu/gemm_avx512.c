@@ -172,6 +172,7 @@ static void gemm_rows_bf16_avx512(int64_t K, const float *x, size_t x_stride, in
 }
 
 static int has_avx512fdq(void) {
+    if (llm__cpu_isa_cap() < LLM__ISA_ALL) return 0;
     __builtin_cpu_init();
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 }

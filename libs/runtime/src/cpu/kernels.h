@@ -89,8 +89,13 @@ static inline const void *llm__kv_row(const llm__kv_rows *r, int64_t t) {
     return r->f16 ? (const void *)((const uint16_t *)r->base + e) : (const void *)((const float *)r->base + e);
 }
 
+/* Instruction-set levels the kernel registry may use (runtime.h
+ * llm_kernels), in order. */
+enum { LLM__ISA_SCALAR = 0, LLM__ISA_AVX2 = 1, LLM__ISA_AVX_VNNI = 2, LLM__ISA_ALL = 3 };
+
 typedef struct llm__cpu_kernels {
-    const char *desc;                          /* "scalar", "avx2+fma+f16c" */
+    const char *desc;                          /* "scalar", "avx2+fma+f16c", "avx2+fma+f16c+avx512vnni" */
+    int isa;                                   /* the LLM__ISA_ level its entries were picked under */
     llm_dtype act_type[LLM_DTYPE_END_];        /* weight type -> activation type */
     llm__vec_dot_fn dot[LLM_DTYPE_END_];       /* weight type -> dot (NULL: unsupported) */
     llm__vec_dot4_fn dot4[LLM_DTYPE_END_];     /* optional 1 x 4 variant (NULL: use dot) */
@@ -397,6 +402,12 @@ float llm__q5_k_dot_tiled(int64_t n, const void *w, const void *a);
 void llm__q5_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
 /* Non-zero if the running CPU supports AVX2, FMA and F16C and the variants were built. */
 int llm__cpu_has_avx2(void);
+/* The level the CPU feature checks (llm__cpu_has_avx2, cpu_has_avx_vnni,
+ * cpu_has_avx512_vnni, ...) stop at on the calling thread: the backend sets
+ * it around its registry fill (a thread-local, so backends made at once on
+ * other threads are not affected); LLM__ISA_ALL otherwise. */
+int llm__cpu_isa_cap(void);
+void llm__cpu_set_isa_cap(int level);
 
 /* Scalar reference entry points (also used by tests through the registry). */
 float llm__dot_f16_scalar(int64_t n, const uint16_t *x, const uint16_t *y);

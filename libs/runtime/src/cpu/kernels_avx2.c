@@ -696,6 +696,11 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     for (int t = 0; t < LLM_DTYPE_END_; t++) {
         k->gemm_rows[t] = gb ? llm__gemm_rows_avx512_get((llm_dtype)t) : llm__gemm_rows_avx2_get((llm_dtype)t);
     }
+    /* What the entries above were picked under (the cap in force, kernels.h). */
+    k->isa = cpu_has_avx512_vnni() ? LLM__ISA_ALL : cpu_has_avx_vnni() ? LLM__ISA_AVX_VNNI : LLM__ISA_AVX2;
+    k->desc = k->isa == LLM__ISA_ALL ? "avx2+fma+f16c+avx512vnni"
+              : k->isa == LLM__ISA_AVX_VNNI ? "avx2+fma+f16c+avxvnni"
+                                            : "avx2+fma+f16c";
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */

@@ -485,6 +485,7 @@ TO_FLOAT(q5_1, LLM_DTYPE_Q5_1)
 void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     memset(k, 0, sizeof(*k));
     k->desc = "scalar";
+    k->isa = LLM__ISA_SCALAR;
     static const struct {
         llm_dtype w, act;
         llm__vec_dot_fn dot;
@@ -540,8 +541,18 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
 #include <cpuid.h>
 #endif
 
+/* LLM__ISA_ALL - level, so that zero (a new thread's) means no cap. */
+static _Thread_local int g_isa_below_all;
+
+int llm__cpu_isa_cap(void) { return LLM__ISA_ALL - g_isa_below_all; }
+
+void llm__cpu_set_isa_cap(int level) {
+    g_isa_below_all = LLM__ISA_ALL - (level < LLM__ISA_SCALAR ? LLM__ISA_SCALAR : level > LLM__ISA_ALL ? LLM__ISA_ALL : level);
+}
+
 int llm__cpu_has_avx2(void) {
 #if (defined(__x86_64__) || defined(__i386__)) && defined(LLM_CPU_AVX2_BUILT) && defined(__GNUC__)
+    if (llm__cpu_isa_cap() < LLM__ISA_AVX2) return 0;
     __builtin_cpu_init();
     /* F16C through CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports
      * does not know "f16c". AVX2 implies OS support for the YMM state. */
