@@ -166,13 +166,15 @@ static inline int prepared_check(llm_backend *be, llm_dtype t, int64_t K, int64_
 }
 
 /* A CPU backend of 2 threads for the prepared-weight tests. */
-static inline llm_backend *prep_backend(void) {
+static inline llm_backend *prep_backend_k(llm_kernels kernels) {
     llm_backend_params bp = llm_backend_default_params();
     bp.n_threads = 2;
+    bp.kernels = kernels;
     llm_backend *be = NULL;
     cr_assert_eq(llm_backend_create("cpu", &bp, &be), LLM_OK);
     return be;
 }
+static inline llm_backend *prep_backend(void) { return prep_backend_k(LLM_KERNELS_AUTO); }
 
 /* n bytes of an xorshift32 stream (state *st): random blocks, since every
  * byte pattern is a valid block of the K-quants (their scales aside). */
@@ -187,13 +189,16 @@ static inline void prep_random_bytes(void *p, size_t n, uint32_t *st) {
 
 /* When no weight of type t was kept, this CPU must have no prepared layout
  * for t (else it was registered and never taken). */
-static inline void prep_none_kept(int kept_any, llm_dtype t) {
+static inline void prep_none_kept_at(int kept_any, llm_dtype t, int isa_level) {
     if (kept_any) return;
     llm__cpu_kernels k;
     llm__cpu_kernels_scalar(&k);
+    llm__cpu_set_isa_cap(isa_level);
     if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
+    llm__cpu_set_isa_cap(LLM__ISA_ALL);
     cr_assert_null(k.prep[t].dot, "a %s prepared layout is registered but was never taken", llm_dtype_name(t));
     cr_log_info("no prepared %s layout on this CPU: nothing to compare", llm_dtype_name(t));
 }
+static inline void prep_none_kept(int kept_any, llm_dtype t) { prep_none_kept_at(kept_any, t, LLM__ISA_ALL); }
 
 #endif

@@ -689,10 +689,10 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
  * nibbles and quants 0..3, Q3_K scales -32..31 and quants -4..3), one row of
  * all-ones bytes (Q3_K: and one of zeros, scales -32 and quants -4),
  * fp16 scales of moderate size. */
-Test(kernels, kquant_prepared_weights_match_unprepared) {
-    llm_backend *be = prep_backend();
+static void kquant_prepared_check(llm_kernels sel, int level, int n_types) {
+    llm_backend *be = prep_backend_k(sel);
     const int64_t M = 48;
-    for (int v = 0; v < 5; v++) {
+    for (int v = 0; v < n_types; v++) {
         const llm_dtype t = v == 4   ? LLM_DTYPE_Q3_K
                             : v == 3 ? LLM_DTYPE_Q2_K
                             : v == 2 ? LLM_DTYPE_Q5_K
@@ -770,7 +770,17 @@ Test(kernels, kquant_prepared_weights_match_unprepared) {
             free(w);
             free(x);
         }
-        prep_none_kept(kept_any, t);
+        prep_none_kept_at(kept_any, t, level);
     }
     llm_backend_free(be);
+}
+
+Test(kernels, kquant_prepared_weights_match_unprepared) { kquant_prepared_check(LLM_KERNELS_AUTO, LLM__ISA_ALL, 5); }
+
+/* The same with the kernels an older CPU gets (capped on this one: AVX2
+ * alone, AVX2 + AVX-VNNI), where Q4_K is the one prepared K-quant (256-bit
+ * products, kernels_avx2_kq_prep.c q4kr_dot_avx2 / _avxvnni). */
+Test(kernels, kquant_prepared_weights_match_unprepared_capped) {
+    kquant_prepared_check(LLM_KERNELS_AVX2, LLM__ISA_AVX2, 1);
+    kquant_prepared_check(LLM_KERNELS_AVX_VNNI, LLM__ISA_AVX_VNNI, 1);
 }
