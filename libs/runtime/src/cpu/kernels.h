@@ -165,6 +165,14 @@ typedef struct llm__cpu_kernels {
          * multiplies by dot16x4_packed, 4 rows at a time (the rest through
          * dot); same bits. NULL: dot for every row. */
         void (*pack16)(int64_t K, const void *grp, void *dst, size_t tile_stride);
+        /* Optional (types without pack16 whose rows8 pair packs tiles:
+         * pack8 and dot8x4_packed): a group's 16 rows back in the file's
+         * bytes (row r at dst + r * stride, as unpack_row). Where set, from
+         * PREP_TILE_ROWS activation rows each group goes through it and the
+         * rows8 pair's pack8, as the matmul without the copy packs it, then
+         * its packed products 4 rows at a time (the rest through dot); same
+         * bits. NULL: dot for every row. */
+        void (*unpack16)(int64_t K, const void *grp, void *dst, size_t stride);
     } prep[LLM_DTYPE_END_];
     /* llama.cpp's llamafile sgemm (tinyBLAS): for F16 / BF16 weights it takes
      * every matmul with n >= 2 activation rows, K % 8 == 0 and M % 4 == 0

@@ -47,12 +47,22 @@ KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_tile_putf(ch
  * n 1, w 2; the bytes of the group's super-block not written are zero. */
 struct kr_field {
     uint16_t src, dst; /* byte offsets in the file's block and the group's super-block */
-    uint8_t n, w;      /* n 0: no field */
+    uint8_t n, w;      /* n 0: no field; w 2 or 4 */
 };
 struct kr_layout {
     size_t block, sb; /* bytes per row's block, per group's super-block */
     struct kr_field f[5];
 };
+
+/* n pieces of w (2 or 4) bytes from src (stride ss) to dst (stride ds), in
+ * fixed-size copies (a memcpy of a run-time size per piece is a call). */
+static inline void kr_copy(char *dst, size_t ds, const char *src, size_t ss, int n, int w) {
+    if (w == 4) {
+        for (int c = 0; c < n; c++) memcpy(dst + (size_t)c * ds, src + (size_t)c * ss, 4);
+    } else {
+        for (int c = 0; c < n; c++) memcpy(dst + (size_t)c * ds, src + (size_t)c * ss, 2);
+    }
+}
 
 static void kr_repack(const struct kr_layout *L, int64_t K, const void *w, size_t w_stride, void *grp) {
     for (int64_t b = 0; b < K / LLM_QK_K; b++) {
@@ -62,7 +72,7 @@ static void kr_repack(const struct kr_layout *L, int64_t K, const void *w, size_
             const char *x = (const char *)w + (size_t)r * w_stride + (size_t)b * L->block;
             for (int i = 0; i < 5 && L->f[i].n; i++) {
                 const struct kr_field *f = &L->f[i];
-                for (int c = 0; c < f->n; c++) memcpy(T + f->dst + (16 * c + r) * f->w, x + f->src + c * f->w, f->w);
+                kr_copy(T + f->dst + r * f->w, 16 * f->w, x + f->src, f->w, f->n, f->w);
             }
         }
     }
@@ -74,7 +84,40 @@ static void kr_unpack_row(const struct kr_layout *L, int64_t K, const void *grp,
         char *x = (char *)dst + (size_t)b * L->block;
         for (int i = 0; i < 5 && L->f[i].n; i++) {
             const struct kr_field *f = &L->f[i];
-            for (int c = 0; c < f->n; c++) memcpy(x + f->src + c * f->w, T + f->dst + (16 * c + r) * f->w, f->w);
+            kr_copy(x + f->src, f->w, T + f->dst + r * f->w, 16 * f->w, f->n, f->w);
+        }
+    }
+}
+
+/* All 16 rows of a group back in the file's bytes (row r at dst + r *
+ * stride): kr_unpack_row's bytes, with the fields of 4-byte pieces in
+ * fours moved by 4 x 4 dword transposes (16 bytes per load and store). */
+static void kr_unpack16(const struct kr_layout *L, int64_t K, const void *grp, void *dst, size_t stride) {
+    for (int64_t b = 0; b < K / LLM_QK_K; b++) {
+        const char *T = (const char *)grp + (size_t)b * L->sb;
+        char *X = (char *)dst + (size_t)b * L->block;
+        for (int i = 0; i < 5 && L->f[i].n; i++) {
+            const struct kr_field *f = &L->f[i];
+            if (f->w != 4 || f->n % 4 != 0) {
+                for (int r = 0; r < 16; r++) kr_copy(X + (size_t)r * stride + f->src, f->w, T + f->dst + r * f->w, 16 * f->w, f->n, f->w);
+                continue;
+            }
+            for (int c = 0; c < f->n; c += 4) {
+                const char *P = T + f->dst + (size_t)c * 64; /* pieces c .. c + 3, [16 rows][4 bytes] each */
+                for (int s = 0; s < 16; s += 4) {
+                    const __m128i a0 = _mm_loadu_si128((const __m128i *)(P + 4 * s));
+                    const __m128i a1 = _mm_loadu_si128((const __m128i *)(P + 64 + 4 * s));
+                    const __m128i a2 = _mm_loadu_si128((const __m128i *)(P + 128 + 4 * s));
+                    const __m128i a3 = _mm_loadu_si128((const __m128i *)(P + 192 + 4 * s));
+                    const __m128i t0 = _mm_unpacklo_epi32(a0, a1), t1 = _mm_unpackhi_epi32(a0, a1);
+                    const __m128i t2 = _mm_unpacklo_epi32(a2, a3), t3 = _mm_unpackhi_epi32(a2, a3);
+                    char *R = X + (size_t)s * stride + f->src + 4 * (size_t)c;
+                    _mm_storeu_si128((__m128i *)R, _mm_unpacklo_epi64(t0, t2));
+                    _mm_storeu_si128((__m128i *)(R + stride), _mm_unpackhi_epi64(t0, t2));
+                    _mm_storeu_si128((__m128i *)(R + 2 * stride), _mm_unpacklo_epi64(t1, t3));
+                    _mm_storeu_si128((__m128i *)(R + 3 * stride), _mm_unpackhi_epi64(t1, t3));
+                }
+            }
         }
     }
 }
@@ -121,6 +164,9 @@ static const struct kr_layout q4kr_layout = {
      {offsetof(llm_block_q4_k, d), Q4KR_D, 1, 2},
      {offsetof(llm_block_q4_k, dmin), Q4KR_D + 32, 1, 2}}};
 KR_LAYOUT_FNS(q4kr, q4kr_layout)
+static void q4kr_unpack16(int64_t K, const void *grp, void *dst, size_t stride) {
+    kr_unpack16(&q4kr_layout, K, grp, dst, stride);
+}
 
 /* vpshufb patterns, per 128-bit lane: byte t of each dword alone in the
  * dword (zero-extended), or bytes t, t + 1 as two zero-extended int16. */
@@ -246,9 +292,8 @@ KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, s
 #define Q4KR_YMM(NAME, ATTR, VNNI)                                                                                  \
     ATTR static inline __attribute__((always_inline)) void NAME##H(int64_t n, const char *G, const char *a,         \
                                                                  size_t a_stride, float *out, size_t o_stride,     \
-                                                                 const int NA, const int PF, const int H0,          \
-                                                                 const int H1) {                                   \
-        const int GEMV = NA < 4;                                                                                    \
+                                                                 const int NA, const int GEMV, const int PF,        \
+                                                                 const int H0, const int H1) {                      \
         const __m256i m4 = _mm256_set1_epi8(0x0F), m6 = _mm256_set1_epi8(0x3F), m2 = _mm256_set1_epi8(0x03);      \
         __m256 acc[2][4], accm[2][4];                                                                               \
         for (int h = H0; h < H1; h++)                                                                               \
@@ -343,10 +388,10 @@ KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, s
                                                                  size_t a_stride, float *out, size_t o_stride,     \
                                                                  const int NA, const int PF) {                    \
         if (NA <= Q4KR_YMM_ONEPASS) {                                                                               \
-            NAME##H(n, G, a, a_stride, out, o_stride, NA, PF, 0, 2);                                                \
+            NAME##H(n, G, a, a_stride, out, o_stride, NA, NA < 4, PF, 0, 2);                                        \
         } else {                                                                                                    \
-            NAME##H(n, G, a, a_stride, out, o_stride, NA, PF, 0, 1);                                                \
-            NAME##H(n, G, a, a_stride, out, o_stride, NA, 0, 1, 2);                                                 \
+            NAME##H(n, G, a, a_stride, out, o_stride, NA, NA < 4, PF, 0, 1);                                        \
+            NAME##H(n, G, a, a_stride, out, o_stride, NA, NA < 4, 0, 1, 2);                                         \
         }                                                                                                           \
     }                                                                                                               \
     ATTR static void NAME(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,            \
@@ -969,14 +1014,20 @@ KR_PACK16(q3kr_pack16, Q3KR_SB, Q3KR_PF, Q3KR_D, q3kr_u, q3kr_scale, q3kr_offset
 
 void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k) {
     if (!cpu_has_avx512_vnni()) {
-        /* Q4_K in 256-bit registers (the only prepared K-quant there) */
+        /* Q4_K in 256-bit registers (the only prepared K-quant there).
+         * Prompts on AVX2 alone go through the rows8 pair's packed tiles,
+         * whose products beat this one's 4-row passes there (1B Q4_K_M,
+         * capped on the Zen 5, llm-bench -t 2 -p 512, t/s: unprepared
+         * 219-225, 4-row passes 160-164, tiles 221); with AVX-VNNI the
+         * 4-row passes win (231-237 against tiles 219, unprepared 220-242). */
         if (k->rows8[LLM_DTYPE_Q4_K].dot == llm__q4_k_dot_repack_gemv) {
-            k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){
-                .group_bytes = q4kr_group_bytes,
-                .repack = q4kr_repack,
-                .dot = cpu_has_avx_vnni() ? q4kr_dot_avxvnni : q4kr_dot_avx2,
-                .max_a = 4,
-                .unpack_row = q4kr_unpack_row};
+            const int vnni = cpu_has_avx_vnni();
+            k->prep[LLM_DTYPE_Q4_K] = (struct llm__prep_kernels){.group_bytes = q4kr_group_bytes,
+                                                                  .repack = q4kr_repack,
+                                                                  .dot = vnni ? q4kr_dot_avxvnni : q4kr_dot_avx2,
+                                                                  .max_a = 4,
+                                                                  .unpack_row = q4kr_unpack_row,
+                                                                  .unpack16 = vnni ? NULL : q4kr_unpack16};
         }
         return;
     }

@@ -348,6 +348,12 @@ typedef struct {
     char *tiles; /* NULL, or per piece two packed tiles of tile_bytes (kernels.h prep pack16) */
     size_t tile_bytes;
     llm__vec_dot16x4_packed_fn dot16;
+    /* unpack16 (kernels.h prep): per piece, after its two tiles, the
+     * group's 16 rows in the file's bytes (w_row each); the rows8 pair's
+     * pack8 and 8-row product. NULL pack8: not used. */
+    llm__pack8_fn pack8;
+    llm__vec_dot8x4_packed_fn dot8x4;
+    size_t w_row;
 } prep_mm;
 
 static void prep_quantize_task(void *p, int ith, int nth) {
@@ -369,7 +375,23 @@ static void prep_dot_task(void *p, int ith, int nth) {
         const char *grp = c->grp + (size_t)g * c->gb;
         const int64_t step = c->pk->max_a;
         int64_t i = 0;
-        if (c->tiles) {
+        if (c->tiles && c->pack8) {
+            /* the group back in the file's bytes, packed as the matmul without the copy packs it */
+            char *t = c->tiles + (size_t)ith * (2 * c->tile_bytes + 16 * c->w_row), *rows = t + 2 * c->tile_bytes;
+            c->pk->unpack16(c->K, grp, rows, c->w_row);
+            c->pack8(c->K, rows, c->w_row, t);
+            c->pack8(c->K, rows + 8 * c->w_row, c->w_row, t + c->tile_bytes);
+            for (; i + 4 <= c->n; i += 4) {
+                const char *a = c->act + (size_t)i * c->a_row;
+                float *o = c->out + i * c->M + g * 16;
+                if (c->dot16) {
+                    c->dot16(c->K, t, c->tile_bytes, a, c->a_row, o, (size_t)c->M);
+                } else {
+                    c->dot8x4(c->K, t, a, c->a_row, o, (size_t)c->M);
+                    c->dot8x4(c->K, t + c->tile_bytes, a, c->a_row, o + 8, (size_t)c->M);
+                }
+            }
+        } else if (c->tiles) {
             /* the group decoded once into the tiled pair's packed tiles */
             char *t = c->tiles + (size_t)ith * 2 * c->tile_bytes;
             c->pk->pack16(c->K, grp, t, c->tile_bytes);
@@ -424,7 +446,21 @@ static llm_status matmul_prepared(llm_backend *be, const llm_tensor *out, const 
     c.tiles = NULL;
     c.tile_bytes = 0;
     c.dot16 = NULL;
-    if (c.pk->pack16 && tp->pack8_bytes && tp->dot16x4_packed && c.n >= PREP_TILE_ROWS) {
+    c.pack8 = NULL;
+    c.dot8x4 = NULL;
+    c.w_row = w->nb[1];
+    const struct llm__dot_pair *r8 = &cpu->k.rows8[w->dtype];
+    if (c.pk->unpack16 && r8->pack8 && r8->pack8_bytes && r8->dot8x4_packed &&
+        c.n >= PREP_TILE_ROWS) {
+        c.tile_bytes = (r8->pack8_bytes(c.K) + 63) & ~(size_t)63;
+        st = llm__cpu_grow(&cpu->pack, &cpu->pack_size, (size_t)pieces * (2 * c.tile_bytes + 16 * c.w_row), "matmul",
+                           "packed weights");
+        if (st != LLM_OK) return st;
+        c.tiles = cpu->pack;
+        c.pack8 = r8->pack8;
+        c.dot8x4 = r8->dot8x4_packed;
+        c.dot16 = r8->dot16x4_packed;
+    } else if (c.pk->pack16 && tp->pack8_bytes && tp->dot16x4_packed && c.n >= PREP_TILE_ROWS) {
         c.tile_bytes = (tp->pack8_bytes(c.K) + 63) & ~(size_t)63;
         st = llm__cpu_grow(&cpu->pack, &cpu->pack_size, (size_t)pieces * 2 * c.tile_bytes, "matmul", "packed weights");
         if (st != LLM_OK) return st;
