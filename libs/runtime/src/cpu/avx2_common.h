@@ -272,23 +272,19 @@ static inline void r16_get(void *dst, const void *T, int n, int r) {
 /* As LLM_PREP_DISPATCH4 for n_a 1..8 (a product whose registers hold 8
  * activation rows' accumulators beside one unpacked weight block). */
 #define LLM_PREP_DISPATCH8(n_a, flags, BODY, ...)                                                          \
-    switch ((n_a) * 2 + (((flags) & LLM__PREP_STREAM) != 0)) {                                              \
-    case 2: BODY(__VA_ARGS__, 1, 0); break;                                                                 \
-    case 3: BODY(__VA_ARGS__, 1, 1); break;                                                                 \
-    case 4: BODY(__VA_ARGS__, 2, 0); break;                                                                 \
-    case 5: BODY(__VA_ARGS__, 2, 1); break;                                                                 \
-    case 6: BODY(__VA_ARGS__, 3, 0); break;                                                                 \
-    case 7: BODY(__VA_ARGS__, 3, 1); break;                                                                 \
-    case 8: BODY(__VA_ARGS__, 4, 0); break;                                                                 \
-    case 9: BODY(__VA_ARGS__, 4, 1); break;                                                                 \
-    case 10: BODY(__VA_ARGS__, 5, 0); break;                                                                \
-    case 11: BODY(__VA_ARGS__, 5, 1); break;                                                                \
-    case 12: BODY(__VA_ARGS__, 6, 0); break;                                                                \
-    case 13: BODY(__VA_ARGS__, 6, 1); break;                                                                \
-    case 14: BODY(__VA_ARGS__, 7, 0); break;                                                                \
-    case 15: BODY(__VA_ARGS__, 7, 1); break;                                                                \
-    case 17: BODY(__VA_ARGS__, 8, 1); break;                                                                \
-    default: BODY(__VA_ARGS__, 8, 0); break;                                                                \
+    if ((n_a) > 4) {                                                                                        \
+        switch ((n_a) * 2 + (((flags) & LLM__PREP_STREAM) != 0)) {                                          \
+        case 10: BODY(__VA_ARGS__, 5, 0); break;                                                            \
+        case 11: BODY(__VA_ARGS__, 5, 1); break;                                                            \
+        case 12: BODY(__VA_ARGS__, 6, 0); break;                                                            \
+        case 13: BODY(__VA_ARGS__, 6, 1); break;                                                            \
+        case 14: BODY(__VA_ARGS__, 7, 0); break;                                                            \
+        case 15: BODY(__VA_ARGS__, 7, 1); break;                                                            \
+        case 17: BODY(__VA_ARGS__, 8, 1); break;                                                            \
+        default: BODY(__VA_ARGS__, 8, 0); break;                                                            \
+        }                                                                                                   \
+    } else {                                                                                                \
+        LLM_PREP_DISPATCH4(n_a, flags, BODY, __VA_ARGS__)                                                   \
     }
 
 #endif
