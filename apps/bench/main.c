@@ -130,7 +130,9 @@ static void usage(FILE *f) {
             "  -o FMT        md (default), json or jsonl (llama-bench's field names)\n"
             "  --no-warmup   skip the untimed warm-up run\n"
             "  --peak        measure memory read bandwidth and int8/fp32 peaks\n"
-            "  --peak-mib N  buffer size of the bandwidth test (default 1024)\n",
+            "  --peak-mib N  buffer size of the bandwidth test (default 1024)\n"
+            "environment: LLM_CPU_KERNELS=avx2|avx-vnni|scalar caps the CPU kernels (default: the\n"
+            "  best this CPU has), e.g. to compare with a llama.cpp built for that instruction set\n",
             PROG);
 }
 

@@ -50,6 +50,8 @@ for row in rows:
           (row.get("model_filename"), row.get("n_threads")))
     check(f"json {tag}: 2 samples", len(row.get("samples_ns", [])) == 2 and len(row.get("samples_ts", [])) == 2,
           row.get("samples_ns"))
+    check(f"json {tag}: kernels named", isinstance(row.get("kernels"), str) and row.get("kernels") != "",
+          row.get("kernels"))
     n = row.get("n_prompt", 0) + row.get("n_gen", 0)
     ok = all(ns > 0 for ns in row.get("samples_ns", [0])) and all(
         abs(ts - n * 1e9 / ns) <= 1e-3 * ts for ts, ns in zip(row.get("samples_ts", []), row.get("samples_ns", [])))
