@@ -700,6 +700,7 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->isa = cpu_has_avx512_vnni() ? LLM__ISA_ALL : cpu_has_avx_vnni() ? LLM__ISA_AVX_VNNI : LLM__ISA_AVX2;
     k->desc = k->isa == LLM__ISA_ALL ? "avx2+fma+f16c+avx512vnni"
               : k->isa == LLM__ISA_AVX_VNNI ? "avx2+fma+f16c+avxvnni"
+              : gb                          ? "avx2+fma+f16c+avx512f" /* AVX-512 without VNNI: its gemm / attention */
                                             : "avx2+fma+f16c";
 }
 
