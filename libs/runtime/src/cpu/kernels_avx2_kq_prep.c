@@ -196,6 +196,19 @@ KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void kr_scales_mins(
                              _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(W1, 6), m2), 4));
 }
 
+/* kr_scales_mins on 8 rows: the 32-byte half h of each [16 rows] dword row. */
+static inline __attribute__((always_inline)) void kr_scales_mins8(const char *S, __m256i scb[2], __m256i mnb[2]) {
+    const __m256i W0 = _mm256_load_si256((const __m256i *)S);
+    const __m256i W1 = _mm256_load_si256((const __m256i *)(S + 64));
+    const __m256i W2 = _mm256_load_si256((const __m256i *)(S + 128));
+    const __m256i m4 = _mm256_set1_epi8(0x0F), m6 = _mm256_set1_epi8(0x3F), m2 = _mm256_set1_epi8(0x03);
+    scb[0] = _mm256_and_si256(W0, m6);
+    mnb[0] = _mm256_and_si256(W1, m6);
+    scb[1] = _mm256_or_si256(_mm256_and_si256(W2, m4), _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(W0, 6), m2), 4));
+    mnb[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(W2, 4), m4),
+                             _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(W1, 6), m2), 4));
+}
+
 KQ8_TARGET_ZMM static inline __attribute__((always_inline)) void
 q4kr_dotN(int64_t n, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
           const int PF) {
@@ -271,9 +284,9 @@ KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, s
 }
 
 /* The product on a prepared Q4_K group with 256-bit registers (CPUs
- * without AVX-512 VNNI), in two passes of 8 rows (the two 32-byte halves
- * of each 64-byte chunk; the first pass brings the whole group into cache):
- * lane r of int32 is row 8h + r, and the same exact integers and float chain
+ * without AVX-512 VNNI), on the two 32-byte halves h of each 64-byte chunk
+ * (rows 8h .. 8h + 7; one pass over both, or one per half, below): lane r
+ * of int32 is row 8h + r, and the same exact integers and float chain
  * as q4kr_dotN, so the same bits. With AVX-VNNI, vpdpbusd sums each
  * sub-block's products per row and vpmulld scales them, as there; with
  * AVX2 alone, vpmaddubsw of the unsigned q (0..15) by y (-128..127) puts
@@ -292,9 +305,10 @@ KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, s
 #define Q4KR_YMM(NAME, ATTR, VNNI)                                                                                  \
     ATTR static inline __attribute__((always_inline)) void NAME##H(int64_t n, const char *G, const char *a,         \
                                                                  size_t a_stride, float *out, size_t o_stride,     \
-                                                                 const int NA, const int GEMV, const int PF,        \
-                                                                 const int H0, const int H1) {                      \
-        const __m256i m4 = _mm256_set1_epi8(0x0F), m6 = _mm256_set1_epi8(0x3F), m2 = _mm256_set1_epi8(0x03);      \
+                                                                 const int NA, const int PF, const int H0,          \
+                                                                 const int H1) {                                   \
+        const int GEMV = NA < 4;                                                                                    \
+        const __m256i m4 = _mm256_set1_epi8(0x0F);                                                                  \
         __m256 acc[2][4], accm[2][4];                                                                               \
         for (int h = H0; h < H1; h++)                                                                               \
             for (int j = 0; j < NA; j++) acc[h][j] = accm[h][j] = _mm256_setzero_ps();                              \
@@ -303,34 +317,25 @@ KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, s
             if (PF) {                                                                                               \
                 for (int l = 0; l < Q4KR_SB; l += 64) _mm_prefetch(T + Q4KR_PF + l, _MM_HINT_T0);                   \
             }                                                                                                       \
+            const llm_block_q8_k *y[4];                                                                             \
+            int32_t B[4][4]; /* per pair p: the two sub-blocks' bsums as int16 */                                   \
+            for (int j = 0; j < NA; j++) {                                                                          \
+                y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;                                     \
+                const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);                                \
+                _mm_storeu_si128((__m128i *)B[j],                                                                   \
+                                 _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));      \
+            }                                                                                                       \
             for (int h = H0; h < H1; h++) {                                                                         \
                 const __m256 dw = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(T + Q4KR_D + 16 * h)));          \
                 const __m256 mw = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(T + Q4KR_D + 32 + 16 * h)));     \
-                /* kr_scales_mins on this half's 8 rows */                                                          \
-                const char *S = T + Q4KR_SC + 32 * h;                                                               \
-                const __m256i W0 = _mm256_load_si256((const __m256i *)S);                                           \
-                const __m256i W1 = _mm256_load_si256((const __m256i *)(S + 64));                                    \
-                const __m256i W2 = _mm256_load_si256((const __m256i *)(S + 128));                                   \
-                const __m256i scb[2] = {                                                                            \
-                    _mm256_and_si256(W0, m6),                                                                       \
-                    _mm256_or_si256(_mm256_and_si256(W2, m4),                                                       \
-                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(W0, 6), m2), 4))};        \
-                const __m256i mnb[2] = {                                                                            \
-                    _mm256_and_si256(W1, m6),                                                                       \
-                    _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(W2, 4), m4),                                 \
-                                    _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(W1, 6), m2), 4))};        \
-                const llm_block_q8_k *y[4];                                                                         \
+                __m256i scb[2], mnb[2];                                                                             \
+                kr_scales_mins8(T + Q4KR_SC + 32 * h, scb, mnb);                                                    \
                 __m256 dd[4], dm[4];                                                                                \
                 __m256i tq[4], tm[4];                                                                               \
-                int32_t B[4][4];                                                                                    \
                 for (int j = 0; j < NA; j++) {                                                                      \
-                    y[j] = (const llm_block_q8_k *)(a + (size_t)j * a_stride) + b;                                 \
                     const __m256 dy = _mm256_set1_ps(y[j]->d);                                                      \
                     dd[j] = _mm256_mul_ps(dw, dy);                                                                  \
                     dm[j] = _mm256_mul_ps(mw, dy);                                                                  \
-                    const __m256i bs = _mm256_loadu_si256((const __m256i *)y[j]->bsums);                            \
-                    _mm_storeu_si128((__m128i *)B[j],                                                               \
-                                     _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));  \
                     tq[j] = tm[j] = _mm256_setzero_si256();                                                         \
                 }                                                                                                   \
                 for (int p = 0; p < 4; p++) {                                                                       \
@@ -388,10 +393,10 @@ KQ8_TARGET_ZMM static void q4kr_dot(int64_t K, const void *grp, const void *a, s
                                                                  size_t a_stride, float *out, size_t o_stride,     \
                                                                  const int NA, const int PF) {                    \
         if (NA <= Q4KR_YMM_ONEPASS) {                                                                               \
-            NAME##H(n, G, a, a_stride, out, o_stride, NA, NA < 4, PF, 0, 2);                                        \
+            NAME##H(n, G, a, a_stride, out, o_stride, NA, PF, 0, 2);                                                \
         } else {                                                                                                    \
-            NAME##H(n, G, a, a_stride, out, o_stride, NA, NA < 4, PF, 0, 1);                                        \
-            NAME##H(n, G, a, a_stride, out, o_stride, NA, NA < 4, 0, 1, 2);                                         \
+            NAME##H(n, G, a, a_stride, out, o_stride, NA, PF, 0, 1);                                                \
+            NAME##H(n, G, a, a_stride, out, o_stride, NA, 0, 1, 2);                                                 \
         }                                                                                                           \
     }                                                                                                               \
     ATTR static void NAME(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,            \
