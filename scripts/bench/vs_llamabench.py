@@ -15,9 +15,9 @@ llama-bench gets -ub equal to -b (one forward pass of -b prompt tokens, as
 llm-bench does), everything else at its defaults (flash attention auto, repack on).
 --peak also runs `llm-bench --peak` first and shows tg bandwidth as a share of it.
 
-On a machine whose memory bandwidth drifts (a shared VM: sessions 14-16 saw
-42-82 GB/s within an hour), the ratio of medians can pair a fast phase of one
-tool with a slow phase of the other. So each round also gets its own ratio
+On a machine whose memory bandwidth drifts (a shared VM: the Zen 5 VM of
+docs/PERFORMANCE.md saw 42-82 GB/s within an hour), the ratio of medians can
+pair a fast phase of one tool with a slow phase of the other. So each round also gets its own ratio
 (llm's median over llama-bench's median of that round, measured minutes
 apart at most), printed as the range over rounds, and with --peak a tg test
 measures the read bandwidth again right before llm-bench runs, so its share

@@ -87,10 +87,10 @@ Test(memory_plan, within_10_percent_of_resident_growth_at_ctx_4096) {
               mib(plan.total_bytes), mib(grown), ratio);
     /* And against the absolute peak, as llm-chat prints it: what the process
      * held before (runner, libraries) is small now that no CUDA library is
-     * linked (issue 19 item 12). */
+     * linked. */
     double abs_ratio = (double)plan.total_bytes / (double)peak;
     /* What the resident pages are, for a failure's message (one clean-clone
-     * CI run in session 17 saw a peak of 230.8 MiB here, 209-211 in every
+     * CI run on 2026-11-28 saw a peak of 230.8 MiB here, 209-211 in every
      * rerun: file pages or anonymous, and how many in huge pages, tell why). */
     cr_expect(abs_ratio > 0.90 && abs_ratio < 1.10,
               "plan %.1f MiB vs peak RSS %.1f MiB (ratio %.3f): not within 10%% (before %.1f MiB; now RssAnon "
