@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""file_cycles.py NM GROUP=DIR [GROUP=DIR ...]
+"""file_cycles.py NM GROUP=PATH [GROUP=PATH ...]
 
 Calls inside a library go one way: no source file calls (or reads a global
 of) a file that, directly or through others, calls back into it. For each
-GROUP, every object file under DIR (a CMake object directory, searched
-recursively) is read with `nm`; file A depends on file B when A references
+GROUP, PATH is a directory (every object file under it, searched
+recursively) or a text file listing object files one per line (CMake's
+$<TARGET_OBJECTS:...>); each object is read with `nm`; file A depends on file B when A references
 a symbol that B defines. A strongly connected set of two or more files is a
 circle, printed with the symbols that close it. Exit 0 when no group has a
 circle, 1 otherwise, 2 on bad usage.
@@ -15,6 +16,9 @@ import sys
 
 
 def objects(root):
+    if os.path.isfile(root):
+        with open(root) as f:
+            return sorted(line.strip() for line in f if line.strip())
     out = []
     for d, _, files in os.walk(root):
         for f in files:
@@ -84,7 +88,11 @@ def sccs(nodes, edges):
 
 
 def short(path, root):
-    p = os.path.relpath(path, root)
+    base = root if os.path.isdir(root) else os.path.dirname(root)
+    p = os.path.relpath(path, base)
+    marker = ".dir" + os.sep
+    if marker in p:
+        p = p.split(marker, 1)[1]
     for suffix in (".c.o", ".cu.o", ".cpp.o", ".o"):
         if p.endswith(suffix):
             return p[: -len(suffix)]
