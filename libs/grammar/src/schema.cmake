@@ -1,0 +1,2 @@
+# JSON Schema -> GBNF sources (paths relative to libs/grammar).
+set(LLM_GRAMMAR_SCHEMA_SOURCES)
