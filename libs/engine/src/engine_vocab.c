@@ -81,7 +81,7 @@ llm_status llm_load_tokenizer(const char *path, llm_tokenizer **out) {
     if (is_json_file(path)) return from_json(path, out);
     llm_gguf *g = NULL;
     llm_status st = llm_gguf_open(path, &g);
-    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_models_last_error());
+    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_gguf_last_error());
     st = from_gguf(g, path, out);
     llm_gguf_close(g);
     return st;
@@ -93,7 +93,7 @@ llm_status llm_load_tokenizer_from_gguf_buffer(const void *data, size_t size, ll
         return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_load_tokenizer_from_gguf_buffer: NULL argument");
     llm_gguf *g = NULL;
     llm_status st = llm_gguf_open_memory(data, size, "buffer", &g);
-    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_models_last_error());
+    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_gguf_last_error());
     st = from_gguf(g, "buffer", out);
     llm_gguf_close(g);
     return st;
@@ -124,7 +124,7 @@ llm_status llm__model_load_vocab(llm_model *m, const char *path) {
     } else {
         llm_gguf *g = NULL;
         st = llm_gguf_open(path, &g);
-        if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_models_last_error());
+        if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_gguf_last_error());
         st = from_gguf(g, path, &m->tok);
         if (st == LLM_OK) {
             m->chat_template = llm__gguf_chat_template(g);

@@ -24,7 +24,7 @@ static llm_status get_id(const llm_gguf *g, const char *key, llm_token *id) {
     uint32_t v;
     llm_status st = llm_gguf_get_u32(g, key, &v);
     if (st == LLM_ERR_NOT_FOUND) return LLM_OK;
-    if (st != LLM_OK) return fail(st, "%s: %s", key, llm_models_last_error());
+    if (st != LLM_OK) return fail(st, "%s: %s", key, llm_gguf_last_error());
     *id = v > (uint32_t)INT32_MAX ? LLM_TOKEN_NULL : (llm_token)v;
     return LLM_OK;
 }
@@ -86,7 +86,7 @@ static llm_status get_flag(const llm_gguf *g, const char *key, int *flag) {
     int v;
     llm_status st = llm_gguf_get_bool(g, key, &v);
     if (st == LLM_ERR_NOT_FOUND) return LLM_OK;
-    if (st != LLM_OK) return fail(st, "%s: %s", key, llm_models_last_error());
+    if (st != LLM_OK) return fail(st, "%s: %s", key, llm_gguf_last_error());
     *flag = v ? 1 : 0;
     return LLM_OK;
 }
@@ -133,7 +133,7 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
     size_t model_len;
     llm_status st = llm_gguf_get_str(g, "tokenizer.ggml.model", &model, &model_len);
     if (st == LLM_ERR_NOT_FOUND) return fail(st, "GGUF has no tokenizer.ggml.model");
-    if (st != LLM_OK) return fail(st, "tokenizer.ggml.model: %s", llm_models_last_error());
+    if (st != LLM_OK) return fail(st, "tokenizer.ggml.model: %s", llm_gguf_last_error());
 
     llm_vocab_spec spec;
     llm_vocab_spec_init(&spec);
@@ -154,7 +154,7 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
 
     llm_gguf_value toks, arr;
     st = llm_gguf_get_array(g, "tokenizer.ggml.tokens", &toks);
-    if (st != LLM_OK) return fail(st, "tokenizer.ggml.tokens: %s", llm_models_last_error());
+    if (st != LLM_OK) return fail(st, "tokenizer.ggml.tokens: %s", llm_gguf_last_error());
     if (toks.count == 0 || toks.count > (uint64_t)INT32_MAX)
         return fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.tokens: bad size %llu", (unsigned long long)toks.count);
     int32_t n = (int32_t)toks.count;
@@ -180,7 +180,7 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
             goto done;
         }
         if ((st = llm_gguf_array_f32(&arr, 0, (uint64_t)n, scores)) != LLM_OK) {
-            st = fail(st, "tokenizer.ggml.scores: %s", llm_models_last_error());
+            st = fail(st, "tokenizer.ggml.scores: %s", llm_gguf_last_error());
             goto done;
         }
         spec.scores = scores;
@@ -197,7 +197,7 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
             goto done;
         }
         if ((st = llm_gguf_array_i32(&arr, 0, (uint64_t)n, types)) != LLM_OK) {
-            st = fail(st, "tokenizer.ggml.token_type: %s", llm_models_last_error());
+            st = fail(st, "tokenizer.ggml.token_type: %s", llm_gguf_last_error());
             goto done;
         }
         spec.token_types = types;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formats/gguf_internal.h"
+#include "gguf_internal.h"
 
 uint32_t llm_gguf_version(const llm_gguf *g) { return g ? g->version : 0; }
 uint32_t llm_gguf_alignment(const llm_gguf *g) { return g ? g->alignment : 0; }
@@ -25,19 +25,19 @@ const char *llm_gguf_kv_key(const llm_gguf *g, int64_t i) {
 
 llm_status llm_gguf_kv_value(const llm_gguf *g, int64_t i, llm_gguf_value *out) {
     if (!g || !out || i < 0 || i >= g->n_kv)
-        return llm__models_error(LLM_ERR_INVALID_ARG, "gguf: metadata index out of range");
+        return llm__gguf_error(LLM_ERR_INVALID_ARG, "gguf: metadata index out of range");
     *out = g->kv[i].v;
     return LLM_OK;
 }
 
 int64_t llm_gguf_find_key(const llm_gguf *g, const char *key) {
-    return g && key ? llm__strmap_find(&g->kv_map, key) : -1;
+    return g && key ? llm__gguf_strmap_find(&g->kv_map, key) : -1;
 }
 
 llm_status llm_gguf_get(const llm_gguf *g, const char *key, llm_gguf_value *out) {
-    if (!g || !key || !out) return llm__models_error(LLM_ERR_INVALID_ARG, "gguf: NULL argument");
-    const int64_t i = llm__strmap_find(&g->kv_map, key);
-    if (i < 0) return llm__models_error(LLM_ERR_NOT_FOUND, "gguf: %s: no metadata key '%.128s'", g->name, key);
+    if (!g || !key || !out) return llm__gguf_error(LLM_ERR_INVALID_ARG, "gguf: NULL argument");
+    const int64_t i = llm__gguf_strmap_find(&g->kv_map, key);
+    if (i < 0) return llm__gguf_error(LLM_ERR_NOT_FOUND, "gguf: %s: no metadata key '%.128s'", g->name, key);
     *out = g->kv[i].v;
     return LLM_OK;
 }
@@ -80,7 +80,7 @@ static void read_int(llm_gguf_type t, const uint8_t *p, int *neg, uint64_t *mag)
 }
 
 static llm_status type_error(const llm_gguf_value *v, const char *want) {
-    return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: value of type %s where %s was expected",
+    return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: value of type %s where %s was expected",
                              llm_gguf_type_name(v->type), want);
 }
 
@@ -91,7 +91,7 @@ llm_status llm_gguf_value_i64(const llm_gguf_value *v, int64_t *out) {
     uint64_t mag = 0;
     read_int(v->type, v->data, &neg, &mag);
     if (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX)
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: integer %s%" PRIu64 " out of int64 range",
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: integer %s%" PRIu64 " out of int64 range",
                                  neg ? "-" : "", mag);
     *out = neg ? (int64_t)(0 - mag) : (int64_t)mag;
     return LLM_OK;
@@ -103,7 +103,7 @@ llm_status llm_gguf_value_u64(const llm_gguf_value *v, uint64_t *out) {
     int neg = 0;
     uint64_t mag = 0;
     read_int(v->type, v->data, &neg, &mag);
-    if (neg && mag) return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: negative integer -%" PRIu64 " where unsigned expected", mag);
+    if (neg && mag) return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: negative integer -%" PRIu64 " where unsigned expected", mag);
     *out = mag;
     return LLM_OK;
 }
@@ -146,14 +146,14 @@ static llm_status get_int(const llm_gguf *g, const char *key, int64_t lo, uint64
     llm_status st = llm_gguf_get(g, key, &v);
     if (st) return st;
     if (!is_int_type(v.type))
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not an integer", g->name,
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not an integer", g->name,
                                  key, llm_gguf_type_name(v.type));
     int neg = 0;
     uint64_t mag = 0;
     read_int(v.type, v.data, &neg, &mag);
     const int ok = neg ? (lo < 0 && mag <= (uint64_t)0 - (uint64_t)lo) : mag <= hi;
     if (!ok)
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' = %s%" PRIu64 " is out of range",
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' = %s%" PRIu64 " is out of range",
                                  g->name, key, neg ? "-" : "", mag);
     *uv = mag;
     *sv = neg ? (int64_t)(0 - mag) : (int64_t)mag;
@@ -186,7 +186,7 @@ llm_status llm_gguf_get_f64(const llm_gguf *g, const char *key, double *out) {
     llm_status st = llm_gguf_get(g, key, &v);
     if (st) return st;
     if (v.type != LLM_GGUF_FLOAT32 && v.type != LLM_GGUF_FLOAT64)
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not a float", g->name, key,
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not a float", g->name, key,
                                  llm_gguf_type_name(v.type));
     return llm_gguf_value_f64(&v, out);
 }
@@ -206,7 +206,7 @@ llm_status llm_gguf_get_bool(const llm_gguf *g, const char *key, int *out) {
     llm_status st = llm_gguf_get(g, key, &v);
     if (st) return st;
     if (v.type != LLM_GGUF_BOOL)
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not a bool", g->name, key,
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not a bool", g->name, key,
                                  llm_gguf_type_name(v.type));
     return llm_gguf_value_bool(&v, out);
 }
@@ -217,7 +217,7 @@ llm_status llm_gguf_get_str(const llm_gguf *g, const char *key, const char **s, 
     llm_status st = llm_gguf_get(g, key, &v);
     if (st) return st;
     if (v.type != LLM_GGUF_STRING)
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not a string", g->name, key,
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not a string", g->name, key,
                                  llm_gguf_type_name(v.type));
     return llm_gguf_value_str(&v, s, len);
 }
@@ -228,7 +228,7 @@ llm_status llm_gguf_get_array(const llm_gguf *g, const char *key, llm_gguf_value
     llm_status st = llm_gguf_get(g, key, &v);
     if (st) return st;
     if (v.type != LLM_GGUF_ARRAY)
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not an array", g->name, key,
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: %s: '%.128s' is a %s, not an array", g->name, key,
                                  llm_gguf_type_name(v.type));
     *out = v;
     return LLM_OK;
@@ -246,7 +246,7 @@ static const uint8_t *string_elem(const llm_gguf_value *arr, uint64_t i) {
 
 llm_status llm_gguf_array_get(const llm_gguf_value *arr, uint64_t i, llm_gguf_value *out) {
     if (!arr || !out || arr->type != LLM_GGUF_ARRAY || i >= arr->count)
-        return llm__models_error(LLM_ERR_INVALID_ARG, "gguf: array element index out of range");
+        return llm__gguf_error(LLM_ERR_INVALID_ARG, "gguf: array element index out of range");
     memset(out, 0, sizeof *out);
     out->type = arr->elem_type;
     out->count = 1;
@@ -272,7 +272,7 @@ llm_status llm_gguf_array_get(const llm_gguf_value *arr, uint64_t i, llm_gguf_va
 llm_status llm_gguf_array_string(const llm_gguf_value *arr, uint64_t i, const char **s, size_t *len) {
     if (!arr || !s || !len || arr->type != LLM_GGUF_ARRAY || arr->elem_type != LLM_GGUF_STRING ||
         i >= arr->count)
-        return llm__models_error(LLM_ERR_INVALID_ARG, "gguf: not a string array, or index out of range");
+        return llm__gguf_error(LLM_ERR_INVALID_ARG, "gguf: not a string array, or index out of range");
     const uint8_t *p = string_elem(arr, i);
     *len = (size_t)llm__rd64(p);
     *s = (const char *)p + 8;
@@ -281,7 +281,7 @@ llm_status llm_gguf_array_string(const llm_gguf_value *arr, uint64_t i, const ch
 
 static llm_status check_range(const llm_gguf_value *arr, uint64_t first, uint64_t n, const void *dst) {
     if (!arr || arr->type != LLM_GGUF_ARRAY || (!dst && n) || first > arr->count || n > arr->count - first)
-        return llm__models_error(LLM_ERR_INVALID_ARG, "gguf: array range out of bounds");
+        return llm__gguf_error(LLM_ERR_INVALID_ARG, "gguf: array range out of bounds");
     return LLM_OK;
 }
 
@@ -290,7 +290,7 @@ llm_status llm_gguf_array_f32(const llm_gguf_value *arr, uint64_t first, uint64_
     if (st) return st;
     const llm_gguf_type et = arr->elem_type;
     if (et != LLM_GGUF_FLOAT32 && et != LLM_GGUF_FLOAT64 && !is_int_type(et))
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: array of %s is not numeric", llm_gguf_type_name(et));
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: array of %s is not numeric", llm_gguf_type_name(et));
     const size_t esz = llm__gguf_scalar_size(et);
     const uint8_t *p = (const uint8_t *)arr->data + first * esz;
     for (uint64_t i = 0; i < n; i++, p += esz) {
@@ -315,7 +315,7 @@ llm_status llm_gguf_array_i32(const llm_gguf_value *arr, uint64_t first, uint64_
     if (st) return st;
     const llm_gguf_type et = arr->elem_type;
     if (!is_int_type(et))
-        return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: array of %s is not an integer array",
+        return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: array of %s is not an integer array",
                                  llm_gguf_type_name(et));
     const size_t esz = llm__gguf_scalar_size(et);
     const uint8_t *p = (const uint8_t *)arr->data + first * esz;
@@ -324,7 +324,7 @@ llm_status llm_gguf_array_i32(const llm_gguf_value *arr, uint64_t first, uint64_
         uint64_t mag = 0;
         read_int(et, p, &neg, &mag);
         if (neg ? mag > (uint64_t)INT32_MAX + 1 : mag > (uint64_t)INT32_MAX)
-            return llm__models_error(LLM_ERR_BAD_FORMAT, "gguf: array element %" PRIu64 " out of int32 range",
+            return llm__gguf_error(LLM_ERR_BAD_FORMAT, "gguf: array element %" PRIu64 " out of int32 range",
                                      first + i);
         dst[i] = neg ? (int32_t)(0 - (int64_t)mag) : (int32_t)mag;
     }
@@ -337,6 +337,6 @@ const llm_gguf_tensor *llm_gguf_tensor_at(const llm_gguf *g, int64_t i) {
 
 const llm_gguf_tensor *llm_gguf_find_tensor(const llm_gguf *g, const char *name) {
     if (!g || !name) return NULL;
-    const int64_t i = llm__strmap_find(&g->tensor_map, name);
+    const int64_t i = llm__gguf_strmap_find(&g->tensor_map, name);
     return i >= 0 ? &g->tensors[i] : NULL;
 }

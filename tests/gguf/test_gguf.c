@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "gguf_writer.h"
-#include "llama/models.h"
+#include "llama/dtype.h" /* one tensor is dequantized to check the data pointer */
+#include "llama/gguf.h"
 
 /* A valid v3 file: metadata of every type, and two tensors. Records byte
  * offsets of the interesting places for the malformed variants. */
@@ -88,7 +89,7 @@ static void build_sample(sample *s, uint32_t version) {
 static llm_gguf *open_ok(const gw *w) {
     llm_gguf *g = NULL;
     llm_status st = llm_gguf_open_memory(w->buf, w->len, "sample", &g);
-    cr_assert_eq(st, LLM_OK, "open failed: %s", llm_models_last_error());
+    cr_assert_eq(st, LLM_OK, "open failed: %s", llm_gguf_last_error());
     return g;
 }
 
@@ -123,7 +124,7 @@ Test(gguf, valid_file_all_types) {
     i32 = 99;
     cr_expect_eq(llm_gguf_get_i32(g, "t.u32", &i32), LLM_ERR_BAD_FORMAT);
     cr_expect_eq(i32, 99, "untouched on error");
-    cr_expect(strstr(llm_models_last_error(), "t.u32") != NULL, "%s", llm_models_last_error());
+    cr_expect(strstr(llm_gguf_last_error(), "t.u32") != NULL, "%s", llm_gguf_last_error());
     cr_expect_eq(llm_gguf_get_u32(g, "t.i32", &u32), LLM_ERR_BAD_FORMAT);
     cr_expect_eq(llm_gguf_get_i64(g, "t.u64", &i64), LLM_ERR_BAD_FORMAT);
     cr_expect_eq(llm_gguf_get_u32(g, "t.f32", &u32), LLM_ERR_BAD_FORMAT);
@@ -211,7 +212,7 @@ Test(gguf, version2_and_file_path) {
     close(fd);
     cr_assert_eq(gw_save(&s.w, path), 0);
     llm_gguf *g = NULL;
-    cr_assert_eq(llm_gguf_open(path, &g), LLM_OK, "%s", llm_models_last_error());
+    cr_assert_eq(llm_gguf_open(path, &g), LLM_OK, "%s", llm_gguf_last_error());
     cr_expect_eq(llm_gguf_version(g), 2u);
     cr_expect_eq(llm_gguf_file_size(g), s.w.len);
     cr_expect_eq(llm_gguf_tensor_count(g), 2);
@@ -219,7 +220,7 @@ Test(gguf, version2_and_file_path) {
     unlink(path);
     cr_expect_eq(llm_gguf_open(path, &g), LLM_ERR_IO);
     cr_expect_null(g);
-    cr_expect(strstr(llm_models_last_error(), path) != NULL);
+    cr_expect(strstr(llm_gguf_last_error(), path) != NULL);
     cr_expect_eq(llm_gguf_open("/", &g), LLM_ERR_IO);
     cr_expect_eq(llm_gguf_open(NULL, &g), LLM_ERR_INVALID_ARG);
     gw_free(&s.w);
@@ -306,14 +307,14 @@ Test(gguf, long_string_arrays) {
 static void expect_bad(const uint8_t *buf, size_t len, llm_status want, const char *needle) {
     llm_gguf *g = (llm_gguf *)(uintptr_t)1;
     llm_status st = llm_gguf_open_memory(buf, len, "bad", &g);
-    cr_expect_eq(st, want, "want %d got %d: %s", (int)want, (int)st, llm_models_last_error());
+    cr_expect_eq(st, want, "want %d got %d: %s", (int)want, (int)st, llm_gguf_last_error());
     cr_expect_null(g);
     if (needle)
-        cr_expect(strstr(llm_models_last_error(), needle) != NULL, "message '%s' lacks '%s'",
-                  llm_models_last_error(), needle);
+        cr_expect(strstr(llm_gguf_last_error(), needle) != NULL, "message '%s' lacks '%s'",
+                  llm_gguf_last_error(), needle);
     if (want == LLM_ERR_BAD_FORMAT)
-        cr_expect(strstr(llm_models_last_error(), "byte offset") != NULL, "no offset in '%s'",
-                  llm_models_last_error());
+        cr_expect(strstr(llm_gguf_last_error(), "byte offset") != NULL, "no offset in '%s'",
+                  llm_gguf_last_error());
     llm_gguf_close(st == LLM_OK ? g : NULL);
 }
 
@@ -330,7 +331,7 @@ Test(gguf, truncated_everywhere) {
         llm_status st = llm_gguf_open_memory(n ? p : NULL, n, "trunc", &g);
         cr_assert_neq(st, LLM_OK, "prefix of %zu bytes accepted", n);
         cr_assert_null(g);
-        cr_assert(strstr(llm_models_last_error(), "byte offset") != NULL, "n=%zu: %s", n, llm_models_last_error());
+        cr_assert(strstr(llm_gguf_last_error(), "byte offset") != NULL, "n=%zu: %s", n, llm_gguf_last_error());
         free(p);
     }
     gw_free(&s.w);
@@ -416,7 +417,7 @@ Test(gguf, metadata_errors) {
     /* a file with no tensors and no padding is fine */
     gw_init(&w); gw_header(&w, 3, 0, 1); gw_kv_u32(&w, "x", 1);
     llm_gguf *g = NULL;
-    cr_expect_eq(llm_gguf_open_memory(w.buf, w.len, "ok", &g), LLM_OK, "%s", llm_models_last_error());
+    cr_expect_eq(llm_gguf_open_memory(w.buf, w.len, "ok", &g), LLM_OK, "%s", llm_gguf_last_error());
     llm_gguf_close(g);
     gw_free(&w);
 }
@@ -436,7 +437,7 @@ Test(gguf, tensor_errors) {
     const int64_t ne[4] = {32, 2, 1, 1};
     one_tensor(&w, "t", 2, ne, 0, 0, 256);
     llm_gguf *g = NULL;
-    cr_expect_eq(llm_gguf_open_memory(w.buf, w.len, "ok", &g), LLM_OK, "%s", llm_models_last_error());
+    cr_expect_eq(llm_gguf_open_memory(w.buf, w.len, "ok", &g), LLM_OK, "%s", llm_gguf_last_error());
     llm_gguf_close(g);
     gw_free(&w);
     one_tensor(&w, "t", 2, ne, 0, 0, 255);
@@ -509,7 +510,7 @@ Test(gguf, single_byte_corruption) {
                 llm_gguf_close(g);
             } else {
                 cr_assert_null(g);
-                cr_assert(llm_models_last_error()[0] != '\0');
+                cr_assert(llm_gguf_last_error()[0] != '\0');
             }
             free(p);
         }
