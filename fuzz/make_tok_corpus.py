@@ -11,7 +11,7 @@
                 ids past the cut re-appended), written with gguf-py's
                 GGUFWriter, plus hostile variants of the small gpt-2 one
                 (wrong types, short arrays, huge ids, empty vocab, unknown merges).
-- chat_template: the template strings of tests/tokenizer/golden/chat/*.json
+- chat_template: the template strings of tests/chat/golden/*.json
                 (seed = template, NUL, then three message contents).
 Files named regress_* are fuzzer findings and are kept by this script.
 """
@@ -150,7 +150,7 @@ def vocab_gguf():
 
 def chat_template():
     d = fresh("chat_template")
-    gold = os.path.join(ROOT, "tests", "tokenizer", "golden", "chat")
+    gold = os.path.join(ROOT, "tests", "chat", "golden")
     n = 0
     for fn in ("chat_golden.json", "jinja_golden.json"):
         data = json.load(open(os.path.join(gold, fn), encoding="utf-8"))

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "chat/jinja.h"
+#include "jinja.h"
 
 static bool name_is(const char *a, const char *b) { return strcmp(a, b) == 0; }
 

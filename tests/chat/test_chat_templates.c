@@ -1,6 +1,6 @@
 /* The 70 real chat templates llama.cpp tests with
  * ($LLM_TESTDATA_DIR/chat-templates/NAME.jinja), each rendering the conversations
- * of tests/tokenizer/golden/chat/templates_golden.json (single turn, system +
+ * of tests/chat/golden/templates_golden.json (single turn, system +
  * multi-turn, tools with a tool call and result, Unicode and Jinja-looking
  * content, a final assistant message without generation prompt) through
  * llm_chat_render_json(): the text must equal jinja2's byte for byte, and
@@ -63,7 +63,7 @@ static size_t first_diff(const char *a, size_t na, const char *b, size_t nb) {
 
 Test(chat_templates, real_templates_match_jinja2, .timeout = 120) {
     char path[1200];
-    snprintf(path, sizeof path, "%s/tests/tokenizer/golden/chat/templates_golden.json", env_or("LLM_SOURCE_DIR", "."));
+    snprintf(path, sizeof path, "%s/tests/chat/golden/templates_golden.json", env_or("LLM_SOURCE_DIR", "."));
     json_error_t jerr;
     json_t *doc = json_load_file(path, 0, &jerr);
     cr_assert(doc, "%s: %s", path, jerr.text);
@@ -155,7 +155,7 @@ Test(chat_templates, real_templates_match_jinja2, .timeout = 120) {
  * section of the same golden file, with the tool_call conversation. */
 Test(chat_templates, feature_templates_match_jinja2) {
     char path[1200];
-    snprintf(path, sizeof path, "%s/tests/tokenizer/golden/chat/templates_golden.json", env_or("LLM_SOURCE_DIR", "."));
+    snprintf(path, sizeof path, "%s/tests/chat/golden/templates_golden.json", env_or("LLM_SOURCE_DIR", "."));
     json_error_t jerr;
     json_t *doc = json_load_file(path, 0, &jerr);
     cr_assert(doc, "%s: %s", path, jerr.text);

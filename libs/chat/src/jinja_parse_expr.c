@@ -6,7 +6,7 @@
  * tighter than any binary operator: 'a' + x | trim is 'a' + (x | trim)), and
  * literals (strings, numbers, true/false/none, lists, tuples, dicts).
  * Statements and blocks: jinja_parse.c. */
-#include "chat/jinja_parse.h"
+#include "jinja_parse.h"
 
 static jj_ex *parse_unary(parser *P, bool with_filter);
 static jj_ex *parse_primary(parser *P);

@@ -47,7 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "chat/chat_internal.h"
+#include "chat_internal.h"
 
 /* Render template_str for ctx into out. Returns LLM_OK; LLM_ERR_BAD_FORMAT
  * (syntax error); LLM_ERR_UNSUPPORTED (a construct or limit we do not

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat/jinja.h"
+#include "jinja.h"
 
 static bool name_is(const char *a, const char *b) { return strcmp(a, b) == 0; }
 

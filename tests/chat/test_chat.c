@@ -1,6 +1,6 @@
 /* test_chat.c -- chat templates against goldens rendered by Hugging Face
  * transformers (jinja2) from each model's real template string
- * (tests/tokenizer/golden/chat/chat_golden.json, made by
+ * (tests/chat/golden/chat_golden.json, made by
  * scripts/golden/chat/make_chat_golden.py). The family is detected from the
  * template string itself, then every conversation is rendered and compared
  * byte for byte, errors included. */
@@ -15,7 +15,7 @@
 static json_t *load_golden(void) {
     const char *src = getenv("LLM_SOURCE_DIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/tests/tokenizer/golden/chat/chat_golden.json", src ? src : ".");
+    snprintf(path, sizeof path, "%s/tests/chat/golden/chat_golden.json", src ? src : ".");
     json_error_t err;
     json_t *doc = json_load_file(path, 0, &err);
     cr_assert(doc, "cannot load %s: %s (line %d)", path, err.text, err.line);

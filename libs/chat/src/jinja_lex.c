@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat/jinja.h"
+#include "jinja.h"
 
 typedef struct lexer {
     jj_state *S;

@@ -11,7 +11,7 @@
 
 #include <jansson.h>
 
-#include "chat/jinja.h"
+#include "jinja.h"
 
 typedef struct jj_scope {
     struct jj_scope *parent;

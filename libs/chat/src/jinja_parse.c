@@ -5,7 +5,7 @@
  * inside them come from the expression grammar in jinja_parse_expr.c. */
 #include <string.h>
 
-#include "chat/jinja_parse.h"
+#include "jinja_parse.h"
 
 static jj_st *new_st(parser *P, jj_st_kind kind) {
     jj_st *s = llm__jj_alloc(P->S, sizeof *s);

@@ -8,8 +8,8 @@
 
 #include <jansson.h>
 
-#include "chat/chat_internal.h"
-#include "chat/jinja.h"
+#include "chat_internal.h"
+#include "jinja.h"
 
 static const char *const family_names[LLM_CHAT_TEMPLATE_COUNT] = {
     [LLM_CHAT_TEMPLATE_UNKNOWN] = "unknown",     [LLM_CHAT_TEMPLATE_CHATML] = "chatml",

@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "chat/chat_internal.h"
+#include "chat_internal.h"
 
 #define ROLES_ALTERNATE_MSG "Conversation roles must alternate user/assistant/user/assistant/..."
 #define MISTRAL_ALTERNATE_MSG                                                                      \

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat/jinja.h"
+#include "jinja.h"
 
 struct jj_chunk {
     jj_chunk *next;

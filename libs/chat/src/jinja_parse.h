@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "chat/jinja.h"
+#include "jinja.h"
 
 /* A growable array of pointers in the arena. */
 typedef struct ptrvec {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chat/chat_internal.h"
+#include "chat_internal.h"
 #include "llama/error.h"
 
 llm_status llm__chat_fail(llm_status st, const char *fmt, ...) {

@@ -7,7 +7,7 @@
  * the operands and calls these. */
 #include <string.h>
 
-#include "chat/jinja.h"
+#include "jinja.h"
 
 _Noreturn static void undefined_error(jj_state *S, int line, const char *what) {
     llm__jj_fail(S, LLM_ERR_INVALID_ARG, "line %d: %s of an undefined value", line, what);

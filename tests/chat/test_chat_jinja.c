@@ -16,7 +16,7 @@
 static json_t *load(const char *name) {
     const char *src = getenv("LLM_SOURCE_DIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/tests/tokenizer/golden/chat/%s", src ? src : ".", name);
+    snprintf(path, sizeof path, "%s/tests/chat/golden/%s", src ? src : ".", name);
     json_error_t err;
     json_t *doc = json_load_file(path, 0, &err);
     cr_assert(doc, "cannot load %s: %s (line %d)", path, err.text, err.line);
