@@ -11,4 +11,6 @@ set(LLM_TOKENIZER_SOURCES
   src/tok_decode.c
   src/tok_json.c      # strict read-only JSON reader (no JSON library)
   src/tok_hf_json.c   # tokenizer.json -> llm_tokenizer
+  src/tok_gguf.c      # GGUF tokenizer.ggml.* -> llm_vocab_spec
+  src/tok_load.c      # a tokenizer from a GGUF, tokenizer.json or HF folder path
 )

@@ -1,20 +1,20 @@
-/* tokenizer_gguf.c -- GGUF tokenizer.ggml.* metadata -> llm_vocab_spec -> llm_tokenizer. */
-#include "tokenizer_gguf.h"
-
+/* tok_gguf.c -- GGUF tokenizer.ggml.* metadata -> llm_vocab_spec -> llm_tokenizer
+ * (llm_tokenizer_from_gguf; the file and buffer forms are in tok_load.c). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "llama/error.h"
+#include "llama/gguf.h"
+#include "llama/tokenizer.h"
 
-/* The glue's messages go to the engine's slot (llm_last_error()); a copy of
- * the tokenizer library's when llm_tokenizer_create was what failed. */
+/* Messages go to llm_tokenizer_last_error(). */
 LLM__PRINTF(2, 3)
 static llm_status fail(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_ENGINE, st, fmt, ap);
+    llm__err_vset(LLM__ERR_TOKENIZER, st, fmt, ap);
     va_end(ap);
     return st;
 }
@@ -124,7 +124,7 @@ static llm_status copy_strings(const llm_gguf_value *arr, const char *key, char 
     return LLM_OK;
 }
 
-llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
+llm_status llm_tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
     if (!out) return fail(LLM_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
     if (!g) return fail(LLM_ERR_INVALID_ARG, "gguf handle is NULL");
@@ -286,8 +286,7 @@ llm_status llm__tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
         goto done;
     }
     spec.strip = strip;
-    st = llm_tokenizer_create(&spec, out);
-    if (st != LLM_OK) fail(st, "%s", llm_tokenizer_last_error());
+    st = llm_tokenizer_create(&spec, out); /* its message is already in our slot */
 done:
     free(strip);
     free(tokens);
