@@ -11,14 +11,18 @@
 # llama-common (status codes, shared types, the error facility), which links
 # none of ours; it is not listed in LLM_DEPS.
 
+# The dependency table (DESIGN.md, "Dependency rule"): what each library may
+# link besides llama-common. Leaves link nothing else of ours.
 set(LLM_ALLOWED_DEPS_common "")
+set(LLM_ALLOWED_DEPS_gguf "")
 set(LLM_ALLOWED_DEPS_kv "")
 set(LLM_ALLOWED_DEPS_sampling "")
-set(LLM_ALLOWED_DEPS_tokenizer "")
+set(LLM_ALLOWED_DEPS_chat "")
 set(LLM_ALLOWED_DEPS_runtime "")
 set(LLM_ALLOWED_DEPS_grammar "")
-set(LLM_ALLOWED_DEPS_models "runtime")
-set(LLM_ALLOWED_DEPS_engine "models;runtime;kv;tokenizer;sampling;grammar")
+set(LLM_ALLOWED_DEPS_tokenizer "gguf")
+set(LLM_ALLOWED_DEPS_models "runtime;gguf")
+set(LLM_ALLOWED_DEPS_engine "models;runtime;kv;tokenizer;chat;sampling;grammar;gguf")
 set_property(GLOBAL PROPERTY LLM_LIBRARIES "")
 
 function(llm_add_library name)

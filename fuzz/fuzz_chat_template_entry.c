@@ -11,9 +11,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "fuzz_entries.h"
-#include "fuzz_tok_common.h"
 #include "llama/chat.h"
+
+/* Harness code: a broken invariant aborts with a message on stderr. */
+#define FZ_CHECK(c)                                                                     \
+    do {                                                                                \
+        if (!(c)) {                                                                     \
+            fprintf(stderr, "fuzz check failed: %s (%s:%d)\n", #c, __FILE__, __LINE__); \
+            abort();                                                                    \
+        }                                                                               \
+    } while (0)
 
 int llm_fuzz_chat_template_one(const uint8_t *data, size_t size) {
     /* NUL-terminated copies of the pieces. */

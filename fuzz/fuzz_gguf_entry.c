@@ -71,7 +71,7 @@ int llm_fuzz_gguf_one(const uint8_t *data, size_t size) {
     llm_status st = llm_gguf_open_memory(data, size, "fuzz", &g);
     if (st != LLM_OK) {
         CHECK(g == NULL);
-        CHECK(llm_models_last_error()[0] != '\0');
+        CHECK(llm_gguf_last_error()[0] != '\0');
         return 0;
     }
     unsigned h = 0;

@@ -10,7 +10,7 @@
 
 #include "fuzz_entries.h"
 #include "fuzz_tok_common.h"
-#include "llama/engine_tokenizer.h"
+#include "llama/tokenizer.h"
 
 static const struct {
     const char *file;
@@ -36,9 +36,9 @@ int llm_fuzz_tokenizer_encode_init(const char *vocab_dir) {
         FILE *probe = fopen(path, "rb");
         if (!probe) continue;
         fclose(probe);
-        llm_status st = llm_load_tokenizer(path, &g_tok[i]);
+        llm_status st = llm_tokenizer_load(path, &g_tok[i]);
         if (st != LLM_OK) {
-            fprintf(stderr, "%s\n", llm_last_error());
+            fprintf(stderr, "%s\n", llm_tokenizer_last_error());
             continue;
         }
         loaded++;

@@ -1,7 +1,7 @@
 /*
  * fuzz_vocab_gguf_entry.c -- feeds one input to the GGUF reader and then the
- * engine's tokenizer.ggml.* glue, through the engine's public
- * llm_load_tokenizer_from_gguf_buffer (llama/engine_tokenizer.h): wrong types,
+ * tokenizer's tokenizer.ggml.* loader, through
+ * llm_tokenizer_from_gguf_buffer (llama/tokenizer.h): wrong types,
  * mismatched array lengths, huge or negative ids, empty vocabularies, merges
  * naming unknown tokens. When a tokenizer is built, a few fixed texts go
  * through encode / decode / the streaming detokenizer.
@@ -10,7 +10,7 @@
 
 #include "fuzz_entries.h"
 #include "fuzz_tok_common.h"
-#include "llama/engine_tokenizer.h"
+#include "llama/tokenizer.h"
 
 static const char *const k_texts[] = {
     "Hello world! 123",
@@ -23,10 +23,10 @@ static const char *const k_texts[] = {
 int llm_fuzz_vocab_gguf_one(const uint8_t *data, size_t size) {
     llm_tokenizer *tok = NULL;
     /* Nothing is borrowed from data: the tokenizer is used after the call. */
-    llm_status st = llm_load_tokenizer_from_gguf_buffer(data, size, &tok);
+    llm_status st = llm_tokenizer_from_gguf_buffer(data, size, &tok);
     if (st != LLM_OK) {
         FZ_CHECK(tok == NULL);
-        FZ_CHECK(llm_last_error()[0] != '\0');
+        FZ_CHECK(llm_tokenizer_last_error()[0] != '\0');
         return 0;
     }
     FZ_CHECK(tok != NULL);

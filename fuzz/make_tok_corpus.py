@@ -3,7 +3,10 @@
 
   /root/.cache/llm/venv/bin/python fuzz/make_tok_corpus.py [testdata_dir]
 
-- tok_json:     the tokenizer.json files of tests/tokenizer/ (copied).
+- tok_json:     the tokenizer.json files of tests/tokenizer/ (copied), plus
+                malformed JSON for the tokenizer's own reader (truncated,
+                bad escapes, lone surrogates, bad UTF-8, deep nesting,
+                duplicate keys, numbers out of range).
 - tok_encode:   texts from the llama.cpp conformance inputs (.inp files of
                 gpt-2, llama-spm, bert-bge), a few per file, plus bad UTF-8.
 - vocab_gguf:   the gpt-2 / llama-spm / bert-bge vocab GGUFs cut to a few
@@ -11,7 +14,7 @@
                 ids past the cut re-appended), written with gguf-py's
                 GGUFWriter, plus hostile variants of the small gpt-2 one
                 (wrong types, short arrays, huge ids, empty vocab, unknown merges).
-- chat_template: the template strings of tests/tokenizer/golden/chat/*.json
+- chat_template: the template strings of tests/chat/golden/*.json
                 (seed = template, NUL, then three message contents).
 Files named regress_* are fuzzer findings and are kept by this script.
 """
@@ -44,6 +47,24 @@ def tok_json():
     for p in sorted(glob.glob(os.path.join(ROOT, "tests", "tokenizer", "**", "*tokenizer.json"), recursive=True)):
         rel = os.path.relpath(p, os.path.join(ROOT, "tests", "tokenizer")).replace("/", "_")
         shutil.copy(p, os.path.join(d, rel))
+    tiny = open(os.path.join(ROOT, "tests", "tokenizer", "out_of_tree", "tokenizer.json"), "rb").read()
+    bad = {
+        "truncated": tiny[: len(tiny) // 2],
+        "bad_escape": b'{"model":{"type":"BPE","vocab":{"a\\q":0},"merges":[]}}',
+        "bad_u_escape": b'{"model":{"type":"BPE","vocab":{"\\u12G4":0},"merges":[]}}',
+        "lone_high_surrogate": b'{"model":{"type":"BPE","vocab":{"\\ud800x":0},"merges":[]}}',
+        "lone_low_surrogate": b'{"model":{"type":"BPE","vocab":{"\\udc00\\ud800":0},"merges":[]}}',
+        "surrogate_pair": b'{"model":{"type":"BPE","vocab":{"\\ud83e\\udd99":0,"\\u0000":1},"merges":[]}}',
+        "bad_utf8": b'{"model":{"type":"BPE","vocab":{"\xc0\x80":0,"\xed\xa0\x80":1},"merges":[]}}',
+        "deep_array": b"[" * 300 + b"]" * 300,
+        "deep_object": b'{"a":' * 200 + b"1" + b"}" * 200,
+        "duplicate_key": b'{"model":{"type":"BPE","vocab":{"a":0,"a":1},"merges":[]}}',
+        "numbers": b'{"model":{"type":"BPE","vocab":{"a":9223372036854775808,"b":01,"c":1e999},"merges":[]}}',
+        "trailing_comma": b'{"model":{"type":"BPE","vocab":{"a":0,},"merges":[]}}',
+    }
+    for name, body in bad.items():
+        with open(os.path.join(d, f"malformed_{name}.json"), "wb") as f:
+            f.write(body)
 
 
 def tok_encode():
@@ -150,7 +171,7 @@ def vocab_gguf():
 
 def chat_template():
     d = fresh("chat_template")
-    gold = os.path.join(ROOT, "tests", "tokenizer", "golden", "chat")
+    gold = os.path.join(ROOT, "tests", "chat", "golden")
     n = 0
     for fn in ("chat_golden.json", "jinja_golden.json"):
         data = json.load(open(os.path.join(gold, fn), encoding="utf-8"))

@@ -91,7 +91,7 @@ int main(int argc, char **argv) {
     if (is_gguf(path)) {
         llm_gguf *g = NULL;
         if (llm_gguf_open(path, &g) != LLM_OK) {
-            fprintf(stderr, "llm-inspect: %s\n", llm_models_last_error());
+            fprintf(stderr, "llm-inspect: %s\n", llm_gguf_last_error());
             return 1;
         }
         inspect_print_gguf(stdout, g, &o);

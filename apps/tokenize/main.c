@@ -6,9 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "llama/engine_tokenizer.h" /* llm_load_tokenizer: GGUF or tokenizer.json */
 #include "app_common.h"
-#include "llama/tokenizer.h"
+#include "llama/tokenizer.h" /* llm_tokenizer_load: GGUF, tokenizer.json or HF folder */
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -24,8 +23,8 @@ static void usage(FILE *f) {
 }
 
 static int load(const char *path, llm_tokenizer **tok) {
-    if (llm_load_tokenizer(path, tok) != LLM_OK) {
-        fprintf(stderr, "llm-tokenize: %s\n", llm_last_error());
+    if (llm_tokenizer_load(path, tok) != LLM_OK) {
+        fprintf(stderr, "llm-tokenize: %s\n", llm_tokenizer_last_error());
         return -1;
     }
     return 0;

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "llama/engine_tokenizer.h"
 #include "llama/tokenizer.h"
 
 static double now(void) {
@@ -55,8 +54,8 @@ int main(int argc, char **argv) {
     text[len] = 0;
 
     llm_tokenizer *tok = NULL;
-    if (llm_load_tokenizer(argv[1], &tok) != LLM_OK) {
-        fprintf(stderr, "bench-tokenizer: %s\n", llm_last_error());
+    if (llm_tokenizer_load(argv[1], &tok) != LLM_OK) {
+        fprintf(stderr, "bench-tokenizer: %s\n", llm_tokenizer_last_error());
         return 1;
     }
     int32_t cap = (int32_t)(len + 16), n = 0;

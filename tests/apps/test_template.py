@@ -3,11 +3,11 @@
 
 Usage: test_template.py LLM_TEMPLATE SOURCE_DIR TESTDATA_DIR [MODEL]
 
-1. Every case of tests/tokenizer/golden/chat/templates_golden.json (the 70
+1. Every case of tests/chat/golden/templates_golden.json (the 70
    real templates x 5 conversations, rendered by jinja2 in transformers'
    environment): `llm-template --template FILE REQUEST.json` must print
    exactly the golden text, or exit 1 with a message where jinja2 raised
-   (cases listed in tests/tokenizer/chat_templates_known.h are skipped).
+   (cases listed in tests/chat/chat_templates_known.h are skipped).
 2. With the default model (`-m`): the SmolLM2 template's goldens of
    chat_golden.json, with bos/eos taken from the model, the request on stdin.
 3. The command line: bad usage exits 2, a request that is not a JSON object
@@ -38,8 +38,8 @@ def run(binary, args, stdin=b""):
 def main():
     binary, src, testdata = sys.argv[1:4]
     model = sys.argv[4] if len(sys.argv) > 4 else ""
-    gold = json.load(open(os.path.join(src, "tests/tokenizer/golden/chat/templates_golden.json"), encoding="utf-8"))
-    known_h = open(os.path.join(src, "tests/tokenizer/chat_templates_known.h"), encoding="utf-8").read()
+    gold = json.load(open(os.path.join(src, "tests/chat/golden/templates_golden.json"), encoding="utf-8"))
+    known_h = open(os.path.join(src, "tests/chat/chat_templates_known.h"), encoding="utf-8").read()
     known = set(re.findall(r'\{"([^"]+)", "([^"]+)"', known_h))
     convs = {c["name"]: c["vars"] for c in gold["conversations"]}
     n = bad = lenient = 0
@@ -73,7 +73,7 @@ def main():
     check("templates_golden via --template (%d cases)" % n, bad == 0 and n >= 300 and lenient <= 40, "%d differ" % bad)
 
     if model and os.path.exists(model):
-        cg = json.load(open(os.path.join(src, "tests/tokenizer/golden/chat/chat_golden.json"), encoding="utf-8"))
+        cg = json.load(open(os.path.join(src, "tests/chat/golden/chat_golden.json"), encoding="utf-8"))
         t = cg["templates"][0]
         assert t["name"].startswith("smollm2")
         m_bad = m_n = 0

@@ -1,11 +1,10 @@
-/* One translation unit with the engine's API and the tokenizer's chat and
- * tokenizer APIs: llm_token, LLM_TOKEN_NULL and llm_chat_message come from
+/* One translation unit with the engine's API, the chat library's and the
+ * tokenizer's: llm_token, LLM_TOKEN_NULL and llm_chat_message come from
  * llama/types.h once, so the same message array goes to both renderers.
  * Compiled as strict C11 with -Werror by llm-header-check-c (test
  * public_headers_compile_alone). */
 #include "llama/chat.h"
 #include "llama/engine.h"
-#include "llama/engine_tokenizer.h"
 #include "llama/tokenizer.h"
 
 int llm_hdr_engine_and_chat(const llm_model *m, char *buf, size_t cap);

@@ -1,5 +1,5 @@
-/* Vocab-only loading (llm_model_params.vocab_only) and the engine's
- * tokenizer bridge (llama/engine_tokenizer.h). References: the token ids
+/* Vocab-only loading (llm_model_params.vocab_only), and the same tokenizer
+ * from the tokenizer library alone (llm_tokenizer_load). References: the token ids
  * llama.cpp gives for "Hello world" with ggml-vocab-gpt-2.gguf (its
  * conformance data under $LLM_TESTDATA_DIR/llama-cpp-vocab), the ids Hugging
  * Face tokenizers gives for tests/tokenizer/out_of_tree/tokenizer.json
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "llama/engine.h"
-#include "llama/engine_tokenizer.h"
+#include "llama/tokenizer.h"
 
 static const char *env_or(const char *name, const char *dflt) {
     const char *v = getenv(name);
@@ -93,19 +93,23 @@ Test(vocab_only, tokenizer_json_and_missing_file) {
     cr_expect_neq(llm_last_error()[0], '\0');
 }
 
-Test(vocab_only, bridge_builds_the_same_tokenizer) {
+Test(vocab_only, tokenizer_library_builds_the_same_tokenizer) {
     char path[4096];
     gpt2_path(path, sizeof path);
     llm_tokenizer *tok = NULL;
-    cr_assert_eq(llm_load_tokenizer(path, &tok), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(llm_tokenizer_load(path, &tok), LLM_OK, "%s", llm_tokenizer_last_error());
     llm_model *m = load_vocab(path);
-    cr_assert_not_null(llm_model_tokenizer(m));
-    cr_expect_eq(llm_tokenizer_n_tokens(tok), llm_tokenizer_n_tokens(llm_model_tokenizer(m)));
-    llm_token ids[16];
-    int32_t n = 0;
+    llm_model_info info;
+    cr_assert_eq(llm_model_get_info(m, &info), LLM_OK);
+    cr_expect_eq(llm_tokenizer_n_tokens(tok), info.n_vocab);
+    llm_token ids[16], mids[16];
+    int32_t n = 0, mn = 0;
     cr_assert_eq(llm_tokenizer_encode(tok, "Hello world", 11, 0, ids, 16, &n), LLM_OK);
     cr_expect_eq(n, 2);
     cr_expect_eq(ids[0], 15496);
+    cr_assert_eq(llm_tokenize(m, "Hello world", 11, 0, mids, 16, &mn), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(mn, n);
+    for (int32_t i = 0; i < n; i++) cr_expect_eq(mids[i], ids[i]);
     llm_tokenizer_free(tok);
     llm_model_free(m);
 
@@ -119,13 +123,14 @@ Test(vocab_only, bridge_builds_the_same_tokenizer) {
     cr_assert_not_null(buf);
     cr_assert_eq(fread(buf, 1, (size_t)sz, f), (size_t)sz);
     fclose(f);
-    cr_assert_eq(llm_load_tokenizer_from_gguf_buffer(buf, (size_t)sz, &tok), LLM_OK, "%s", llm_last_error());
+    cr_assert_eq(llm_tokenizer_from_gguf_buffer(buf, (size_t)sz, &tok), LLM_OK, "%s", llm_tokenizer_last_error());
     cr_expect_eq(llm_tokenizer_n_tokens(tok), 50257);
     llm_tokenizer_free(tok);
     /* Truncated: a clear error, no tokenizer. */
     tok = (llm_tokenizer *)1;
-    cr_expect_lt(llm_load_tokenizer_from_gguf_buffer(buf, 100, &tok), 0);
+    cr_expect_lt(llm_tokenizer_from_gguf_buffer(buf, 100, &tok), 0);
     cr_expect_null(tok);
+    cr_expect_neq(llm_tokenizer_last_error()[0], '\0');
     free(buf);
 }
 

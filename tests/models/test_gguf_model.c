@@ -27,7 +27,7 @@ static llm_gguf *open_default(void) {
     const char *model = getenv("LLM_DEFAULT_MODEL");
     cr_assert_not_null(model, "LLM_DEFAULT_MODEL is not set (run via ctest; scripts/setup fetches the model)");
     llm_gguf *g = NULL;
-    cr_assert_eq(llm_gguf_open(model, &g), LLM_OK, "%s", llm_models_last_error());
+    cr_assert_eq(llm_gguf_open(model, &g), LLM_OK, "%s", llm_gguf_last_error());
     return g;
 }
 

@@ -64,7 +64,7 @@ static llm_tokenizer *load_vocab(const char *path, const char *name, bool *expec
         return tok;
     }
     cr_expect(tok != NULL, "%s: cannot build the tokenizer (%s: %s)", name, llm_status_str(st),
-              st == LLM_ERR_UNSUPPORTED ? llm_last_error() : "");
+              st == LLM_ERR_UNSUPPORTED ? llm_tokenizer_last_error() : "");
     return tok;
 }
 

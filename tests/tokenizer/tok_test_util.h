@@ -8,7 +8,6 @@
 
 #include "llama/tokenizer.h"
 #ifndef TT_NO_GGUF
-#include "llama/engine_tokenizer.h" /* llm_load_tokenizer: links llama-engine */
 #endif
 
 /* Read a whole file; NULL when it cannot be read. The buffer has a NUL after *len bytes. */
@@ -38,12 +37,12 @@ static inline char *tt_read_file(const char *path, size_t *len) {
 }
 
 #ifndef TT_NO_GGUF
-/* Tokenizer from a GGUF file through the engine's public llm_load_tokenizer;
- * NULL with a message on stderr (and in llm_last_error()). */
+/* Tokenizer from a GGUF file (llm_tokenizer_load); NULL with a message on
+ * stderr (and in llm_tokenizer_last_error()). */
 static inline llm_tokenizer *tt_load_gguf(const char *path, llm_status *st_out) {
     llm_tokenizer *tok = NULL;
-    llm_status st = llm_load_tokenizer(path, &tok);
-    if (st != LLM_OK) fprintf(stderr, "%s\n", llm_last_error());
+    llm_status st = llm_tokenizer_load(path, &tok);
+    if (st != LLM_OK) fprintf(stderr, "%s\n", llm_tokenizer_last_error());
     if (st_out) *st_out = st;
     return tok;
 }

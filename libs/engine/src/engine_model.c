@@ -1,5 +1,5 @@
 /* Model loading: descriptor (libs/models), backend (libs/runtime), tokenizer
- * (libs/tokenizer via tokenizer_gguf), KV pool (libs/kv) and the forward
+ * (libs/tokenizer, llm_tokenizer_from_gguf), KV pool (libs/kv) and the forward
  * adapter; model info and the memory plan. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>

@@ -8,11 +8,8 @@
 
 #include <jansson.h>
 
-#include "llama/error.h"
 #include "engine_error.h"
 #include "engine_tok.h"
-
-#include "tokenizer_gguf.h"
 
 static char *dup_n(const char *s, size_t n) {
     char *d = malloc(n + 1);
@@ -35,8 +32,8 @@ llm_status llm__tokenizer_load(const llm_model_desc *d, llm_tokenizer **out, cha
     *out = NULL;
     const llm_gguf *g = llm_model_desc_gguf(d);
     if (g) {
-        llm_status st = llm__tokenizer_from_gguf(g, out);
-        if (st != LLM_OK) snprintf(err, cap, "%s", llm__err_get(LLM__ERR_ENGINE));
+        llm_status st = llm_tokenizer_from_gguf(g, out);
+        if (st != LLM_OK) snprintf(err, cap, "%s", llm_tokenizer_last_error());
         return st;
     }
     char *p = path_join(llm_model_desc_path(d), "tokenizer.json");

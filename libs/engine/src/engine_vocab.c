@@ -1,17 +1,15 @@
 /* Vocab-only loading: a model file's tokenizer and metadata without its
- * weights (llm_model_params.vocab_only, llama/engine_tokenizer.h). The path
- * is a .gguf (model or vocab-only), a tokenizer.json, or a Hugging Face
- * folder holding tokenizer.json. */
+ * weights (llm_model_params.vocab_only). The path is a .gguf (model or
+ * vocab-only), a tokenizer.json, or a Hugging Face folder holding
+ * tokenizer.json; the tokenizer library reads the tokenizer. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "llama/engine_tokenizer.h"
 #include "engine_internal.h"
 #include "engine_tok.h"
-#include "tokenizer_gguf.h"
 
 static char *dup_s(const char *s) {
     size_t n = strlen(s);
@@ -48,58 +46,8 @@ static int is_dir(const char *path) {
     return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
 }
 
-static llm_status from_json(const char *path, llm_tokenizer **out) {
-    llm_status st = llm_tokenizer_from_hf_json_file(path, out);
-    if (st != LLM_OK) return llm__fail(NULL, st, "%s: %s", path, llm_tokenizer_last_error());
-    return LLM_OK;
-}
-
-static llm_status from_gguf(const llm_gguf *g, const char *path, llm_tokenizer **out) {
-    llm_status st = llm__tokenizer_from_gguf(g, out);
-    if (st != LLM_OK) return llm__fail(NULL, st, "%s: %s", path, llm_last_error());
-    return LLM_OK;
-}
-
-/* The folder's tokenizer.json path (malloc'd) or NULL when out of memory. */
-static char *folder_json(const char *dir) {
-    size_t a = strlen(dir);
-    char *p = malloc(a + sizeof "/tokenizer.json");
-    if (p) snprintf(p, a + sizeof "/tokenizer.json", "%s/tokenizer.json", dir);
-    return p;
-}
-
-llm_status llm_load_tokenizer(const char *path, llm_tokenizer **out) {
-    if (out) *out = NULL;
-    if (!path || !out) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_load_tokenizer: NULL argument");
-    if (is_dir(path)) {
-        char *p = folder_json(path);
-        if (!p) return llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
-        llm_status st = from_json(p, out);
-        free(p);
-        return st;
-    }
-    if (is_json_file(path)) return from_json(path, out);
-    llm_gguf *g = NULL;
-    llm_status st = llm_gguf_open(path, &g);
-    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_models_last_error());
-    st = from_gguf(g, path, out);
-    llm_gguf_close(g);
-    return st;
-}
-
-llm_status llm_load_tokenizer_from_gguf_buffer(const void *data, size_t size, llm_tokenizer **out) {
-    if (out) *out = NULL;
-    if ((!data && size) || !out)
-        return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_load_tokenizer_from_gguf_buffer: NULL argument");
-    llm_gguf *g = NULL;
-    llm_status st = llm_gguf_open_memory(data, size, "buffer", &g);
-    if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_models_last_error());
-    st = from_gguf(g, "buffer", out);
-    llm_gguf_close(g);
-    return st;
-}
-
-const llm_tokenizer *llm_model_tokenizer(const llm_model *m) { return m ? m->tok : NULL; }
+/* Copies the tokenizer library's message (it names the path) into the engine's. */
+static llm_status tok_fail(llm_status st) { return llm__fail(NULL, st, "%s", llm_tokenizer_last_error()); }
 
 static char *token_text(const llm_tokenizer *tok, llm_token id) {
     const char *s = id >= 0 ? llm_tokenizer_token_text(tok, id) : NULL;
@@ -110,22 +58,23 @@ llm_status llm__model_load_vocab(llm_model *m, const char *path) {
     llm_status st = LLM_OK;
     m->vocab_only = true;
     if (is_dir(path)) {
-        st = llm_load_tokenizer(path, &m->tok);
-        if (st != LLM_OK) return st;
+        st = llm_tokenizer_load(path, &m->tok);
+        if (st != LLM_OK) return tok_fail(st);
         m->chat_template = llm__hf_chat_template(path);
         m->arch = dup_s("");
         m->name = dup_s("");
     } else if (is_json_file(path)) {
-        st = from_json(path, &m->tok);
-        if (st != LLM_OK) return st;
+        st = llm_tokenizer_load(path, &m->tok);
+        if (st != LLM_OK) return tok_fail(st);
         m->chat_template = dup_s("");
         m->arch = dup_s("");
         m->name = dup_s("");
     } else {
         llm_gguf *g = NULL;
         st = llm_gguf_open(path, &g);
-        if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_models_last_error());
-        st = from_gguf(g, path, &m->tok);
+        if (st != LLM_OK) return llm__fail(NULL, st, "%s", llm_gguf_last_error());
+        st = llm_tokenizer_from_gguf(g, &m->tok);
+        if (st != LLM_OK) llm__fail(NULL, st, "%s: %s", path, llm_tokenizer_last_error());
         if (st == LLM_OK) {
             m->chat_template = llm__gguf_chat_template(g);
             m->arch = gguf_str(g, "general.architecture");

@@ -12,11 +12,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "tok_internal.h"
+#include "tok_json.h"
 
 #define MAX_PATTERNS TOK_MAX_REGEX
+
+/* The JSON reader's nodes (tok_json.h), read forgivingly: a
+ * missing or mistyped value reads as absent, 0 or false. */
+#define TJ_IS_STRING(v) llm__tj_is((v), LLM__TJ_STRING)
+#define TJ_IS_TRUE(v) llm__tj_is((v), LLM__TJ_TRUE)
+#define TJ_IS_INT(v) llm__tj_is((v), LLM__TJ_INT)
+#define TJ_IS_ARRAY(v) llm__tj_is((v), LLM__TJ_ARRAY)
+#define TJ_IS_OBJECT(v) llm__tj_is((v), LLM__TJ_OBJECT)
+/* for (each element e of array arr, at index i) */
+#define TJ_ARRAY_FOREACH(arr, i, e) \
+    for ((i) = 0, (e) = TJ_IS_ARRAY(arr) ? llm__tj_first(arr) : NULL; (e); (e) = (e)->next, (i)++)
+/* for (each member val of object obj, with its key) */
+#define TJ_OBJECT_FOREACH(obj, key, val) \
+    for ((val) = TJ_IS_OBJECT(obj) ? llm__tj_first(obj) : NULL; (val) && ((key) = (val)->key, 1); (val) = (val)->next)
+
+static int64_t tj_int(const llm__tj *v) { return TJ_IS_INT(v) ? v->num.i : 0; }
+static size_t tj_array_size(const llm__tj *v) { return TJ_IS_ARRAY(v) ? v->n : 0; }
 
 typedef struct hf_ctx {
     llm_vocab_spec spec;
@@ -64,14 +80,14 @@ static llm_status base64_decode(const char *s, unsigned char **out, size_t *out_
     return LLM_OK;
 }
 
-static const char *jstr(const json_t *o, const char *key) {
-    const json_t *v = json_object_get(o, key);
-    return json_is_string(v) ? json_string_value(v) : NULL;
+static const char *jstr(const llm__tj *o, const char *key) {
+    const llm__tj *v = llm__tj_get(o, key);
+    return TJ_IS_STRING(v) ? llm__tj_str(v) : NULL;
 }
 
-static int jbool(const json_t *o, const char *key, int dflt) {
-    const json_t *v = json_object_get(o, key);
-    return json_is_boolean(v) ? json_is_true(v) : dflt;
+static int jbool(const llm__tj *o, const char *key, int dflt) {
+    const llm__tj *v = llm__tj_get(o, key);
+    return llm__tj_is_bool(v) ? TJ_IS_TRUE(v) : dflt;
 }
 
 static llm_status add_pattern(hf_ctx *c, const char *p, int literal) {
@@ -88,14 +104,14 @@ static llm_status add_pattern(hf_ctx *c, const char *p, int literal) {
     return LLM_OK;
 }
 
-static llm_status pre_step(hf_ctx *c, const json_t *p) {
+static llm_status pre_step(hf_ctx *c, const llm__tj *p) {
     const char *type = jstr(p, "type");
     if (!type) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: pre_tokenizer without type");
     if (strcmp(type, "Sequence") == 0) {
-        const json_t *arr = json_object_get(p, "pretokenizers");
+        const llm__tj *arr = llm__tj_get(p, "pretokenizers");
         size_t i;
-        const json_t *e;
-        json_array_foreach(arr, i, e) {
+        const llm__tj *e;
+        TJ_ARRAY_FOREACH(arr, i, e) {
             llm_status st = pre_step(c, e);
             if (st != LLM_OK) return st;
         }
@@ -112,7 +128,7 @@ static llm_status pre_step(hf_ctx *c, const json_t *p) {
         if (!beh || strcmp(beh, "Isolated") != 0 || jbool(p, "invert", 0))
             return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Split with behavior \"%s\"%s is not supported",
                                 beh ? beh : "?", jbool(p, "invert", 0) ? " and invert" : "");
-        const json_t *pat = json_object_get(p, "pattern");
+        const llm__tj *pat = llm__tj_get(p, "pattern");
         const char *re = jstr(pat, "Regex");
         if (re) return add_pattern(c, re, 0);
         const char *lit = jstr(pat, "String");
@@ -144,15 +160,15 @@ static llm_status pre_step(hf_ctx *c, const json_t *p) {
     return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: pre_tokenizer \"%s\" is not supported", type);
 }
 
-static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
+static llm_status norm_step(hf_ctx *c, const llm__tj *p, const char *model) {
     const char *type = jstr(p, "type");
     if (!type) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: normalizer without type");
     int wpm = strcmp(model, "WordPiece") == 0, ugm = strcmp(model, "Unigram") == 0;
     if (strcmp(type, "Sequence") == 0) {
-        const json_t *arr = json_object_get(p, "normalizers");
+        const llm__tj *arr = llm__tj_get(p, "normalizers");
         size_t i;
-        const json_t *e;
-        json_array_foreach(arr, i, e) {
+        const llm__tj *e;
+        TJ_ARRAY_FOREACH(arr, i, e) {
             llm_status st = norm_step(c, e, model);
             if (st != LLM_OK) return st;
         }
@@ -171,7 +187,7 @@ static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
         return LLM_OK;
     }
     if (ugm && strcmp(type, "Replace") == 0) {
-        const char *re = jstr(json_object_get(p, "pattern"), "Regex");
+        const char *re = jstr(llm__tj_get(p, "pattern"), "Regex");
         const char *to = jstr(p, "content");
         if (re && to && strcmp(re, " {2,}") == 0 && strcmp(to, "\xE2\x96\x81") == 0) {
             if (!c->charsmap) return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: Replace before Precompiled");
@@ -187,7 +203,7 @@ static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
         }
     }
     if (strcmp(type, "Replace") == 0 && !wpm && !ugm) {
-        const char *from = jstr(json_object_get(p, "pattern"), "String");
+        const char *from = jstr(llm__tj_get(p, "pattern"), "String");
         const char *to = jstr(p, "content");
         if (from && to && strcmp(from, " ") == 0 && strcmp(to, "\xE2\x96\x81") == 0) {
             c->hf.replace_space = 1;
@@ -199,8 +215,8 @@ static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
         return LLM_OK;
     }
     if (wpm && strcmp(type, "BertNormalizer") == 0) {
-        const json_t *lc = json_object_get(p, "lowercase");
-        c->spec.lowercase = json_is_boolean(lc) ? json_is_true(lc) : 1;
+        const llm__tj *lc = llm__tj_get(p, "lowercase");
+        c->spec.lowercase = llm__tj_is_bool(lc) ? TJ_IS_TRUE(lc) : 1;
         return LLM_OK;
     }
     if (wpm && (strcmp(type, "Lowercase") == 0 || strcmp(type, "NFD") == 0 || strcmp(type, "StripAccents") == 0)) {
@@ -211,14 +227,14 @@ static llm_status norm_step(hf_ctx *c, const json_t *p, const char *model) {
                         model);
 }
 
-static llm_status post_step(hf_ctx *c, const json_t *p) {
+static llm_status post_step(hf_ctx *c, const llm__tj *p) {
     const char *type = jstr(p, "type");
     if (!type) return LLM_OK;
     if (strcmp(type, "Sequence") == 0) {
-        const json_t *arr = json_object_get(p, "processors");
+        const llm__tj *arr = llm__tj_get(p, "processors");
         size_t i;
-        const json_t *e;
-        json_array_foreach(arr, i, e) {
+        const llm__tj *e;
+        TJ_ARRAY_FOREACH(arr, i, e) {
             llm_status st = post_step(c, e);
             if (st != LLM_OK) return st;
         }
@@ -226,19 +242,19 @@ static llm_status post_step(hf_ctx *c, const json_t *p) {
     }
     if (strcmp(type, "ByteLevel") == 0) return LLM_OK;
     if (strcmp(type, "BertProcessing") == 0 || strcmp(type, "RobertaProcessing") == 0) {
-        const json_t *cls = json_object_get(p, "cls"), *sep = json_object_get(p, "sep");
-        c->bos_text = json_string_value(json_array_get(cls, 0));
-        c->eos_text = json_string_value(json_array_get(sep, 0));
+        const llm__tj *cls = llm__tj_get(p, "cls"), *sep = llm__tj_get(p, "sep");
+        c->bos_text = llm__tj_str(llm__tj_at(cls, 0));
+        c->eos_text = llm__tj_str(llm__tj_at(sep, 0));
         return LLM_OK;
     }
     if (strcmp(type, "TemplateProcessing") == 0) {
-        const json_t *single = json_object_get(p, "single");
+        const llm__tj *single = llm__tj_get(p, "single");
         size_t i;
-        const json_t *e;
+        const llm__tj *e;
         int seen_a = 0;
-        json_array_foreach(single, i, e) {
-            const json_t *sp = json_object_get(e, "SpecialToken");
-            if (json_object_get(e, "Sequence")) {
+        TJ_ARRAY_FOREACH(single, i, e) {
+            const llm__tj *sp = llm__tj_get(e, "SpecialToken");
+            if (llm__tj_get(e, "Sequence")) {
                 seen_a = 1;
                 continue;
             }
@@ -264,7 +280,7 @@ static llm_token find_text(char **tokens, int32_t n, const char *s) {
     return LLM_TOKEN_NULL;
 }
 
-static llm_status build(const json_t *root, llm_tokenizer **out) {
+static llm_status build(const llm__tj *root, llm_tokenizer **out) {
     hf_ctx c;
     memset(&c, 0, sizeof c);
     llm_vocab_spec_init(&c.spec);
@@ -276,15 +292,15 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     float *scores = NULL;
     int32_t n = 0, n_merges = 0;
 
-    const json_t *model = json_object_get(root, "model");
+    const llm__tj *model = llm__tj_get(root, "model");
     const char *mtype = jstr(model, "type");
-    const json_t *vocab = json_object_get(model, "vocab");
-    if (!mtype && json_object_get(model, "merges")) mtype = "BPE"; /* old files omit the type */
+    const llm__tj *vocab = llm__tj_get(model, "vocab");
+    if (!mtype && llm__tj_get(model, "merges")) mtype = "BPE"; /* old files omit the type */
     if (!mtype) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: no model type");
     const int ugm = strcmp(mtype, "Unigram") == 0;
     if (strcmp(mtype, "BPE") != 0 && strcmp(mtype, "WordPiece") != 0 && !ugm)
         return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: model \"%s\" is not supported", mtype);
-    if (ugm ? !json_is_array(vocab) : !json_is_object(vocab))
+    if (ugm ? !TJ_IS_ARRAY(vocab) : !TJ_IS_OBJECT(vocab))
         return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: model.vocab is not an %s", ugm ? "array" : "object");
     if (ugm) {
         if (jbool(model, "byte_fallback", 0))
@@ -297,43 +313,43 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
         const char *pfx = jstr(model, "continuing_subword_prefix");
         if (pfx && strcmp(pfx, "##") != 0)
             return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: WordPiece prefix \"%s\" is not supported", pfx);
-        const json_t *mx = json_object_get(model, "max_input_chars_per_word");
-        if (json_is_integer(mx) && json_integer_value(mx) != 100)
+        const llm__tj *mx = llm__tj_get(model, "max_input_chars_per_word");
+        if (TJ_IS_INT(mx) && tj_int(mx) != 100)
             return llm__tok_err(LLM_ERR_UNSUPPORTED, "tokenizer.json: max_input_chars_per_word other than 100");
     }
 
     /* Vocabulary size: the largest id of vocab and added_tokens, plus one. */
-    const json_t *added = json_object_get(root, "added_tokens");
+    const llm__tj *added = llm__tj_get(root, "added_tokens");
     const char *key;
-    const json_t *val;
-    json_int_t max_id = -1;
+    const llm__tj *val;
+    int64_t max_id = -1;
     size_t i;
-    const json_t *e;
+    const llm__tj *e;
     if (ugm) { /* [[piece, score], ...]: the index is the id */
-        json_array_foreach(vocab, i, e) {
-            if (!json_is_array(e) || json_array_size(e) != 2 || !json_is_string(json_array_get(e, 0)) ||
-                !json_is_number(json_array_get(e, 1)))
+        TJ_ARRAY_FOREACH(vocab, i, e) {
+            if (!TJ_IS_ARRAY(e) || tj_array_size(e) != 2 || !TJ_IS_STRING(llm__tj_at(e, 0)) ||
+                !llm__tj_is_number(llm__tj_at(e, 1)))
                 return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: model.vocab[%zu] is not [piece, score]", i);
         }
-        max_id = (json_int_t)json_array_size(vocab) - 1;
-        if (max_id >= (json_int_t)1 << 24)
+        max_id = (int64_t)tj_array_size(vocab) - 1;
+        if (max_id >= (int64_t)1 << 24)
             return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: more than 16M Unigram pieces");
-        c.hf.ugm_n_pieces = (int32_t)json_array_size(vocab);
+        c.hf.ugm_n_pieces = (int32_t)tj_array_size(vocab);
     }
-    json_object_foreach((json_t *)vocab, key, val) {
-        if (!json_is_integer(val) || json_integer_value(val) < 0)
+    TJ_OBJECT_FOREACH(vocab, key, val) {
+        if (!TJ_IS_INT(val) || tj_int(val) < 0)
             return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: vocab id of \"%.40s\" is not a non-negative integer", key);
-        if (json_integer_value(val) > max_id) max_id = json_integer_value(val);
+        if (tj_int(val) > max_id) max_id = tj_int(val);
     }
-    json_array_foreach(added, i, e) {
-        const json_t *id = json_object_get(e, "id");
-        if (!json_is_integer(id) || json_integer_value(id) < 0 || !jstr(e, "content"))
+    TJ_ARRAY_FOREACH(added, i, e) {
+        const llm__tj *id = llm__tj_get(e, "id");
+        if (!TJ_IS_INT(id) || tj_int(id) < 0 || !jstr(e, "content"))
             return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: added_tokens[%zu] lacks id or content", i);
-        if (json_integer_value(id) > max_id) max_id = json_integer_value(id);
+        if (tj_int(id) > max_id) max_id = tj_int(id);
     }
     /* Ids index arrays: a stray huge id must not turn into a huge allocation. */
     if (max_id < 0) return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: empty vocab");
-    if (max_id >= (json_int_t)1 << 24)
+    if (max_id >= (int64_t)1 << 24)
         return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: token id %lld is past the 16M limit", (long long)max_id);
     n = (int32_t)(max_id + 1);
     tokens = calloc((size_t)n, sizeof *tokens);
@@ -342,16 +358,16 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     strip = calloc((size_t)n, 1);
     if (!strip) goto oom;
     for (int32_t k = 0; k < n; k++) types[k] = LLM_TOKEN_TYPE_NORMAL;
-    json_object_foreach((json_t *)vocab, key, val) tokens[json_integer_value(val)] = (char *)key;
+    TJ_OBJECT_FOREACH(vocab, key, val) tokens[tj_int(val)] = (char *)key;
     if (ugm) {
         if (!(scores = calloc((size_t)n, sizeof *scores))) goto oom;
-        json_array_foreach(vocab, i, e) {
-            tokens[i] = (char *)json_string_value(json_array_get(e, 0));
-            scores[i] = (float)json_number_value(json_array_get(e, 1));
+        TJ_ARRAY_FOREACH(vocab, i, e) {
+            tokens[i] = (char *)llm__tj_str(llm__tj_at(e, 0));
+            scores[i] = (float)llm__tj_num(llm__tj_at(e, 1));
         }
     }
-    json_array_foreach(added, i, e) {
-        json_int_t id = json_integer_value(json_object_get(e, "id"));
+    TJ_ARRAY_FOREACH(added, i, e) {
+        int64_t id = tj_int(llm__tj_get(e, "id"));
         tokens[id] = (char *)jstr(e, "content");
         types[id] = jbool(e, "special", 0) ? LLM_TOKEN_TYPE_CONTROL : LLM_TOKEN_TYPE_USER_DEFINED;
         strip[id] = (uint8_t)((jbool(e, "lstrip", 0) ? TOK_LSTRIP : 0) | (jbool(e, "rstrip", 0) ? TOK_RSTRIP : 0));
@@ -365,27 +381,27 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     /* Merges: "a b" strings or ["a", "b"] pairs (which allow spaces inside
      * pieces). Left pieces are copied (NUL-terminated); right pieces point
      * into the JSON document, alive for this call. */
-    const json_t *jm = json_object_get(model, "merges");
-    if (json_is_array(jm)) {
-        n_merges = (int32_t)json_array_size(jm);
+    const llm__tj *jm = llm__tj_get(model, "merges");
+    if (TJ_IS_ARRAY(jm)) {
+        n_merges = (int32_t)tj_array_size(jm);
         merges = calloc((size_t)(n_merges ? n_merges : 1), sizeof *merges);
         merges_right = calloc((size_t)(n_merges ? n_merges : 1), sizeof *merges_right);
         if (!merges || !merges_right) goto oom;
-        json_array_foreach(jm, i, e) {
+        TJ_ARRAY_FOREACH(jm, i, e) {
             const char *left = NULL, *right = NULL;
             size_t ll = 0;
-            if (json_is_string(e)) {
-                left = json_string_value(e);
+            if (TJ_IS_STRING(e)) {
+                left = llm__tj_str(e);
                 const char *sp = strchr(left + (left[0] ? 1 : 0), ' ');
                 if (sp) {
                     ll = (size_t)(sp - left);
                     right = sp + 1;
                 }
-            } else if (json_is_array(e) && json_array_size(e) == 2 && json_is_string(json_array_get(e, 0)) &&
-                       json_is_string(json_array_get(e, 1))) {
-                left = json_string_value(json_array_get(e, 0));
+            } else if (TJ_IS_ARRAY(e) && tj_array_size(e) == 2 && TJ_IS_STRING(llm__tj_at(e, 0)) &&
+                       TJ_IS_STRING(llm__tj_at(e, 1))) {
+                left = llm__tj_str(llm__tj_at(e, 0));
                 ll = strlen(left);
-                right = json_string_value(json_array_get(e, 1));
+                right = llm__tj_str(llm__tj_at(e, 1));
             }
             if (!right) {
                 st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: merges[%zu] is neither \"a b\" nor [a, b]", i);
@@ -398,12 +414,12 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
         }
     }
 
-    const json_t *norm = json_object_get(root, "normalizer");
-    const json_t *pre = json_object_get(root, "pre_tokenizer");
-    const json_t *post = json_object_get(root, "post_processor");
-    if (json_is_object(pre) && (st = pre_step(&c, pre)) != LLM_OK) goto done;
-    if (json_is_object(norm) && (st = norm_step(&c, norm, mtype)) != LLM_OK) goto done;
-    if (json_is_object(post) && (st = post_step(&c, post)) != LLM_OK) goto done;
+    const llm__tj *norm = llm__tj_get(root, "normalizer");
+    const llm__tj *pre = llm__tj_get(root, "pre_tokenizer");
+    const llm__tj *post = llm__tj_get(root, "post_processor");
+    if (TJ_IS_OBJECT(pre) && (st = pre_step(&c, pre)) != LLM_OK) goto done;
+    if (TJ_IS_OBJECT(norm) && (st = norm_step(&c, norm, mtype)) != LLM_OK) goto done;
+    if (TJ_IS_OBJECT(post) && (st = post_step(&c, post)) != LLM_OK) goto done;
 
     if (ugm) {
         if (!c.metaspace || c.byte_level || c.bert_pre || c.n_patterns || c.hf.prepend_first_only) {
@@ -462,15 +478,15 @@ static llm_status build(const json_t *root, llm_tokenizer **out) {
     }
     c.spec.unk = find_text(tokens, n, jstr(model, "unk_token"));
     if (ugm) {
-        const json_t *uid = json_object_get(model, "unk_id");
+        const llm__tj *uid = llm__tj_get(model, "unk_id");
         c.spec.unk = LLM_TOKEN_NULL;
-        if (json_is_integer(uid)) {
-            if (json_integer_value(uid) < 0 || json_integer_value(uid) >= n) {
+        if (TJ_IS_INT(uid)) {
+            if (tj_int(uid) < 0 || tj_int(uid) >= n) {
                 st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: unk_id %lld is out of range",
-                                  (long long)json_integer_value(uid));
+                                  (long long)tj_int(uid));
                 goto done;
             }
-            c.spec.unk = (llm_token)json_integer_value(uid);
+            c.spec.unk = (llm_token)tj_int(uid);
         }
     }
     c.spec.pre = "tokenizer.json";
@@ -501,14 +517,13 @@ llm_status llm_tokenizer_from_hf_json(const char *json, size_t len, llm_tokenize
     if (!out) return llm__tok_err(LLM_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
     if (!json) return llm__tok_err(LLM_ERR_INVALID_ARG, "json is NULL");
-    json_error_t err;
-    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES | JSON_ALLOW_NUL, &err);
-    if (!root)
-        return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: %s at line %d column %d", err.text, err.line,
-                            err.column);
-    llm_status st = json_is_object(root) ? build(root, out)
-                                         : llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: top level is not an object");
-    json_decref(root);
+    llm__tj_doc *doc = NULL;
+    const llm__tj *root = NULL;
+    llm_status st = llm__tj_parse(json, len, "tokenizer.json", &doc, &root);
+    if (st != LLM_OK) return st;
+    st = TJ_IS_OBJECT(root) ? build(root, out)
+                            : llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.json: top level is not an object");
+    llm__tj_free(doc);
     return st;
 }
 

@@ -548,7 +548,6 @@ llm_token llm_tokenizer_special(const llm_tokenizer *t, llm_special which) {
 }
 
 int llm_tokenizer_adds_bos(const llm_tokenizer *t) { return t ? t->add_bos : 0; }
-int llm_tokenizer_adds_eos(const llm_tokenizer *t) { return t ? t->add_eos : 0; }
 
 int llm_tokenizer_is_eog(const llm_tokenizer *t, llm_token id) {
     if (!t || id < 0) return 0;

@@ -1,7 +1,7 @@
 """Small templates that each exercise jinja2 features chat templates use.
 
 make_chat_golden.py renders every one of them with transformers' jinja2
-environment (the reference) into tests/tokenizer/golden/chat/jinja_golden.json;
+environment (the reference) into tests/chat/golden/jinja_golden.json;
 the C interpreter must reproduce the text, or raise where jinja2 raises.
 Written for this project (not copied from anywhere).
 """

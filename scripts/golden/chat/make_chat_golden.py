@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Make the chat-template golden file tests/tokenizer/golden/chat/chat_golden.json.
+"""Make the chat-template golden file tests/chat/golden/chat_golden.json.
 
 The reference is Hugging Face transformers' own renderer
 (transformers.utils.chat_template_utils.render_jinja_template: jinja2's
@@ -11,7 +11,7 @@ text, or that the template raised an error.
 
 Usage (venv from COMMON.md):
     /root/.cache/llm/venv/bin/python scripts/golden/chat/make_chat_golden.py \
-        [--model PATH.gguf] [--out tests/tokenizer/golden/chat/chat_golden.json]
+        [--model PATH.gguf] [--out tests/chat/golden/chat_golden.json]
 
 strftime_now is pinned to FIXED_DATE so the golden file does not change with
 the calendar; the C test passes the same date to the renderer.
@@ -99,7 +99,7 @@ def main():
     ap.add_argument("--model", default=os.path.expanduser(
         "~/.cache/llm/models/SmolLM2-135M-Instruct.Q4_1.gguf"))
     ap.add_argument("--out", default=os.path.join(
-        root, "tests", "tokenizer", "golden", "chat", "chat_golden.json"))
+        root, "tests", "chat", "golden", "chat_golden.json"))
     ap.add_argument("--testdata", default=os.path.normpath(os.path.join(root, "..", "shared", "testdata")))
     args = ap.parse_args()
 

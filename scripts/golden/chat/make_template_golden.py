@@ -16,7 +16,7 @@ tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)
 add_generation_prompt, bos_token, eos_token. transformers itself is not
 needed (it pulls in torch-sized dependencies); this is the same environment.
 
-Writes tests/tokenizer/golden/chat/templates_golden.json:
+Writes tests/chat/golden/templates_golden.json:
   {"date", "bos_token", "eos_token", "conversations": [{"name", "vars"}],
    "features": {"conversation", "cases": [{"name", "template", "expected" or "error"}]},
    "cases": [{"template": FILE, "conversation": NAME, "expected": TEXT}
@@ -264,7 +264,7 @@ def main():
            "reference": "jinja2 %s in transformers' render_jinja_template environment" % jinja2.__version__,
            "date": DATE.strftime("%Y-%m-%d"), "bos_token": BOS, "eos_token": EOS, "conversations": convs, "cases": cases,
            "features": {"conversation": "tool_call", "cases": feats}}
-    out = os.path.join(root, "tests", "tokenizer", "golden", "chat", "templates_golden.json")
+    out = os.path.join(root, "tests", "chat", "golden", "templates_golden.json")
     with open(out, "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False, indent=0)
         f.write("\n")

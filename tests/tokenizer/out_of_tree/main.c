@@ -1,5 +1,7 @@
-/* Out-of-tree example: tokenize TEXT with a Hugging Face tokenizer.json using
- * only the installed llama-tokenizer library, and print the ids.
+/* Out-of-tree example: tokenize TEXT with a Hugging Face tokenizer.json (or a
+ * GGUF vocabulary, or a HF folder) using only the installed llama-tokenizer
+ * library (it pulls in llama-gguf and llama-common, no JSON library), and
+ * print the ids.
  * usage: tokenize_json TOKENIZER_JSON TEXT */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     llm_tokenizer *tok = NULL;
-    if (llm_tokenizer_from_hf_json_file(argv[1], &tok) != LLM_OK) {
+    if (llm_tokenizer_load(argv[1], &tok) != LLM_OK) {
         fprintf(stderr, "%s\n", llm_tokenizer_last_error());
         return 1;
     }

@@ -53,6 +53,7 @@ typedef enum llm__err_slot {
     LLM__ERR_MODELS,    /* llm_models_last_error */
     LLM__ERR_NET,       /* llm_net_last_error */
     LLM__ERR_ENGINE,    /* llm_last_error */
+    LLM__ERR_GGUF,      /* llm_gguf_last_error */
     LLM__ERR_GRAMMAR,   /* llm_grammar_last_error */
     LLM__ERR_N_SLOTS
 } llm__err_slot;

@@ -77,7 +77,7 @@ static llm_status bert_hparams_gguf(llm_model_hparams *hp, const llm_model_desc 
     if (st == LLM_OK && causal)
         return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: bert: causal attention is not supported",
                                  llm_model_desc_path(d));
-    if (st != LLM_OK && st != LLM_ERR_NOT_FOUND) return st;
+    if (st != LLM_OK && st != LLM_ERR_NOT_FOUND) return llm__models_gguf_error(st);
     /* Files without the key: as many types as the tensor has rows. */
     const llm_model_tensor *tt = llm_model_desc_find_tensor(d, "token_types.weight");
     if (tt && hp->n_token_types == 0 && tt->ne[1] > 0 && tt->ne[1] <= 1024) hp->n_token_types = (uint32_t)tt->ne[1];

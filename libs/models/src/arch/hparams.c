@@ -11,24 +11,24 @@
 
 llm_status llm__gguf_opt_u32(const llm_gguf *g, const char *key, uint32_t *v) {
     llm_status st = llm_gguf_get_u32(g, key, v);
-    return st == LLM_ERR_NOT_FOUND ? LLM_OK : st;
+    return st == LLM_ERR_NOT_FOUND ? LLM_OK : st ? llm__models_gguf_error(st) : st;
 }
 
 llm_status llm__gguf_req_u32(const llm_model_desc *d, const llm_gguf *g, const char *key, uint32_t *v) {
     llm_status st = llm_gguf_get_u32(g, key, v);
     if (st == LLM_ERR_NOT_FOUND)
         return llm__models_error(st, "model: %s: required metadata '%s' is missing", llm_model_desc_path(d), key);
-    return st;
+    return st ? llm__models_gguf_error(st) : st;
 }
 
 llm_status llm__gguf_opt_f32(const llm_gguf *g, const char *key, float *v) {
     llm_status st = llm_gguf_get_f32(g, key, v);
-    return st == LLM_ERR_NOT_FOUND ? LLM_OK : st;
+    return st == LLM_ERR_NOT_FOUND ? LLM_OK : st ? llm__models_gguf_error(st) : st;
 }
 
 llm_status llm__gguf_opt_i32(const llm_gguf *g, const char *key, int32_t *v) {
     llm_status st = llm_gguf_get_i32(g, key, v);
-    return st == LLM_ERR_NOT_FOUND ? LLM_OK : st;
+    return st == LLM_ERR_NOT_FOUND ? LLM_OK : st ? llm__models_gguf_error(st) : st;
 }
 
 llm_status llm__cfg_u32(const llm_model_desc *d, json_t *cfg, const char *key, int required, uint32_t *v) {

@@ -36,7 +36,7 @@ static llm_status nomic_hparams_gguf(llm_model_hparams *hp, const llm_model_desc
     st = llm_gguf_get_bool(g, "nomic-bert.attention.causal", &causal);
     if (st == LLM_OK && causal)
         return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: nomic-bert: causal attention is not supported", path);
-    if (st != LLM_OK && st != LLM_ERR_NOT_FOUND) return st;
+    if (st != LLM_OK && st != LLM_ERR_NOT_FOUND) return llm__models_gguf_error(st);
     hp->rope_type = LLM_ROPE_MODE_NEOX;
     st = llm__hparams_finish(hp, d);
     if (st) return st;

@@ -127,8 +127,10 @@ const llm_model_tensor *llm_model_desc_find_tensorf(const llm_model_desc *d, con
 
 void llm__desc_release_tensor(const llm_model_desc *d, const llm_model_tensor *t) {
     if (!d || !t) return;
-    const llm__mapped *m = d->gguf                                     ? llm__gguf_mapping(d->gguf)
-                           : d->shards && t->file_index < d->n_files ? llm__st_mapping(d->shards[t->file_index])
-                                                                       : NULL;
+    if (d->gguf) {
+        llm_gguf_release_pages(d->gguf, t->data, (size_t)t->size);
+        return;
+    }
+    const llm__mapped *m = d->shards && t->file_index < d->n_files ? llm__st_mapping(d->shards[t->file_index]) : NULL;
     if (m) llm__mapped_release(m, t->data, (size_t)t->size);
 }

@@ -71,6 +71,6 @@ llm_status llm_model_desc_from_gguf(const char *path, llm_model_desc **out) {
     if (!path || !out) return llm__models_error(LLM_ERR_INVALID_ARG, "model: NULL argument");
     llm_gguf *g;
     llm_status st = llm_gguf_open(path, &g);
-    if (st) return st;
+    if (st) return llm__models_gguf_error(st);
     return llm__desc_from_gguf_handle(g, path, out);
 }

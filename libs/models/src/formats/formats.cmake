@@ -2,8 +2,6 @@
 # Paths are relative to libs/models. Architectures live in src/arch/ (arch.cmake).
 set(LLM_MODELS_FORMAT_SOURCES
   src/formats/util.c
-  src/formats/gguf.c
-  src/formats/gguf_values.c
   src/formats/safetensors.c
   src/formats/desc.c
   src/formats/desc_gguf.c

@@ -22,6 +22,11 @@ llm_status llm__models_error(llm_status st, const char *fmt, ...)
 /* Clears the last error (sets it to ""). */
 void llm__models_clear_error(void);
 
+/* Copies the calling thread's llm_gguf_last_error() into this library's
+ * message and returns st: for a failed llm_gguf_* call whose status a
+ * models function returns as its own. */
+llm_status llm__models_gguf_error(llm_status st);
+
 /* A read-only view of a whole file: either mmapped (owned) or a caller's
  * buffer (not owned). */
 typedef struct llm__mapped {
@@ -38,8 +43,8 @@ void llm__unmap(llm__mapped *m);
  * wholly inside; a read faults them back in from the file). Nothing when m
  * is a caller's buffer (not owned), whose memory must not be touched. */
 void llm__mapped_release(const llm__mapped *m, const void *p, size_t n);
-/* The mapping behind a reader (formats_internal.h llm__mapped). */
-const llm__mapped *llm__gguf_mapping(const struct llm_gguf *g);
+/* The mapping behind a SafeTensors reader (a GGUF's pages are released by
+ * llama-gguf itself, llm_gguf_release_pages). */
 const llm__mapped *llm__st_mapping(const struct llm_safetensors *st);
 
 /* Open-addressing hash index from NUL-terminated names to int64 ids. The

@@ -25,6 +25,10 @@ void llm__models_clear_error(void) {
     llm__err_clear(LLM__ERR_MODELS);
 }
 
+llm_status llm__models_gguf_error(llm_status st) {
+    return llm__models_error(st, "%s", llm_gguf_last_error());
+}
+
 llm_status llm__models_error(llm_status st, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);

@@ -13,11 +13,14 @@
  *     precompiled-charsmap normalizer, then the best-scoring segmentation
  *     (Viterbi), UNK for uncovered characters.
  *
- * A tokenizer is built from a plain vocabulary spec (what a GGUF file holds)
- * or from a Hugging Face tokenizer.json. Usage:
+ * A tokenizer is built from a plain vocabulary spec, from a GGUF file's
+ * tokenizer.ggml.* metadata (read with llama-gguf, which this library links)
+ * or from a Hugging Face tokenizer.json (read by a JSON reader of our own:
+ * no JSON library is linked). llm_tokenizer_load() takes any of the files.
+ * Usage:
  *
  *     llm_tokenizer *tok = NULL;
- *     if (llm_tokenizer_from_hf_json_file("tokenizer.json", &tok) < 0) {
+ *     if (llm_tokenizer_load("model.gguf", &tok) != LLM_OK) {  // or tokenizer.json
  *         fprintf(stderr, "%s\n", llm_tokenizer_last_error());
  *         return 1;
  *     }
@@ -35,8 +38,9 @@
  * may encode and decode with the same handle at once. A detokenizer stream
  * belongs to one thread at a time. Error messages are thread-local.
  *
- * This header includes only standard C headers and llama/status.h, and
- * compiles as C11 and inside C++17.
+ * This header includes only standard C headers, llama/status.h and
+ * llama/types.h (the GGUF handle is only declared), and compiles as C11 and
+ * inside C++17.
  */
 #ifndef LLAMA_TOKENIZER_H
 #define LLAMA_TOKENIZER_H
@@ -171,6 +175,38 @@ llm_status llm_tokenizer_create(const llm_vocab_spec *spec, llm_tokenizer **out)
 llm_status llm_tokenizer_from_hf_json(const char *json, size_t len, llm_tokenizer **out);
 llm_status llm_tokenizer_from_hf_json_file(const char *path, llm_tokenizer **out);
 
+/* Build a tokenizer from a GGUF file's tokenizer.ggml.* metadata (llama/gguf.h;
+ * a model or a vocab-only file): tokenizer.ggml.model "gpt2" (byte-level
+ * BPE), "llama" (SentencePiece BPE), "bert" (WordPiece), "gemma4"
+ * (SentencePiece-style BPE, pre-tokenizer "gemma4"), "t5" (Unigram); tokens,
+ * scores, token_type, merges, pre, the special ids and add_* flags, and the
+ * per-model token attributes llama.cpp sets by name. g is only read during
+ * the call (nothing is borrowed; close it afterwards). Returns LLM_OK;
+ * LLM_ERR_INVALID_ARG (NULL g or out); LLM_ERR_NOT_FOUND (no
+ * tokenizer.ggml.model or tokens); LLM_ERR_UNSUPPORTED (another tokenizer
+ * model, named in the message); LLM_ERR_BAD_FORMAT (a key of the wrong type
+ * or size); LLM_ERR_NO_MEMORY; or what llm_tokenizer_create() returns. On
+ * failure *out is NULL and llm_tokenizer_last_error() says why. Thread-safe. */
+struct llm_gguf;
+llm_status llm_tokenizer_from_gguf(const struct llm_gguf *g, llm_tokenizer **out);
+
+/* The same from a GGUF file opened at path, or from the bytes of one in
+ * memory (data[0..size) is only read during the call). Returns as
+ * llm_tokenizer_from_gguf(), plus LLM_ERR_IO (cannot open or map the file)
+ * and LLM_ERR_BAD_FORMAT / LLM_ERR_UNSUPPORTED for a file llama-gguf
+ * rejects (its message is copied into llm_tokenizer_last_error()).
+ * Thread-safe. */
+llm_status llm_tokenizer_from_gguf_file(const char *path, llm_tokenizer **out);
+llm_status llm_tokenizer_from_gguf_buffer(const void *data, size_t size, llm_tokenizer **out);
+
+/* Build the tokenizer of path, whatever holds it: a Hugging Face model
+ * folder (its tokenizer.json), a tokenizer.json file (a file whose first
+ * non-blank byte is '{'), or else a GGUF file. No weights are read. Returns
+ * as llm_tokenizer_from_hf_json_file() or llm_tokenizer_from_gguf_file();
+ * LLM_ERR_INVALID_ARG for a NULL argument. The message names the path. On
+ * failure *out is NULL. Thread-safe. */
+llm_status llm_tokenizer_load(const char *path, llm_tokenizer **out);
+
 /* Free a tokenizer. NULL is harmless. */
 void llm_tokenizer_free(llm_tokenizer *tok);
 
@@ -262,9 +298,8 @@ typedef enum llm_special {
 } llm_special;
 /* A special token id, or LLM_TOKEN_NULL when the vocabulary has none. */
 llm_token llm_tokenizer_special(const llm_tokenizer *tok, llm_special which);
-/* Whether encode with LLM_TOKENIZE_ADD_SPECIAL adds BOS (or CLS) / EOS (or SEP). */
+/* Whether encode with LLM_TOKENIZE_ADD_SPECIAL adds BOS (or CLS). */
 int llm_tokenizer_adds_bos(const llm_tokenizer *tok);
-int llm_tokenizer_adds_eos(const llm_tokenizer *tok);
 /* Whether id ends generation (EOS, EOT or EOM). */
 int llm_tokenizer_is_eog(const llm_tokenizer *tok, llm_token id);
 
