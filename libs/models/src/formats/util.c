@@ -25,13 +25,7 @@ void llm__models_clear_error(void) {
     llm__err_clear(LLM__ERR_MODELS);
 }
 
-llm_status llm__models_error(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_MODELS, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
+LLM__DEFINE_FAIL(llm__models_error, LLM__ERR_MODELS)
 
 llm_status llm__map_file(const char *path, const char *what, llm__mapped *m) {
     memset(m, 0, sizeof *m);
