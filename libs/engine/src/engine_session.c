@@ -222,10 +222,6 @@ void llm_session_cancel(llm_session *s) {
     if (s) atomic_store(&s->cancel, 1);
 }
 
-void llm_session_clear_cancel(llm_session *s) {
-    if (s) atomic_store(&s->cancel, 0);
-}
-
 /* ---- inspection --------------------------------------------------------- */
 
 int32_t llm_session_n_past(const llm_session *s) { return s ? s->ctx.n_cached : 0; }

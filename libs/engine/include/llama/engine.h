@@ -141,8 +141,6 @@ typedef struct llm_model_params {
     llm_kv_type type_k;  /* K cache element type (llama.cpp's type_k); default LLM_KV_F16. */
     llm_kv_type type_v;  /* V cache element type (type_v); default LLM_KV_F16. */
     int32_t n_batch;     /* most prompt tokens per forward pass during prefill; default 256. */
-    bool use_mmap;       /* map the weights file instead of reading it; default true.
-                            NOTE: not honoured yet, the weights are always mapped. */
     bool prefix_cache;   /* share KV blocks of identical prompt prefixes across sessions
                             and turns; default true. */
     bool vocab_only;     /* load only the tokenizer and the metadata: no weights, no
@@ -518,9 +516,6 @@ const float *llm_session_logits(const llm_session *s);
  * from any thread and from a signal handler (it only stores to an atomic
  * flag). */
 void llm_session_cancel(llm_session *s);
-
-/* Withdraws a cancel request that no call has consumed yet. */
-void llm_session_clear_cancel(llm_session *s);
 
 /* Number of tokens in the session's context (computed into the KV cache). */
 int32_t llm_session_n_past(const llm_session *s);
