@@ -17,6 +17,8 @@
 #include <stdint.h>
 
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
+#include "llama/engine_sched.h"
 
 #define PROG "llm-server"
 

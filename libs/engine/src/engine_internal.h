@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
 #include "llama/kv.h"
 #include "llama/models.h"
 #include "llama/runtime.h"

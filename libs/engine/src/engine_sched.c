@@ -1,4 +1,4 @@
-/* The scheduler (llama/engine.h, "Scheduler"): a bounded waiting queue, a
+/* The scheduler (llama/engine_sched.h): a bounded waiting queue, a
  * running set of at most max_running requests, and one worker thread that
  * admits, steps (engine_sched_step.c) and retires requests.
  *
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_sched.h"
+#include "engine_sched_internal.h"
 
 _Static_assert(sizeof(llm_token_bias) == sizeof(llm_logit_bias), "llm_token_bias mirrors llm_logit_bias");
 

@@ -1,4 +1,4 @@
-/* One scheduler step (llama/engine.h, "Scheduler"): what vLLM's scheduler
+/* One scheduler step (llama/engine_sched.h): what vLLM's scheduler
  * does, on the engine's sessions.
  *
  *   1. Cancelled requests leave (their session, and so their KV blocks, is
@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_sched.h"
+#include "engine_sched_internal.h"
 
 /* Releases a request's KV sequence, keeping its context for a recompute
  * (model lock held). */

@@ -1,10 +1,11 @@
-/* Private to llama-engine: the scheduler's objects (llama/engine.h,
- * "Scheduler"), shared by engine_sched.c (queue, worker thread, API) and
+/* Private to llama-engine: the scheduler's objects (llama/engine_sched.h),
+ * shared by engine_sched.c (queue, worker thread, API) and
  * engine_sched_step.c (one step: batch, forward, sampling). */
-#ifndef LLM_ENGINE_SCHED_H
-#define LLM_ENGINE_SCHED_H
+#ifndef LLM_ENGINE_SCHED_INTERNAL_H
+#define LLM_ENGINE_SCHED_INTERNAL_H
 
 #include "engine_internal.h"
+#include "llama/engine_sched.h"
 
 /* One request. Owned by the scheduler from submit to the end of the
  * worker's pass that saw it finished. */
