@@ -130,6 +130,8 @@ struct llm_session {
     llm__session_stats stats;
 };
 
+/* ---- a session's context and its compute step (engine_context.c) -------- */
+
 /* Makes room for n tokens in the context. */
 llm_status llm__ctx_reserve(llm_session *s, int32_t n);
 /* Computes the context from ctx.n_cached to ctx.n: the one compute step of

@@ -55,7 +55,9 @@ struct llm_sched {
 void llm__sched_step(llm_sched *sc);
 
 /* Ends a request: frees its session, delivers DONE with `finish`/`st`
- * (message `msg`, may be NULL) and marks it finished. Worker only. */
+ * (message `msg`, may be NULL) and marks it finished. Worker only; defined
+ * in engine_sched_step.c so that calls go one way, engine_sched.c ->
+ * engine_sched_step.c. */
 void llm__sched_finish(llm_sched *sc, llm__sreq *r, llm_finish_reason finish, llm_status st, const char *msg);
 
 #endif
