@@ -19,6 +19,10 @@ echo "-- installing into $prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 fail=0 pass=0
+# llama/error.h is internal (llm__ names): installed headers neither ship nor include it.
+if [ -e "$prefix/include/llama/error.h" ] || grep -rqs 'llama/error\.h' "$prefix/include"; then
+  echo "FAIL: llama/error.h (internal) is installed or included by an installed header"; fail=$((fail+1))
+fi
 check() { # name output
   if [ "$2" = "$expected" ]; then pass=$((pass+1)); echo "ok: $1 -> $2"
   else fail=$((fail+1)); echo "FAIL: $1 printed '$2', expected '$expected'"; fi
