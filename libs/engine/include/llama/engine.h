@@ -224,7 +224,8 @@ typedef struct llm_model_info {
     int32_t n_vocab;
     int32_t n_ctx_train;       /* context length the model was trained with */
     int32_t n_ctx;             /* the per-session context size in force */
-    int32_t n_embd;            /* hidden size = embedding dimension of llm_embed() */
+    int32_t n_embd;            /* hidden size = embedding dimension of llm_embed()
+                                  (llama/engine_embed.h) */
     int32_t n_layer;
     int32_t n_head;
     int32_t n_head_kv;

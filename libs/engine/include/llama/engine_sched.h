@@ -61,7 +61,7 @@
 extern "C" {
 #endif
 
-typedef struct llm_sched llm_sched;
+typedef struct llm_sched llm_sched; /* opaque: queue, running set, worker thread */
 
 typedef struct llm_sched_params {
     int32_t max_running;  /* requests in the running set at once (llama.cpp's -np); default 4 */
