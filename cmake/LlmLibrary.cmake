@@ -3,10 +3,14 @@
 #     LLM_DEPS <our short names...>        e.g. runtime kv
 #     SYSTEM_DEPS <imported targets...>    e.g. PkgConfig::PCRE2
 #     PC_REQUIRES <pkg-config names...>    for the generated .pc file
-#     PC_LIBS <extra -l flags...>)
+#     PC_LIBS <extra -l flags...>
+#     INTERNAL_HEADERS <names...>)         e.g. error.h
 #
 # Creates the static library target llama-<name> (alias llama::<name>) with
 # PUBLIC include/ and PRIVATE src/, installs it, and writes llama-<name>.pc.
+# INTERNAL_HEADERS names headers of include/llama/ that our other libraries
+# include (so they cannot live in src/) but that no public header needs:
+# they are not installed.
 # Enforces DESIGN.md's dependency rule at configure time. Every library links
 # llama-common (status codes, shared types, the error facility), which links
 # none of ours; it is not listed in LLM_DEPS.
@@ -26,7 +30,7 @@ set(LLM_ALLOWED_DEPS_engine "models;runtime;kv;tokenizer;chat;sampling;grammar;g
 set_property(GLOBAL PROPERTY LLM_LIBRARIES "")
 
 function(llm_add_library name)
-  cmake_parse_arguments(A "" "" "SOURCES;LLM_DEPS;SYSTEM_DEPS;PC_REQUIRES;PC_LIBS" ${ARGN})
+  cmake_parse_arguments(A "" "" "SOURCES;LLM_DEPS;SYSTEM_DEPS;PC_REQUIRES;PC_LIBS;INTERNAL_HEADERS" ${ARGN})
   if(NOT DEFINED LLM_ALLOWED_DEPS_${name})
     message(FATAL_ERROR "llm_add_library: '${name}' is not a library of DESIGN.md")
   endif()
@@ -57,7 +61,11 @@ function(llm_add_library name)
 
   install(TARGETS ${target} EXPORT llamaTargets
           ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  set(_skip "")
+  foreach(h IN LISTS A_INTERNAL_HEADERS)
+    list(APPEND _skip PATTERN ${h} EXCLUDE)
+  endforeach()
+  install(DIRECTORY include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} ${_skip})
 
   # pkg-config: our own deps first, then system ones.
   set(_req "")

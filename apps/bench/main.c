@@ -55,6 +55,7 @@
 #include "app_common.h"
 #include "bench.h"
 #include "llama/engine.h"
+#include "llama/engine_sched.h"
 
 #define PROG "llm-bench"
 #define MAXV 32

@@ -8,6 +8,7 @@
 
 #include "embed.h"
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
 
 typedef struct hit {
     double score;

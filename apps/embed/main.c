@@ -13,6 +13,7 @@
 
 #include "embed.h"
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
 
 
 static void usage(FILE *f) {

@@ -1,4 +1,5 @@
-/* Generation requests of llm-server (params.c, gen.c, stream.c). */
+/* Generation requests of llm-server (gen.c, params.c, prompt.c, stream.c,
+ * greq.c). */
 #ifndef LLM_SERVER_GEN_H
 #define LLM_SERVER_GEN_H
 
@@ -45,15 +46,21 @@ typedef struct greq {
     int64_t created;
 } greq;
 
-/* The scheduler callback. */
+/* Tokens of text (malloc'd, *n set); NULL with an error reply (prompt.c). */
+llm_token *prompt_tokenize(server *sv, const char *text, size_t len, unsigned flags, int32_t *n, reply *r);
+/* The prompt of /v1/completions: a string, [string], or [token ids]
+ * (prompt.c). NULL with an error reply. */
+llm_token *completion_prompt(server *sv, json_t *p, int32_t *n, reply *r);
+
+/* The scheduler callback (greq.c). */
 void greq_on_event(const llm_sched_event *ev, void *user);
 /* Drops one reference (freeing on the last). */
 void greq_release(greq *g);
-/* The streaming response of g (takes the connection's reference). */
-struct MHD_Response *stream_response(greq *g);
-/* Appends UTF-8 text as a JSON string value (invalid bytes become U+FFFD). */
-json_t *json_text(const char *s, size_t n);
+/* OpenAI's finish_reason and usage object of a finished request. */
 const char *finish_name(llm_finish_reason f);
 json_t *usage_json(const greq *g);
+
+/* The streaming response of g (takes the connection's reference; stream.c). */
+struct MHD_Response *stream_response(greq *g);
 
 #endif

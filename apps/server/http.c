@@ -1,9 +1,8 @@
-/* The HTTP side: request bodies (bounded), the API key, routing, and
- * OpenAI-style error replies. One thread per connection (libmicrohttpd), so
- * a handler may block while its request generates. */
+/* The HTTP side: request bodies (bounded), the API key, and the routes, all
+ * in one table (ROUTES) that names each endpoint's handler. One thread per
+ * connection (libmicrohttpd), so a handler may block while its request
+ * generates. Replies are built by reply.c. */
 #define _GNU_SOURCE
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,39 +13,6 @@ typedef struct conn_ctx {
     size_t n, cap;
     bool too_big;
 } conn_ctx;
-
-int reply_json(reply *r, unsigned status, json_t *j) {
-    r->status = status;
-    r->body = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    r->len = r->body ? strlen(r->body) : 0;
-    r->ctype = "application/json";
-    json_decref(j);
-    if (!r->body) {
-        r->status = 500;
-        r->body = strdup("{\"error\":{\"message\":\"out of memory\",\"type\":\"server_error\"}}");
-        r->len = r->body ? strlen(r->body) : 0;
-    }
-    return 0;
-}
-
-int reply_error(reply *r, unsigned status, const char *type, const char *param, const char *fmt, ...) {
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    json_t *e = json_object();
-    json_t *m = json_stringn(msg, strlen(msg));
-    if (!m) m = json_string("invalid request (the message is not UTF-8)");
-    json_object_set_new(e, "message", m);
-    json_object_set_new(e, "type", json_string(type));
-    json_object_set_new(e, "param", param ? json_string(param) : json_null());
-    json_object_set_new(e, "code", json_integer(status));
-    json_t *root = json_object();
-    json_object_set_new(root, "error", e);
-    reply_json(r, status, root);
-    return 0;
-}
 
 /* Constant-time comparison of the presented key with the configured one. */
 static bool key_ok(const char *want, const char *got) {
@@ -66,10 +32,45 @@ static bool authorized(server *sv, struct MHD_Connection *c) {
     return key_ok(sv->o.api_key, h);
 }
 
+/* A path of the table below starting with /v1/ is also served without it. */
 static bool is(const char *url, const char *a) {
     if (strcmp(url, a) == 0) return true;
     return strncmp(a, "/v1/", 4) == 0 && strcmp(url, a + 3) == 0; /* /v1/x and /x */
 }
+
+/* GET /v1/models: the one model this server runs. */
+static int handle_models(server *sv, struct MHD_Connection *c, json_t *body, reply *r) {
+    (void)c;
+    (void)body;
+    json_t *m = json_object(), *data = json_array(), *root = json_object();
+    json_object_set_new(m, "id", json_string(sv->model_id));
+    json_object_set_new(m, "object", json_string("model"));
+    json_object_set_new(m, "created", json_integer(sv->created));
+    json_object_set_new(m, "owned_by", json_string("llm-server"));
+    json_array_append_new(data, m);
+    json_object_set_new(root, "object", json_string("list"));
+    json_object_set_new(root, "data", data);
+    reply_json(r, 200, root);
+    return 0;
+}
+
+/* Every endpoint but /health (which answers without the API key, also while
+ * the model loads): its path, its method (POST: the body must be a JSON
+ * object) and its handler. */
+static const struct route {
+    const char *path;
+    bool post;
+    handler_fn *fn;
+} ROUTES[] = {
+    {"/v1/models", false, handle_models},
+    {"/metrics", false, handle_metrics},                       /* metrics.c */
+    {"/v1/chat/completions", true, handle_chat_completions},   /* gen.c */
+    {"/v1/completions", true, handle_completions},             /* gen.c */
+    {"/v1/embeddings", true, handle_embeddings},               /* embeddings.c */
+    {"/tokenize", true, handle_tokenize},                      /* text.c */
+    {"/detokenize", true, handle_detokenize},                  /* text.c */
+    {"/apply-template", true, handle_apply_template},          /* text.c */
+};
 
 static int route(server *sv, struct MHD_Connection *c, const char *url, const char *method, conn_ctx *cc,
                   reply *r) {
@@ -83,23 +84,17 @@ static int route(server *sv, struct MHD_Connection *c, const char *url, const ch
         return reply_json(r, 200, j);
     }
     if (!authorized(sv, c)) return reply_error(r, 401, "authentication_error", NULL, "Invalid API key");
-    static const char *const gets[] = {"/v1/models", "/metrics"};
-    static const char *const posts[] = {"/v1/chat/completions", "/v1/completions", "/v1/embeddings",
-                                        "/tokenize", "/detokenize", "/apply-template"};
-    int gi = -1, pi = -1;
-    for (int i = 0; i < 2; i++)
-        if (is(url, gets[i])) gi = i;
-    for (int i = 0; i < 6; i++)
-        if (is(url, posts[i])) pi = i;
-    if (gi < 0 && pi < 0) return reply_error(r, 404, "not_found_error", NULL, "no such endpoint: %s", url);
-    if ((gi >= 0 && !get) || (pi >= 0 && !post))
-        return reply_error(r, 405, "invalid_request_error", NULL, "use %s for %s", gi >= 0 ? "GET" : "POST", url);
+    const struct route *rt = NULL;
+    for (size_t i = 0; i < sizeof ROUTES / sizeof ROUTES[0]; i++)
+        if (is(url, ROUTES[i].path)) rt = &ROUTES[i];
+    if (!rt) return reply_error(r, 404, "not_found_error", NULL, "no such endpoint: %s", url);
+    if (rt->post ? !post : !get)
+        return reply_error(r, 405, "invalid_request_error", NULL, "use %s for %s", rt->post ? "POST" : "GET", url);
     if (!atomic_load(&sv->ready)) {
         r->retry_after = "1";
         return reply_error(r, 503, "unavailable_error", NULL, "Loading model");
     }
-    if (gi == 0) return handle_models(sv, r);
-    if (gi == 1) return handle_metrics(sv, r);
+    if (!rt->post) return rt->fn(sv, c, NULL, r);
     if (cc->too_big) {
         metrics_outcome(&sv->met, OUT_INVALID);
         return reply_error(r, 413, "invalid_request_error", NULL, "request body larger than %d bytes",
@@ -116,14 +111,7 @@ static int route(server *sv, struct MHD_Connection *c, const char *url, const ch
         json_decref(body);
         return 0;
     }
-    switch (pi) {
-    case 0: handle_chat(sv, c, body, true, r); break;
-    case 1: handle_chat(sv, c, body, false, r); break;
-    case 2: handle_embeddings(sv, body, r); break;
-    case 3: handle_tokenize(sv, body, r); break;
-    case 4: handle_detokenize(sv, body, r); break;
-    default: handle_apply_template(sv, body, r); break;
-    }
+    rt->fn(sv, c, body, r);
     json_decref(body);
     return 0;
 }

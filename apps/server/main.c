@@ -21,12 +21,6 @@
 #include "app_common.h"
 #include "server.h"
 
-double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void usage(FILE *f) {
     fprintf(f,
         "usage: llm-server [options]\n"

@@ -1,4 +1,5 @@
-/* GET /metrics: Prometheus text exposition (version 0.0.4). Latencies are
+/* The server's counters and clock, which the other files record into, and
+ * GET /metrics: Prometheus text exposition (version 0.0.4). Latencies are
  * measured on the server side: time to first token and end-to-end from the
  * moment the request was submitted, inter-token between sampled tokens,
  * queue time as the scheduler reports it. */
@@ -7,8 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "server.h"
+
+double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static const double BUCKETS[N_BUCKETS] = {0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
                                           1,     2.5,   5,    10,    30,    60,  120};
@@ -86,7 +94,9 @@ static void scalar(sbuf *b, const char *name, const char *type, const char *help
     add(b, "# HELP %s %s\n# TYPE %s %s\n%s %.17g\n", name, help, name, type, name, v);
 }
 
-int handle_metrics(server *sv, reply *r) {
+int handle_metrics(server *sv, struct MHD_Connection *c, json_t *body, reply *r) {
+    (void)c;
+    (void)body;
     llm_sched_stats st;
     memset(&st, 0, sizeof st);
     if (sv->sched) llm_sched_get_stats(sv->sched, &st);

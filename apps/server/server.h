@@ -1,11 +1,20 @@
-/* llm-server: an OpenAI-compatible HTTP server on llama/engine.h's
- * scheduler (continuous batching), on libmicrohttpd (one thread per
- * connection: a handler may block while its request generates) and jansson.
+/* llm-server: an OpenAI-compatible HTTP server on the engine's scheduler
+ * (llama/engine_sched.h, continuous batching), on libmicrohttpd (one thread
+ * per connection: a handler may block while its request generates) and
+ * jansson.
  *
- * Files: main.c (options, load, signals, shutdown), http.c (routing, bodies,
- * auth, error replies), gen.c (chat/completions: parameters, the request's
- * events from the scheduler, streaming), misc.c (models, tokenize,
- * detokenize, apply-template, embeddings), metrics.c (Prometheus text). */
+ * Files, each calling only the ones after it:
+ *   main.c        options, load, signals, shutdown
+ *   http.c        request bodies, the API key, the route table (every endpoint)
+ *   gen.c         POST /v1/chat/completions and /v1/completions (gen.h):
+ *     params.c      their parameters
+ *     stream.c      a streamed answer (server-sent events)
+ *     greq.c        a request in flight: the scheduler's events
+ *   text.c        POST /tokenize, /detokenize, /apply-template
+ *   embeddings.c  POST /v1/embeddings
+ *   prompt.c      chat messages through the template, prompt tokens
+ *   metrics.c     GET /metrics (Prometheus text), the counters, the clock
+ *   reply.c       JSON and error replies (the leaf) */
 #ifndef LLM_SERVER_H
 #define LLM_SERVER_H
 
@@ -17,6 +26,8 @@
 #include <stdint.h>
 
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
+#include "llama/engine_sched.h"
 
 #define PROG "llm-server"
 
@@ -50,6 +61,9 @@ typedef struct metrics {
     uint64_t prompt_tokens, gen_tokens, cached_tokens;
 } metrics;
 
+/* Seconds on the monotonic clock. */
+double now_s(void);
+
 void metrics_init(metrics *m);
 void metrics_observe(metrics *m, int which, double seconds);
 void metrics_outcome(metrics *m, int outcome);
@@ -82,30 +96,38 @@ typedef struct reply {
     struct MHD_Response *custom; /* a ready response (streaming), queued as is */
 } reply;
 
+/* ---- replies (reply.c) ------------------------------------------------------ */
+
 /* Sets an OpenAI-style error reply: {"error":{"message","type","param","code"}}. */
 int reply_error(reply *r, unsigned status, const char *type, const char *param, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 /* Sets a JSON reply from `j` (reference stolen). */
 int reply_json(reply *r, unsigned status, json_t *j);
+/* UTF-8 text as a JSON string value (invalid bytes become U+FFFD). */
+json_t *json_text(const char *s, size_t n);
 
-/* Handlers: body is the parsed JSON object (already checked to be one). */
-int handle_chat(server *sv, struct MHD_Connection *c, json_t *body, bool chat, reply *r);
-int handle_models(server *sv, reply *r);
-int handle_tokenize(server *sv, json_t *body, reply *r);
-int handle_detokenize(server *sv, json_t *body, reply *r);
-int handle_apply_template(server *sv, json_t *body, reply *r);
-int handle_embeddings(server *sv, json_t *body, reply *r);
-int handle_metrics(server *sv, reply *r);
+/* ---- handlers (the route table of http.c) ------------------------------------ */
+
+/* An endpoint: `body` is the request's JSON object for a POST (checked to
+ * be one), NULL for a GET. Sets *r and returns 0. */
+typedef int handler_fn(server *sv, struct MHD_Connection *c, json_t *body, reply *r);
+
+int handle_chat_completions(server *sv, struct MHD_Connection *c, json_t *body, reply *r); /* gen.c */
+int handle_completions(server *sv, struct MHD_Connection *c, json_t *body, reply *r);      /* gen.c */
+int handle_tokenize(server *sv, struct MHD_Connection *c, json_t *body, reply *r);         /* text.c */
+int handle_detokenize(server *sv, struct MHD_Connection *c, json_t *body, reply *r);       /* text.c */
+int handle_apply_template(server *sv, struct MHD_Connection *c, json_t *body, reply *r);   /* text.c */
+int handle_embeddings(server *sv, struct MHD_Connection *c, json_t *body, reply *r);       /* embeddings.c */
+int handle_metrics(server *sv, struct MHD_Connection *c, json_t *body, reply *r);          /* metrics.c */
 
 /* Routes one request (http.c); the MHD access handler. */
 enum MHD_Result http_handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                              const char *version, const char *upload, size_t *upload_size, void **ctx);
 void http_completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode toe);
 
-/* Renders the request's messages with the model's template (gen.c; shared
- * with /apply-template). On failure sets an error reply and returns NULL. */
+/* Renders the request's messages with the model's template (prompt.c; for
+ * chat completions and /apply-template). On failure sets an error reply and
+ * returns NULL. */
 char *render_messages(server *sv, json_t *messages, reply *r);
-
-double now_s(void);
 
 #endif

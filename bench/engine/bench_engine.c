@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
 
 static double now_ms(void) {
     struct timespec ts;

@@ -1,6 +1,6 @@
 /* The shared error facility (llama/error.h): per-slot, per-thread messages,
  * printf formatting, arguments that point into a slot, truncation, and the
- * copy into a handle-owned buffer. */
+ * copy into a handle-owned buffer, and the wrapper LLM__DEFINE_FAIL defines. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <string.h>
@@ -20,6 +20,19 @@ Test(error, set_get_clear_per_slot) {
     cr_expect_str_eq(llm__err_get(LLM__ERR_N_SLOTS), "");
     cr_expect_str_eq(llm__err_get((llm__err_slot)-1), "");
     cr_expect_eq(llm__err_set(LLM__ERR_N_SLOTS, LLM_ERR_IO, "x"), LLM_ERR_IO);
+}
+
+/* What a library writes once: a file-local wrapper over its slot. */
+LLM__PRINTF(2, 3) static llm_status sampling_fail(llm_status st, const char *fmt, ...);
+static LLM__DEFINE_FAIL(sampling_fail, LLM__ERR_SAMPLING)
+
+Test(error, defined_fail_wrapper_records_in_its_slot) {
+    llm__err_clear(LLM__ERR_KV);
+    cr_expect_eq(sampling_fail(LLM_ERR_INVALID_ARG, "top_k %d < 0", -3), LLM_ERR_INVALID_ARG);
+    cr_expect_str_eq(llm__err_get(LLM__ERR_SAMPLING), "top_k -3 < 0");
+    cr_expect_str_eq(llm__err_get(LLM__ERR_KV), "");
+    cr_expect_eq(sampling_fail(LLM_CANCELLED, "%s", ""), LLM_CANCELLED); /* positive codes pass through */
+    cr_expect_str_eq(llm__err_get(LLM__ERR_SAMPLING), "");
 }
 
 Test(error, arguments_may_point_into_the_slot) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
 
 #define N_TEXTS 200
 #define DIM 384

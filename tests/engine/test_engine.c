@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
 
 /* Sanitizer builds (Debug, ASan+UBSan) run the forward ~50x slower: the
  * generation-heavy tests then check fewer steps and cases. */

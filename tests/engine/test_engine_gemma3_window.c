@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "llama/engine.h"
+#include "llama/engine_sched.h"
 
 #include "under_asan.h"
 #define LIGHT LLM_UNDER_ASAN

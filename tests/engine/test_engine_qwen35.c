@@ -29,6 +29,7 @@
 
 #include "golden_logits.h"
 #include "llama/engine.h"
+#include "llama/engine_sched.h"
 
 /* LIGHT: 1 under AddressSanitizer: the golden check skips the 500-token
  * prompt and takes 8 greedy steps (same checks, less work). */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "llama/engine.h"
+#include "llama/engine_sched.h"
 
 static llm_model *M;
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
 #include "llama/tokenizer.h"
 
 static const char *env_or(const char *name, const char *dflt) {

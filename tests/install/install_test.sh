@@ -32,6 +32,12 @@ only_ours() {
             sort -u | grep -v -E "^lib($3)\$" || true)"
   if [ -z "$others" ]; then ok "$1 links only $3 of ours"; else bad "$1 linked more of ours: $others"; fi
 }
+# llama/error.h is internal (llm__ names): installed headers neither ship nor include it.
+if [ -e "$prefix/include/llama/error.h" ] || grep -rqs 'llama/error\.h' "$prefix/include"; then
+  bad "llama/error.h (internal) is installed or included by an installed header"
+else
+  ok "llama/error.h is not installed"
+fi
 no_jansson() { # NAME TEXT
   if printf '%s' "$2" | grep -q -i jansson; then bad "$1 pulls in jansson"; else ok "$1 has no jansson"; fi
 }

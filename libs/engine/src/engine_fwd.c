@@ -197,8 +197,6 @@ llm_status llm__fwd_copy_block(llm__fwd *f, bool swa, int32_t src, int32_t dst, 
     return st;
 }
 
-bool llm__fwd_is_recurrent(const llm__fwd *f) { return f && f->kv && llm_net_kv_state_slots(f->kv) > 0; }
-
 llm_status llm__fwd_state_copy(llm__fwd *f, int32_t src, int32_t dst, char *err, size_t cap) {
     llm_status st = llm_net_kv_state_copy(f->kv, src, dst); /* on the backend */
     if (st != LLM_OK) snprintf(err, cap, "recurrent state copy: %s", llm_net_last_error());

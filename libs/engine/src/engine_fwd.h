@@ -99,8 +99,6 @@ llm_status llm__fwd_run_seqs(llm__fwd *f, const int32_t *tokens, const int32_t *
                              const llm__fwd_seq *seqs, int32_t n_seqs, float *logits, char *err,
                              size_t err_cap);
 
-/* True if the model has recurrent layers (per-sequence state slots). */
-bool llm__fwd_is_recurrent(const llm__fwd *f);
 /* Copies recurrent state slot src into dst (a fork). Errors: message in err. */
 llm_status llm__fwd_state_copy(llm__fwd *f, int32_t src, int32_t dst, char *err, size_t err_cap);
 

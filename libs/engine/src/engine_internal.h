@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 
 #include "llama/engine.h"
+#include "llama/engine_embed.h"
 #include "llama/kv.h"
 #include "llama/models.h"
 #include "llama/runtime.h"
@@ -128,6 +129,8 @@ struct llm_session {
     atomic_int cancel;
     llm__session_stats stats;
 };
+
+/* ---- a session's context and its compute step (engine_context.c) -------- */
 
 /* Makes room for n tokens in the context. */
 llm_status llm__ctx_reserve(llm_session *s, int32_t n);

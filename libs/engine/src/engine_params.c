@@ -17,7 +17,6 @@ llm_model_params llm_model_default_params(void) {
     p.type_k = LLM_KV_F16;
     p.type_v = LLM_KV_F16;
     p.n_batch = 256;
-    p.use_mmap = true;
     p.prefix_cache = true;
     p.vocab_only = false;
     return p;

@@ -1,14 +1,12 @@
-/* Prefill: the entry points that put text into a session's context, and
- * the one compute step every entry point ends with.
+/* Prefill: the entry points that put text into a session's context.
  *
  *   llm_prefill             appends tokens
  *   llm_prefill_all_logits  appends tokens, and wants every new row
  *   llm_prefill_context     replaces the context, keeping the common prefix
  *
  * Each edits s->ctx (tokens, and n_cached where the cached prefix shrinks)
- * and calls llm__session_compute(), which brings the KV sequence to n_cached,
- * takes whole cached blocks from the prefix index when the context starts
- * empty, and computes tokens[n_cached..n) through the engine's batch loop. */
+ * and calls llm__session_compute() (engine_context.c), the one compute
+ * step, which computes tokens[n_cached..n). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -19,76 +17,6 @@
 
 /* Consumes a pending cancel request. */
 static bool take_cancel(llm_session *s) { return atomic_exchange(&s->cancel, 0) != 0; }
-
-/* ---- the compute step --------------------------------------------------- */
-
-/* Brings the sequence to exactly ctx.n_cached tokens (model lock held). A
- * cut the window layers cannot resume from drops the sequence: n_cached
- * becomes 0 and everything is recomputed (from the prefix cache if it can). */
-static llm_status sync_seq_locked(llm_session *s) {
-    llm_model *m = s->m;
-    if (llm__kvs_live(&s->ctx.seq)) s->ctx.n_cached = llm__kvs_keep(m, &s->ctx.seq, s->ctx.n_cached);
-    if (!llm__kvs_live(&s->ctx.seq)) {
-        s->ctx.n_cached = 0;
-        return llm__kvs_create(m, &s->ctx.seq, s->err);
-    }
-    return LLM_OK;
-}
-
-llm_status llm__session_compute(llm_session *s, float *all, int32_t rows_from, bool decoding) {
-    llm_model *m = s->m;
-    llm__context *c = &s->ctx;
-    llm__session_stats *x = &s->stats;
-    if (!decoding) {
-        x->t_prefill_start = llm__now_ms();
-        x->ttft_ms = x->decode_ms = 0;
-        x->decode_tokens = 0;
-    }
-    s->logits_ready = false;
-    pthread_mutex_lock(&m->lock);
-    llm_status st = sync_seq_locked(s);
-    int32_t reused = c->n_cached;
-    if (st == LLM_OK && c->n_cached == 0 && c->n > 1 && !all) {
-        /* Empty context: take whole cached blocks of this prompt from the
-         * prefix index, leaving at least one token to compute for logits. */
-        int32_t cached = 0;
-        llm__kvs_attach(m, &c->seq, c->tokens, c->n - 1, &cached);
-        c->n_cached = reused = cached;
-    }
-    /* Admission: refuse before computing anything if the pool cannot hold it. */
-    if (st == LLM_OK) st = llm__kvs_admit(m, &c->seq, c->n - c->n_cached, s->err);
-    const int32_t before = c->n_cached;
-    if (st == LLM_OK) {
-        llm__job job = {
-            .seq = c->seq,
-            .tokens = c->tokens + c->n_cached,
-            .n = c->n - c->n_cached,
-            .index = true,
-            .what = all ? LLM__FWD_LOGITS_ALL : LLM__FWD_LOGITS_LAST,
-            .rows = all,
-            .rows_from = all ? rows_from - c->n_cached : 0,
-            .last = s->logits,
-            .cancel = &s->cancel,
-        };
-        st = llm__compute(m, &job, s->err);
-        c->n_cached += job.done;
-    }
-    pthread_mutex_unlock(&m->lock);
-    if (st == LLM_CANCELLED) atomic_store(&s->cancel, 0);
-    if (st == LLM_OK) {
-        s->logits_ready = true;
-    } else if (!decoding) {
-        c->n = c->n_cached; /* the tokens not computed leave the context */
-    }
-    if (!decoding) {
-        x->prefill_ms = llm__now_ms() - x->t_prefill_start;
-        x->prefill_tokens = c->n_cached - before;
-        x->reused_tokens = reused;
-        x->total_prefill += x->prefill_tokens;
-        x->total_reused += reused;
-    }
-    return st;
-}
 
 /* ---- entry points ------------------------------------------------------- */
 

@@ -1,6 +1,8 @@
-/* The scheduler (llama/engine.h, "Scheduler"): a bounded waiting queue, a
+/* The scheduler (llama/engine_sched.h): a bounded waiting queue, a
  * running set of at most max_running requests, and one worker thread that
- * admits, steps (engine_sched_step.c) and retires requests.
+ * admits, steps (engine_sched_step.c) and retires requests. Calls go one
+ * way: this file calls the step file (llm__sched_step, llm__sched_finish),
+ * never the reverse.
  *
  * Locking: sc->lock guards the queue, the running set's membership, the
  * flags and the counters; the worker releases it for the step, during which
@@ -11,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_sched.h"
+#include "engine_sched_internal.h"
 
 _Static_assert(sizeof(llm_token_bias) == sizeof(llm_logit_bias), "llm_token_bias mirrors llm_logit_bias");
 
@@ -37,29 +39,6 @@ static void sreq_free(llm__sreq *r) {
     if (!r) return;
     llm_session_free(r->s);
     free(r);
-}
-
-void llm__sched_finish(llm_sched *sc, llm__sreq *r, llm_finish_reason finish, llm_status st, const char *msg) {
-    llm_session_free(r->s); /* its blocks return to the pool; full ones stay in the prefix cache */
-    r->s = NULL;
-    llm_sched_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = LLM_SCHED_DONE;
-    ev.id = r->id;
-    ev.text = "";
-    ev.token = LLM_TOKEN_NULL;
-    ev.finish = finish;
-    ev.status = st;
-    ev.message = msg ? msg : "";
-    ev.prompt_tokens = r->n_prompt;
-    ev.cached_tokens = r->cached;
-    ev.completion_tokens = r->n_gen;
-    ev.queue_ms = r->admitted ? r->t_admit - r->t_submit : llm__now_ms() - r->t_submit;
-    ev.ttft_ms = r->t_first > 0 ? r->t_first - r->t_submit : 0;
-    ev.preemptions = r->preemptions;
-    r->finished = true;
-    (void)sc;
-    r->cb(&ev, r->user);
 }
 
 /* Builds the request's session: the prompt as its context (nothing

@@ -1,4 +1,4 @@
-/* One scheduler step (llama/engine.h, "Scheduler"): what vLLM's scheduler
+/* One scheduler step (llama/engine_sched.h): what vLLM's scheduler
  * does, on the engine's sessions.
  *
  *   1. Cancelled requests leave (their session, and so their KV blocks, is
@@ -22,7 +22,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine_sched.h"
+#include "engine_sched_internal.h"
+
+void llm__sched_finish(llm_sched *sc, llm__sreq *r, llm_finish_reason finish, llm_status st, const char *msg) {
+    llm_session_free(r->s); /* its blocks return to the pool; full ones stay in the prefix cache */
+    r->s = NULL;
+    llm_sched_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = LLM_SCHED_DONE;
+    ev.id = r->id;
+    ev.text = "";
+    ev.token = LLM_TOKEN_NULL;
+    ev.finish = finish;
+    ev.status = st;
+    ev.message = msg ? msg : "";
+    ev.prompt_tokens = r->n_prompt;
+    ev.cached_tokens = r->cached;
+    ev.completion_tokens = r->n_gen;
+    ev.queue_ms = r->admitted ? r->t_admit - r->t_submit : llm__now_ms() - r->t_submit;
+    ev.ttft_ms = r->t_first > 0 ? r->t_first - r->t_submit : 0;
+    ev.preemptions = r->preemptions;
+    r->finished = true;
+    (void)sc;
+    r->cb(&ev, r->user);
+}
 
 /* Releases a request's KV sequence, keeping its context for a recompute
  * (model lock held). */

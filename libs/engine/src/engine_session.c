@@ -3,7 +3,8 @@
  * its last computed token, and what turns logits into text (sampler chain,
  * stop matcher, streaming detokenizer). This file creates, forks, resets
  * and reports on sessions; engine_prefill.c and engine_decode.c edit the
- * context and run the one compute step (llm__session_compute). */
+ * context. All three run the one compute step (llm__session_compute) of
+ * engine_context.c, which calls none of them. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
@@ -30,23 +31,6 @@ static llm_status build_stop(llm_session *s) {
     if (st != LLM_OK) return SFAIL(s, st, "stop strings: %s", llm_sampling_last_error());
     llm_stop_matcher_free(s->gen.stop);
     s->gen.stop = sm;
-    return LLM_OK;
-}
-
-void llm__session_start_generation(llm_session *s) {
-    llm_stop_matcher_reset(s->gen.stop);
-    llm_detokenizer_reset(s->gen.detok);
-    s->gen.stopped = false;
-}
-
-llm_status llm__ctx_reserve(llm_session *s, int32_t n) {
-    if (n <= s->ctx.cap) return LLM_OK;
-    int32_t cap = s->ctx.cap;
-    while (cap < n) cap *= 2;
-    llm_token *c = realloc(s->ctx.tokens, (size_t)cap * sizeof *c);
-    if (!c) return SFAIL(s, LLM_ERR_NO_MEMORY, "out of memory");
-    s->ctx.tokens = c;
-    s->ctx.cap = cap;
     return LLM_OK;
 }
 
@@ -220,10 +204,6 @@ llm_status llm_session_set_stop(llm_session *s, const char *const *stops, size_t
 
 void llm_session_cancel(llm_session *s) {
     if (s) atomic_store(&s->cancel, 1);
-}
-
-void llm_session_clear_cancel(llm_session *s) {
-    if (s) atomic_store(&s->cancel, 0);
 }
 
 /* ---- inspection --------------------------------------------------------- */

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "llama/error.h"
 #include "llama/kv.h"
 
 /* Per physical block metadata. A block is FREE (ref 0, !indexed, on the free
@@ -56,12 +57,10 @@ struct llm_kv_pool {
     llm_kv_stats ctr;    /* counters part only (lookups..exhausted) */
 };
 
-/* errors.c-like helpers (kv_pool.c) */
-llm_status llm__kv_fail(llm_status st, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+/* Records the message in this thread's kv slot and returns st (kv_error.c). */
+LLM__PRINTF(2, 3) llm_status llm__kv_fail(llm_status st, const char *fmt, ...);
+
+/* The pool's allocator (kv_pool.c). */
 void *llm__kv_realloc(llm_kv_pool *pool, void *ptr, size_t size);
 void llm__kv_free(llm_kv_pool *pool, void *ptr);
 
@@ -81,10 +80,6 @@ void llm__kv_index_remove(llm_kv_pool *pool, int32_t b);
  * uid, each long enough) the matches are written there. */
 int32_t llm__kv_index_walk(const llm_kv_pool *pool, const int32_t *tokens, int32_t n_tokens,
                            int32_t *table, uint64_t *hash, uint64_t *uid);
-
-/* Sequences (kv_seq.c). */
-kv_seq *llm__kv_seq_get(const llm_kv_pool *pool, llm_kv_seq_id id);
-llm_status llm__kv_seq_grow(llm_kv_pool *pool, kv_seq *s, int32_t n_entries);
 
 static inline int32_t *llm__kv_block_tokens(const llm_kv_pool *pool, int32_t b) {
     return pool->tokens + (size_t)b * (size_t)pool->p.block_size;

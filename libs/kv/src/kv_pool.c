@@ -1,24 +1,8 @@
-/* kv_pool.c -- pool life cycle, block states (free stack, LRU), stats, errors. */
-#include <stdarg.h>
-#include <stdio.h>
+/* kv_pool.c -- pool life cycle, block states (free stack, LRU), stats. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kv_internal.h"
-#include "llama/error.h"
-
-/* The last error text of this thread (llama/error.h): the pool is
- * single-threaded, but two threads using two pools must not see each other's
- * messages. */
-const char *llm_kv_last_error(void) { return llm__err_get(LLM__ERR_KV); }
-
-llm_status llm__kv_fail(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_KV, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 void *llm__kv_realloc(llm_kv_pool *pool, void *ptr, size_t size) {
     const llm_kv_allocator *a = &pool->p.allocator;

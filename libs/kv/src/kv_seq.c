@@ -1,14 +1,15 @@
 /* kv_seq.c -- sequences: block tables, append with copy-on-write, fork,
  * truncate, sliding-window release, free, and attaching / committing a
  * sequence's prefix through the index. Calls go one way: kv_seq.c uses
- * kv_pool.c (blocks) and kv_index.c (the index); kv_pool.c uses kv_index.c. */
+ * kv_pool.c (blocks) and kv_index.c (the index); kv_pool.c uses kv_index.c;
+ * every file records its errors through the leaf kv_error.c. */
 #include <string.h>
 
 #include "kv_internal.h"
 
 static int32_t ceil_div(int32_t a, int32_t b) { return (int32_t)(((int64_t)a + b - 1) / b); }
 
-kv_seq *llm__kv_seq_get(const llm_kv_pool *pool, llm_kv_seq_id id) {
+static kv_seq *seq_get(const llm_kv_pool *pool, llm_kv_seq_id id) {
     if (!pool) {
         llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: NULL pool");
         return NULL;
@@ -20,7 +21,7 @@ kv_seq *llm__kv_seq_get(const llm_kv_pool *pool, llm_kv_seq_id id) {
     return &pool->seqs[id];
 }
 
-llm_status llm__kv_seq_grow(llm_kv_pool *pool, kv_seq *s, int32_t n_entries) {
+static llm_status seq_grow(llm_kv_pool *pool, kv_seq *s, int32_t n_entries) {
     if (n_entries <= s->cap) return LLM_OK;
     int64_t cap = s->cap < 16 ? 16 : (int64_t)s->cap * 2;
     if (cap < n_entries) cap = n_entries;
@@ -89,7 +90,7 @@ static void release_range(llm_kv_pool *pool, kv_seq *s, int32_t from, int32_t to
 }
 
 llm_status llm_kv_seq_free(llm_kv_pool *pool, llm_kv_seq_id seq) {
-    kv_seq *s = llm__kv_seq_get(pool, seq);
+    kv_seq *s = seq_get(pool, seq);
     if (!s) return LLM_ERR_INVALID_ARG;
     release_range(pool, s, s->first, ceil_div(s->len, pool->p.block_size));
     s->len = 0;
@@ -102,13 +103,13 @@ llm_status llm_kv_seq_free(llm_kv_pool *pool, llm_kv_seq_id seq) {
 
 llm_status llm_kv_seq_fork(llm_kv_pool *pool, llm_kv_seq_id parent, llm_kv_seq_id *child) {
     if (!child) return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: fork: NULL child");
-    if (!llm__kv_seq_get(pool, parent)) return LLM_ERR_INVALID_ARG;
+    if (!seq_get(pool, parent)) return LLM_ERR_INVALID_ARG;
     int32_t slot = slot_new(pool);
     if (slot < 0) return llm__kv_fail(LLM_ERR_NO_MEMORY, "kv: out of memory forking a sequence");
     const kv_seq *p = &pool->seqs[parent]; /* re-fetched: slot_new may move seqs */
     kv_seq *c = &pool->seqs[slot];
     const int32_t n = ceil_div(p->len, pool->p.block_size);
-    llm_status st = llm__kv_seq_grow(pool, c, n);
+    llm_status st = seq_grow(pool, c, n);
     if (st != LLM_OK) return st; /* the slot stays unused: nothing changed */
     slot_open(pool, slot);
     if (n > 0) memcpy(c->table, p->table, (size_t)n * sizeof *c->table);
@@ -134,7 +135,7 @@ static bool needs_cow(const llm_kv_pool *pool, const kv_seq *s) {
 }
 
 int32_t llm_kv_seq_blocks_needed(const llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_tokens) {
-    const kv_seq *s = llm__kv_seq_get(pool, seq);
+    const kv_seq *s = seq_get(pool, seq);
     if (!s || n_tokens < 0 || (int64_t)s->len + n_tokens > INT32_MAX) return -1;
     if (n_tokens == 0) return 0;
     const int32_t bs = pool->p.block_size;
@@ -145,7 +146,7 @@ llm_status llm_kv_seq_append(llm_kv_pool *pool, llm_kv_seq_id seq, const int32_t
                              int32_t n_tokens, llm_kv_cow *cow) {
     if (cow) cow->src = cow->dst = -1, cow->n_tokens = 0;
     if (!cow) return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: append: NULL cow");
-    kv_seq *s = llm__kv_seq_get(pool, seq);
+    kv_seq *s = seq_get(pool, seq);
     if (!s) return LLM_ERR_INVALID_ARG;
     if (n_tokens < 0 || (int64_t)s->len + n_tokens > INT32_MAX)
         return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: append: bad n_tokens %d", (int)n_tokens);
@@ -166,7 +167,7 @@ llm_status llm_kv_seq_append(llm_kv_pool *pool, llm_kv_seq_id seq, const int32_t
                             (int)seq, (int)needed, (int)n_tokens, (int)pool->n_free,
                             (int)pool->n_cached, (int)pool->p.n_blocks);
     }
-    llm_status st = llm__kv_seq_grow(pool, s, new_n);
+    llm_status st = seq_grow(pool, s, new_n);
     if (st != LLM_OK) return st;
     /* From here on nothing can fail. */
 
@@ -210,7 +211,7 @@ llm_status llm_kv_seq_append(llm_kv_pool *pool, llm_kv_seq_id seq, const int32_t
 }
 
 llm_status llm_kv_seq_truncate(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_tokens) {
-    kv_seq *s = llm__kv_seq_get(pool, seq);
+    kv_seq *s = seq_get(pool, seq);
     if (!s) return LLM_ERR_INVALID_ARG;
     const int32_t bs = pool->p.block_size;
     if (n_tokens < 0 || n_tokens > s->len)
@@ -227,7 +228,7 @@ llm_status llm_kv_seq_truncate(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_t
 }
 
 llm_status llm_kv_seq_release_before(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t pos) {
-    kv_seq *s = llm__kv_seq_get(pool, seq);
+    kv_seq *s = seq_get(pool, seq);
     if (!s) return LLM_ERR_INVALID_ARG;
     if (pos < 0 || pos > s->len)
         return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: release_before: %d outside [0, %d]", (int)pos,
@@ -245,7 +246,7 @@ llm_status llm_kv_seq_block_table(const llm_kv_pool *pool, llm_kv_seq_id seq, co
     if (ids) *ids = NULL;
     if (n_ids) *n_ids = 0;
     if (!ids || !n_ids) return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: block_table: NULL output");
-    const kv_seq *s = llm__kv_seq_get(pool, seq);
+    const kv_seq *s = seq_get(pool, seq);
     if (!s) return LLM_ERR_INVALID_ARG;
     *ids = s->table;
     *n_ids = ceil_div(s->len, pool->p.block_size);
@@ -253,24 +254,24 @@ llm_status llm_kv_seq_block_table(const llm_kv_pool *pool, llm_kv_seq_id seq, co
 }
 
 int32_t llm_kv_seq_len(const llm_kv_pool *pool, llm_kv_seq_id seq) {
-    const kv_seq *s = llm__kv_seq_get(pool, seq);
+    const kv_seq *s = seq_get(pool, seq);
     return s ? s->len : -1;
 }
 
 int32_t llm_kv_seq_first_pos(const llm_kv_pool *pool, llm_kv_seq_id seq) {
-    const kv_seq *s = llm__kv_seq_get(pool, seq);
+    const kv_seq *s = seq_get(pool, seq);
     return s ? s->first * pool->p.block_size : -1;
 }
 
 llm_status llm_kv_seq_reserve(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_tokens) {
-    kv_seq *s = llm__kv_seq_get(pool, seq);
+    kv_seq *s = seq_get(pool, seq);
     if (!s) return LLM_ERR_INVALID_ARG;
     if (n_tokens < 0) return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: reserve: n_tokens %d", (int)n_tokens);
-    return llm__kv_seq_grow(pool, s, ceil_div(n_tokens, pool->p.block_size));
+    return seq_grow(pool, s, ceil_div(n_tokens, pool->p.block_size));
 }
 
 int32_t llm_kv_seq_slot(const llm_kv_pool *pool, llm_kv_seq_id seq, int32_t pos) {
-    const kv_seq *s = llm__kv_seq_get(pool, seq);
+    const kv_seq *s = seq_get(pool, seq);
     if (!s || pos < 0 || pos >= s->len) return -1;
     const int32_t bs = pool->p.block_size;
     const int32_t b = s->table[pos / bs];
@@ -284,7 +285,7 @@ llm_status llm_kv_seq_attach_prefix(llm_kv_pool *pool, llm_kv_seq_id seq, const 
     if (n_cached) *n_cached = 0;
     if (!pool || !n_cached || n_tokens < 0 || (n_tokens > 0 && !tokens))
         return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: attach_prefix: bad argument");
-    kv_seq *s = llm__kv_seq_get(pool, seq);
+    kv_seq *s = seq_get(pool, seq);
     if (!s) return LLM_ERR_INVALID_ARG;
     if (s->len != 0)
         return llm__kv_fail(LLM_ERR_STATE, "kv: attach_prefix: sequence %d is not empty (%d tokens)",
@@ -293,7 +294,7 @@ llm_status llm_kv_seq_attach_prefix(llm_kv_pool *pool, llm_kv_seq_id seq, const 
     const int32_t bs = pool->p.block_size;
     const int32_t n_full = n_tokens / bs;
     /* Grow first so that a failure leaves everything as it was. */
-    llm_status st = llm__kv_seq_grow(pool, s, n_full);
+    llm_status st = seq_grow(pool, s, n_full);
     if (st != LLM_OK) return st;
     const int32_t hits = llm__kv_index_walk(pool, tokens, n_tokens, s->table, s->hash, s->uid);
     for (int32_t i = 0; i < hits; i++) llm__kv_block_retain(pool, s->table[i]);
@@ -309,7 +310,7 @@ llm_status llm_kv_seq_attach_prefix(llm_kv_pool *pool, llm_kv_seq_id seq, const 
 
 llm_status llm_kv_seq_commit(llm_kv_pool *pool, llm_kv_seq_id seq, int32_t n_written) {
     if (!pool) return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: NULL pool");
-    kv_seq *s = llm__kv_seq_get(pool, seq);
+    kv_seq *s = seq_get(pool, seq);
     if (!s) return LLM_ERR_INVALID_ARG;
     if (n_written < 0 || n_written > s->len)
         return llm__kv_fail(LLM_ERR_INVALID_ARG, "kv: commit: n_written %d outside [0, %d]",

@@ -188,8 +188,6 @@ void llm_buffer_free(llm_buffer *buf) {
     free(buf);
 }
 
-size_t llm_buffer_size(const llm_buffer *buf) { return buf ? buf->size : 0; }
-
 static int range_ok(const llm_buffer *buf, size_t off, size_t n) {
     return buf && off <= buf->size && n <= buf->size - off;
 }

@@ -9,10 +9,4 @@
 
 const char *llm_runtime_last_error(void) { return llm__err_get(LLM__ERR_RUNTIME); }
 
-llm_status llm__err(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_RUNTIME, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
+LLM__DEFINE_FAIL(llm__err, LLM__ERR_RUNTIME)

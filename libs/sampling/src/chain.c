@@ -15,13 +15,7 @@
 #include "chain_internal.h"
 #include "llama/error.h"
 
-llm_status llm__sampling_fail(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_SAMPLING, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
+LLM__DEFINE_FAIL(llm__sampling_fail, LLM__ERR_SAMPLING)
 
 const char *llm_sampling_last_error(void) { return llm__err_get(LLM__ERR_SAMPLING); }
 

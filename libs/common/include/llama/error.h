@@ -71,6 +71,24 @@ LLM__PRINTF(3, 4)
 llm_status llm__err_set(llm__err_slot slot, llm_status st, const char *fmt, ...);
 llm_status llm__err_vset(llm__err_slot slot, llm_status st, const char *fmt, va_list ap);
 
+/* Defines `name`, a library's printf-style failure wrapper: it records the
+ * message in `slot` (llm__err_vset) and returns its status, so a library
+ * writes `return llm__kv_fail(LLM_ERR_EXHAUSTED, "no free block")`. One
+ * line per library instead of a copy of the same varargs body:
+ *
+ *     LLM__DEFINE_FAIL(llm__kv_fail, LLM__ERR_KV)          (kv_error.c)
+ *
+ * declared in the library's private header with LLM__PRINTF(2, 3) so every
+ * call's format is checked. Prefix it with `static` for a file's own. */
+#define LLM__DEFINE_FAIL(name, slot)                                        \
+    llm_status name(llm_status st, const char *fmt, ...) {                  \
+        va_list ap_;                                                        \
+        va_start(ap_, fmt);                                                 \
+        llm__err_vset((slot), st, fmt, ap_);                                \
+        va_end(ap_);                                                        \
+        return st;                                                          \
+    }
+
 /* As llm__err_set, and when `buf` is not NULL also copies the message into
  * the handle-owned buffer buf[cap] (NUL-terminated, truncated to fit). */
 LLM__PRINTF(5, 6)

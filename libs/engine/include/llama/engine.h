@@ -4,9 +4,14 @@
  * The engine loads a model (a GGUF file or a Hugging Face SafeTensors
  * folder), owns its compute backend, KV-cache pool and tokenizer, and runs
  * conversations in sessions: prefill a prompt, then decode tokens one by one
- * (by callback or by pulling), sample, detokenize, stop. It also computes
- * sentence embeddings. No type from a lower library appears here: this header
- * includes only standard C headers, llama/status.h and llama/types.h.
+ * (by callback or by pulling), sample, detokenize, stop. No type from a
+ * lower library appears here: this header includes only standard C headers,
+ * llama/status.h and llama/types.h.
+ *
+ * Two headers beside this one build on it, each with its own usage example:
+ * llama/engine_sched.h (a scheduler: continuous batching of many requests
+ * on one model, what a server needs) and llama/engine_embed.h (sentence
+ * embeddings). Applications include only these engine headers.
  *
  * Usage (error checks shortened):
  *
@@ -141,8 +146,6 @@ typedef struct llm_model_params {
     llm_kv_type type_k;  /* K cache element type (llama.cpp's type_k); default LLM_KV_F16. */
     llm_kv_type type_v;  /* V cache element type (type_v); default LLM_KV_F16. */
     int32_t n_batch;     /* most prompt tokens per forward pass during prefill; default 256. */
-    bool use_mmap;       /* map the weights file instead of reading it; default true.
-                            NOTE: not honoured yet, the weights are always mapped. */
     bool prefix_cache;   /* share KV blocks of identical prompt prefixes across sessions
                             and turns; default true. */
     bool vocab_only;     /* load only the tokenizer and the metadata: no weights, no
@@ -221,7 +224,8 @@ typedef struct llm_model_info {
     int32_t n_vocab;
     int32_t n_ctx_train;       /* context length the model was trained with */
     int32_t n_ctx;             /* the per-session context size in force */
-    int32_t n_embd;            /* hidden size = embedding dimension of llm_embed() */
+    int32_t n_embd;            /* hidden size = embedding dimension of llm_embed()
+                                  (llama/engine_embed.h) */
     int32_t n_layer;
     int32_t n_head;
     int32_t n_head_kv;
@@ -519,9 +523,6 @@ const float *llm_session_logits(const llm_session *s);
  * flag). */
 void llm_session_cancel(llm_session *s);
 
-/* Withdraws a cancel request that no call has consumed yet. */
-void llm_session_clear_cancel(llm_session *s);
-
 /* Number of tokens in the session's context (computed into the KV cache). */
 int32_t llm_session_n_past(const llm_session *s);
 
@@ -580,253 +581,6 @@ typedef struct llm_telemetry {
 
 /* Fills *t for session `s`. LLM_OK or LLM_ERR_INVALID_ARG. */
 llm_status llm_session_telemetry(const llm_session *s, llm_telemetry *t);
-
-/* ------------------------------------------------------------------------ */
-/* Scheduler: continuous batching of many requests on one model             */
-/* ------------------------------------------------------------------------ */
-
-/* A scheduler runs many generation requests on one model at once, in the
- * way vLLM's does. It owns one worker thread that repeats a step: requests
- * join (from a bounded waiting queue) and leave between steps, and each step
- * is ONE forward pass holding the next token of every decoding request
- * first, then chunks of pending prompts up to a token budget. Weight rows
- * are thus read once per step for all requests. Requests share the model's
- * prefix cache (full KV blocks of identical prompt prefixes are computed
- * once). When KV blocks run out, a decoding request preempts the youngest
- * running request, which goes back to the head of the queue and is
- * recomputed later from its tokens (its sampler state and output so far are
- * kept, so its text continues where it was); nothing is ever corrupted. A
- * cancelled request leaves at the next step and its blocks return to the
- * pool. Each request samples with its own sampler and seed.
- *
- * Determinism: the forward treats every sequence of a batch on its own, so
- * with the CPU backend a request's logits, and so its tokens for a given
- * seed, do not depend on what else is in the step (tested in
- * tests/engine/test_engine_sched.c). A preempted request's recomputed
- * prefix goes through prompt-sized passes instead of one-token steps, which
- * sums in another order; preemption may therefore change later tokens.
- *
- * Usage:
- *
- *     llm_sched *sc;
- *     llm_sched_new(model, NULL, &sc);
- *     llm_sched_request r = llm_sched_default_request();
- *     r.prompt = toks; r.n_prompt = n; r.max_tokens = 64;
- *     r.callback = on_event; r.user = ctx;   // called on the worker thread
- *     uint64_t id;
- *     if (llm_sched_submit(sc, &r, &id) == LLM_OK) ... wait for the DONE event ...
- *     llm_sched_free(sc);                    // cancels what still runs
- *
- * Threads: every function may be called from any thread; llm_sched_cancel
- * may also be called from within a callback. */
-typedef struct llm_sched llm_sched;
-
-typedef struct llm_sched_params {
-    int32_t max_running;  /* requests in the running set at once (llama.cpp's -np); default 4 */
-    int32_t max_waiting;  /* requests queued behind them; a submit beyond is refused; default 64 */
-    int32_t token_budget; /* most tokens per step (decodes + prompt chunks); 0 = the model's
-                             n_batch (also the upper bound) */
-} llm_sched_params;
-
-/* Default scheduler parameters (see each field). Never fails. */
-llm_sched_params llm_sched_default_params(void);
-
-/* What a request's callback receives. */
-typedef enum llm_sched_event_kind {
-    LLM_SCHED_TEXT = 0, /* a generated token and the text that became ready */
-    LLM_SCHED_DONE = 1  /* the request ended; the last event it gets */
-} llm_sched_event_kind;
-
-/* Why a request ended. */
-typedef enum llm_finish_reason {
-    LLM_FINISH_STOP = 0,      /* end-of-generation token or a stop string */
-    LLM_FINISH_LENGTH = 1,    /* max_tokens reached, or the context is full */
-    LLM_FINISH_CANCELLED = 2, /* llm_sched_cancel / llm_sched_cancel_all / llm_sched_free */
-    LLM_FINISH_ERROR = 3      /* see status and message */
-} llm_finish_reason;
-
-typedef struct llm_sched_event {
-    llm_sched_event_kind kind;
-    uint64_t id;             /* the request's id */
-    const char *text;        /* TEXT (and DONE: held-back text released at the end): bytes,
-                                not NUL-terminated, valid during the call; may be empty */
-    size_t len;
-    llm_token token;         /* TEXT: the token sampled (DONE: LLM_TOKEN_NULL) */
-    /* DONE only: */
-    llm_finish_reason finish;
-    llm_status status;       /* LLM_OK unless finish is ERROR */
-    const char *message;     /* ERROR: English text; else "" */
-    int32_t prompt_tokens;   /* tokens of the prompt */
-    int32_t cached_tokens;   /* prompt tokens taken from the prefix cache at admission */
-    int32_t completion_tokens; /* tokens sampled (an end-of-generation token included) */
-    double queue_ms;         /* submit to first admission into the running set */
-    double ttft_ms;          /* submit to the first sampled token (0 if none) */
-    int32_t preemptions;     /* times the request was preempted and recomputed */
-} llm_sched_event;
-
-/* Called on the scheduler's worker thread for every event of a request, in
- * order: zero or more TEXT, then exactly one DONE (after which the scheduler
- * never uses `user` again). It must return quickly (it delays the step of
- * every request) and may call llm_sched_cancel / llm_sched_get_stats only. */
-typedef void (*llm_sched_callback)(const llm_sched_event *ev, void *user);
-
-/* One entry of a request's logit bias: logit[token] += bias (-INFINITY bans it). */
-typedef struct llm_token_bias {
-    llm_token token;
-    float bias;
-} llm_token_bias;
-
-/* A generation request. Every pointer is read (and copied) by
- * llm_sched_submit() only. */
-typedef struct llm_sched_request {
-    const llm_token *prompt;    /* [n_prompt] the whole prompt, special tokens included */
-    int32_t n_prompt;           /* 1..n_ctx */
-    int32_t max_tokens;         /* most tokens sampled; <= 0: until the end of the context */
-    llm_sampling_params sampling; /* default llm_sampling_default_params() */
-    const char *const *stops;   /* [n_stops] stop strings (see llm_session_set_stop) */
-    size_t n_stops;
-    const llm_token_bias *bias; /* [n_bias] */
-    size_t n_bias;
-    llm_sched_callback callback; /* required */
-    void *user;
-} llm_sched_request;
-
-/* A request with defaults: no prompt, max_tokens 0, default sampling, no
- * stops, no bias, no callback. Never fails. */
-llm_sched_request llm_sched_default_request(void);
-
-/* Creates a scheduler on `model` (`params` may be NULL) and starts its
- * worker thread. The model must outlive it; sessions may still be used
- * beside it (each forward pass holds the model's lock). Returns LLM_OK,
- * LLM_ERR_INVALID_ARG (bad parameter, vocab_only or encoder model),
- * LLM_ERR_NO_MEMORY, LLM_ERR_INTERNAL (the thread could not start). */
-llm_status llm_sched_new(llm_model *model, const llm_sched_params *params, llm_sched **out);
-
-/* Cancels every request (each gets its DONE event, CANCELLED), stops the
- * worker thread and releases the scheduler. NULL is harmless. Not from a
- * callback. */
-void llm_sched_free(llm_sched *sched);
-
-/* Queues a request. On LLM_OK *id (may be NULL) is its id (never 0), and
- * its callback will receive exactly one DONE event. Otherwise no callback is
- * ever made. Returns LLM_OK; LLM_CONTEXT_FULL (n_prompt > the model's
- * n_ctx); LLM_ERR_EXHAUSTED (the waiting queue is full: try again later);
- * LLM_ERR_STATE (the scheduler is shutting down); LLM_ERR_INVALID_ARG (no
- * callback, empty prompt, a token id outside [0, n_vocab), bad stop string
- * or sampling parameter); LLM_ERR_NO_MEMORY. The message is in
- * llm_last_error(). */
-llm_status llm_sched_submit(llm_sched *sched, const llm_sched_request *req, uint64_t *id);
-
-/* Asks request `id` to end: a waiting request ends at once, a running one
- * at the next step, with finish CANCELLED; its KV blocks return to the pool
- * (full prompt blocks stay in the prefix cache). An unknown or finished id
- * is ignored. */
-void llm_sched_cancel(llm_sched *sched, uint64_t id);
-
-/* Cancels every request queued or running now. */
-void llm_sched_cancel_all(llm_sched *sched);
-
-/* Counters of a scheduler (since creation unless said otherwise). */
-typedef struct llm_sched_stats {
-    int32_t running;           /* now: requests in the running set */
-    int32_t waiting;           /* now: requests queued */
-    int32_t kv_blocks_used;    /* now: blocks held by sequences */
-    int32_t kv_blocks_cached;  /* now: unreferenced blocks kept for the prefix cache */
-    int32_t kv_blocks_total;
-    int32_t kv_swa_blocks_used;  /* now: blocks held in the sliding-window layers' own pool */
-    int32_t kv_swa_blocks_total; /* that pool's blocks (0: the model has none) */
-    int64_t steps;             /* forward passes run */
-    int64_t preemptions;
-    int64_t prompt_tokens;     /* prompt tokens of admitted requests */
-    int64_t cached_prompt_tokens; /* of those, taken from the prefix cache */
-    int64_t computed_tokens;   /* tokens computed by forward passes (prompts, recomputes, decodes) */
-    int64_t generated_tokens;  /* tokens sampled */
-    uint64_t prefix_queries;   /* prefix-cache lookups (model-wide) */
-    uint64_t prefix_hit_blocks;  /* full blocks found (model-wide) */
-    uint64_t prefix_miss_blocks; /* full blocks looked for and not found (model-wide) */
-} llm_sched_stats;
-
-/* Fills *out. LLM_OK or LLM_ERR_INVALID_ARG. */
-llm_status llm_sched_get_stats(llm_sched *sched, llm_sched_stats *out);
-
-/* ------------------------------------------------------------------------ */
-/* Embeddings                                                               */
-/* ------------------------------------------------------------------------ */
-
-/* How token vectors (last hidden states, after the final norm) become one
- * vector per text. */
-typedef enum llm_pooling {
-    LLM_POOLING_MEAN = 0, /* average over tokens: the choice for decoder models */
-    LLM_POOLING_CLS = 1,  /* first token */
-    LLM_POOLING_LAST = 2, /* last token */
-    LLM_POOLING_MODEL = 3, /* the model's own pooling (llm_embed_info.pooling) */
-    LLM_POOLING_MAX = 4,  /* per dimension, the largest value over the tokens
-                             (sentence-transformers pooling_mode_max_tokens) */
-    LLM_POOLING_MEAN_SQRT_LEN = 5 /* the sum over tokens divided by sqrt(tokens)
-                             (sentence-transformers pooling_mode_mean_sqrt_len_tokens) */
-} llm_pooling;
-
-/* Parses "mean", "cls", "last", "max", "mean_sqrt_len" or "model". Returns
- * LLM_OK or LLM_ERR_INVALID_ARG. */
-llm_status llm_pooling_from_string(const char *s, llm_pooling *out);
-
-/* The model's own embedding pipeline, as its files state it. For a Hugging
- * Face sentence-transformers folder: modules.json (a Normalize module means
- * normalize), the Pooling module's config.json (pooling_mode_mean_tokens,
- * _cls_token, _lasttoken, _max_tokens, _mean_sqrt_len_tokens; one of them)
- * and sentence_bert_config.json (max_seq_length).
- * For a GGUF: <arch>.pooling_type; encoders normalize (llama.cpp's default)
- * and truncate at their context length. A decoder states nothing: mean,
- * normalized, no truncation. */
-typedef struct llm_embed_info {
-    llm_pooling pooling;  /* MEAN, CLS, LAST, MAX or MEAN_SQRT_LEN: what LLM_POOLING_MODEL means */
-    bool pooling_stated;  /* the files stated it (else MEAN is a default) */
-    bool normalize;       /* the pipeline L2-normalizes its vectors */
-    int32_t max_tokens;   /* texts longer than this (special tokens included) are
-                             truncated; 0: never truncated (too long is an error) */
-    bool is_encoder;      /* bidirectional encoder (BERT family) */
-} llm_embed_info;
-
-/* Fills *out for `model`. LLM_OK, LLM_ERR_INVALID_ARG, LLM_ERR_STATE
- * (vocab_only model), LLM_ERR_UNSUPPORTED (the model states a pooling llm
- * does not implement, e.g. weighted mean or several modes at once; the
- * message says which).
- * Thread-safe. */
-llm_status llm_model_embed_info(const llm_model *model, llm_embed_info *out);
-
-/* What llm_embed did on a model since it was loaded. */
-typedef struct llm_embed_stats {
-    int64_t texts;            /* texts embedded */
-    int64_t tokens;           /* tokens run through the model */
-    int64_t truncated_texts;  /* texts longer than max_tokens, truncated */
-    int64_t truncated_tokens; /* tokens those truncations dropped */
-    int64_t forwards;         /* forward passes */
-    double ms;                /* wall time inside llm_embed */
-} llm_embed_stats;
-
-/* Fills *out. LLM_OK or LLM_ERR_INVALID_ARG. Thread-safe. */
-llm_status llm_embed_telemetry(const llm_model *model, llm_embed_stats *out);
-
-/* Embeds `n` NUL-terminated UTF-8 texts into `out` (row-major
- * [n][dim] floats, dim must equal info.n_embd). Each text is tokenized with
- * the model's special tokens and pooled (LLM_POOLING_MODEL: the model's own,
- * llm_embed_info); with `normalize` each row gets unit L2 norm. A text's
- * vector is bit-identical whatever else is in the call and however the
- * texts are batched: a decoder runs each text on its own; an encoder packs
- * several whole texts into one forward pass (no padding), each attending
- * only to itself. A text longer than the model's max_tokens
- * (llm_embed_info) is truncated as sentence-transformers does (its first
- * max_tokens - 1 tokens and its closing special token, e.g. [SEP]) and
- * counted in llm_embed_telemetry (truncated_texts, truncated_tokens); with
- * max_tokens 0 a text longer than the context is an error (LLM_CONTEXT_FULL,
- * message names the text index). Returns LLM_OK, LLM_CONTEXT_FULL,
- * LLM_ERR_STATE (vocab_only model), LLM_ERR_BAD_UTF8, LLM_ERR_INVALID_ARG
- * (dim mismatch, empty text), LLM_ERR_UNSUPPORTED (LLM_POOLING_MODEL and the
- * model's pooling is not implemented), LLM_ERR_BACKEND, LLM_ERR_NO_MEMORY.
- * On error the contents of `out` are unspecified. Thread-safe (serialized
- * per model). */
-llm_status llm_embed(llm_model *model, const char *const *texts, size_t n,
-                     llm_pooling pooling, bool normalize, float *out, size_t dim);
 
 #ifdef __cplusplus
 }

@@ -29,13 +29,7 @@ llm_status llm__models_gguf_error(llm_status st) {
     return llm__models_error(st, "%s", llm_gguf_last_error());
 }
 
-llm_status llm__models_error(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_MODELS, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
+LLM__DEFINE_FAIL(llm__models_error, LLM__ERR_MODELS)
 
 llm_status llm__map_file(const char *path, const char *what, llm__mapped *m) {
     memset(m, 0, sizeof *m);

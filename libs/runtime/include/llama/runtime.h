@@ -207,7 +207,6 @@ llm_status llm_buffer_wrap_host(llm_backend *be, const void *ptr, size_t size, l
 llm_status llm_backend_prepare_weight(llm_backend *be, const llm_tensor *w, int *kept);
 /* Frees a buffer (a wrapped region is not freed). NULL is harmless. */
 void llm_buffer_free(llm_buffer *buf);
-size_t llm_buffer_size(const llm_buffer *buf);
 /* Copies host <-> buffer. [offset, offset + n) must lie inside the buffer
  * (else LLM_ERR_INVALID_ARG); writing to a wrapped buffer gives LLM_ERR_STATE. */
 llm_status llm_buffer_write(llm_buffer *buf, size_t offset, const void *src, size_t n);

@@ -219,8 +219,6 @@ void llm__threadpool_free(llm__threadpool *tp) {
     free(tp);
 }
 
-int llm__threadpool_n_threads(const llm__threadpool *tp) { return tp ? tp->n_threads : 1; }
-
 void llm__threadpool_run(llm__threadpool *tp, llm__task_fn fn, void *ctx, int nth) {
     if (nth <= 0) {
         nth = tp->n_threads;

@@ -25,7 +25,6 @@ typedef void (*llm__task_fn)(void *ctx, int ith, int nth);
  * plus the calling thread). n_threads < 1 is treated as 1. */
 llm_status llm__threadpool_create(int n_threads, llm__threadpool **out);
 void llm__threadpool_free(llm__threadpool *tp);
-int llm__threadpool_n_threads(const llm__threadpool *tp);
 
 /* Runs fn(ctx, i, nth) once for every piece i in [0, nth) (nth <= 0 means
  * n_threads; at most 65535) and returns when all are done. nth may exceed

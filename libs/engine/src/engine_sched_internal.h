@@ -1,10 +1,11 @@
-/* Private to llama-engine: the scheduler's objects (llama/engine.h,
- * "Scheduler"), shared by engine_sched.c (queue, worker thread, API) and
+/* Private to llama-engine: the scheduler's objects (llama/engine_sched.h),
+ * shared by engine_sched.c (queue, worker thread, API) and
  * engine_sched_step.c (one step: batch, forward, sampling). */
-#ifndef LLM_ENGINE_SCHED_H
-#define LLM_ENGINE_SCHED_H
+#ifndef LLM_ENGINE_SCHED_INTERNAL_H
+#define LLM_ENGINE_SCHED_INTERNAL_H
 
 #include "engine_internal.h"
+#include "llama/engine_sched.h"
 
 /* One request. Owned by the scheduler from submit to the end of the
  * worker's pass that saw it finished. */
@@ -54,7 +55,9 @@ struct llm_sched {
 void llm__sched_step(llm_sched *sc);
 
 /* Ends a request: frees its session, delivers DONE with `finish`/`st`
- * (message `msg`, may be NULL) and marks it finished. Worker only. */
+ * (message `msg`, may be NULL) and marks it finished. Worker only; defined
+ * in engine_sched_step.c so that calls go one way, engine_sched.c ->
+ * engine_sched_step.c. */
 void llm__sched_finish(llm_sched *sc, llm__sreq *r, llm_finish_reason finish, llm_status st, const char *msg);
 
 #endif
