@@ -7,6 +7,12 @@ set(LLM_MODELS_ARCH_SOURCES
   src/arch/hparams.c
   src/arch/tensor_table.c
   src/arch/net.c
+  src/arch/net_error.c
+  src/arch/net_weights.c
+  src/arch/net_plan.c
+  src/arch/net_kv.c
+  src/arch/net_state.c
+  src/arch/net_forward.c
   src/arch/decoder.c)
 file(STRINGS ${CMAKE_CURRENT_LIST_DIR}/archs.def _llm_arch_lines REGEX "^LLM_ARCH\\(")
 foreach(_llm_arch_line IN LISTS _llm_arch_lines)

@@ -5,7 +5,7 @@
  * A family's file holds its hyper-parameter parsing (GGUF keys and Hugging
  * Face config.json), its tensor table and its forward pass; the blocks
  * decoders share live in arch/decoder.c (decoder.h), the net they run on in
- * net.c (net_internal.h).
+ * the net*.c files (net_internal.h).
  *
  * The tensor table is the single statement of which tensors exist: the
  * descriptor builders validate a file against it (every required tensor
@@ -229,10 +229,6 @@ int llm__table_map_hf(const llm__arch *a, const char *hf, char *out, size_t cap)
 /* Fills net's fields from the table: wraps each present tensor and checks
  * the backend can use it. Errors through llm__net_err. */
 llm_status llm__table_load(llm_net *net);
-/* Offers w to the backend (llm_backend_prepare_weight: a layout of its own
- * for matmul, same bits) and, when it keeps a copy, lets the file's pages
- * of w go (the tensor of the same file and offset). */
-llm_status llm__net_prepare(llm_net *net, const llm_tensor *w);
 /* llm__net_prepare for every projection (MATMUL entry with a field) loaded. */
 llm_status llm__table_prepare(llm_net *net);
 

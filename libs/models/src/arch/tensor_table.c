@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "arch/arch_internal.h"
-#include "formats/desc_internal.h"
 #include "formats/formats_internal.h"
 
 /* The length of dimension d. */
@@ -187,19 +186,6 @@ llm_status llm__table_load(llm_net *net) {
         char *base = s->per_layer ? (char *)&net->layers[l] : (char *)net;
         st = load_one(net, s, name, s->field == LLM__NO_FIELD ? NULL : (llm_tensor *)(base + s->field));
     })
-    return st;
-}
-
-llm_status llm__net_prepare(llm_net *net, const llm_tensor *w) {
-    int kept = 0;
-    llm_status st = llm__net_op(llm_backend_prepare_weight(net->be, w, &kept));
-    for (int64_t i = 0; st == LLM_OK && kept && i < llm_model_desc_tensor_count(net->desc); i++) {
-        const llm_model_tensor *t = llm_model_desc_tensor_at(net->desc, i);
-        if (t->file_index < net->n_wbufs && net->wbufs[t->file_index] == w->buffer && t->file_offset == w->offset) {
-            llm__desc_release_tensor(net->desc, t);
-            break;
-        }
-    }
     return st;
 }
 
