@@ -92,7 +92,7 @@ typedef struct llm__arch {
     float hf_norm_shift;               /* added to every norm weight (an F32-kind entry whose
                                           GGUF name ends in "norm.weight") of a HF checkpoint,
                                           as llama.cpp's converter does (Gemma: 1) */
-    const struct llm__tensor_table *tensors; /* the tensor table */
+    const struct llm__tensor_table *tensors; /* the tensor table (maybe extending another) */
     /* Hyper-parameters into *hp (preset by the builder: ids -1, rope base
      * 10000, scaling factor 1). d holds every tensor already (n_vocab comes
      * from token_embd). Errors through llm__models_error. */
@@ -218,8 +218,9 @@ const llm__arch *llm__arch_find_hf(const char *model_type);
 /* "llama, qwen2, ..." (the registered tags) into buf[cap], for messages. */
 void llm__arch_names_join(char *buf, size_t cap);
 
-/* tensor_table.c: the machinery behind every table. */
-/* Descriptor check: every required entry present with its shape, and every
+/* tensor_table.c: the machinery behind every table (walking a table visits
+ * the entries of the tables it extends first).
+ * Descriptor check: every required entry present with its shape, and every
  * tensor of d claimed by an entry. LLM_ERR_NOT_FOUND / LLM_ERR_BAD_FORMAT with
  * a message naming the tensor (llm_models_last_error). */
 llm_status llm__table_validate(const llm_model_desc *d, const llm__arch *a);
