@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "gguf_writer.h"
+#include "llama/arch.h"
 #include "llama/models.h"
 #include "st_writer.h"
 
@@ -383,4 +384,18 @@ Test(desc, hf_unsupported_dtype_named) {
               "%s", llm_models_last_error());
     st_rm_rf(dir);
     free(dir);
+}
+
+/* The registry comes from one list (arch/archs.def): each listed tag finds
+ * an architecture whose own tag is that name, and the list has no repeat. */
+Test(desc, arch_list_matches_registry) {
+    const char *const *names = llm_model_arch_list();
+    cr_assert_not_null(names);
+    size_t n = 0;
+    for (; names[n]; n++) {
+        cr_expect(llm_net_supports_arch(names[n]), "%s is listed but not found by its tag", names[n]);
+        for (size_t j = 0; j < n; j++) cr_expect_str_neq(names[j], names[n]);
+    }
+    cr_expect_geq(n, 9u);
+    cr_expect_not(llm_net_supports_arch("no-such-arch"));
 }

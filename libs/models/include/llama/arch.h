@@ -122,7 +122,6 @@ void llm_net_free(llm_net *net);
 
 const llm_model_hparams *llm_net_hparams(const llm_net *net);
 int32_t llm_net_max_batch(const llm_net *net);
-llm_backend *llm_net_backend(const llm_net *net);
 
 /* Non-zero if the net is an encoder (bert): it has no KV cache
  * (llm_net_kv_create refuses it, kv_bytes are 0) and llm_net_forward takes
@@ -142,7 +141,7 @@ size_t llm_net_kv_bytes_per_token_layer(const llm_net *net);
  * (contents zero). Returns LLM_OK, LLM_ERR_NO_MEMORY or LLM_ERR_INVALID_ARG. */
 llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
                              llm_net_kv **out);
-/* Layer groups. A net whose sliding-window layers (llm_net_layer_is_swa)
+/* Layer groups. A net whose sliding-window layers (llm_net_memory.n_layer_swa)
  * never read keys before their window can keep those layers' K/V apart:
  * llm_net_kv_create_swa gives the window layers their own storage of
  * n_blocks_swa blocks, addressed through each sequence's own second block
@@ -154,15 +153,7 @@ llm_status llm_net_kv_create(llm_net *net, int32_t n_blocks, int32_t block_size,
  * 0, or > 0 on a net without window layers). */
 llm_status llm_net_kv_create_swa(llm_net *net, int32_t n_blocks, int32_t n_blocks_swa, int32_t block_size,
                                  llm_net_kv **out);
-/* Non-zero if layer l attends through a sliding window (the net's n_swa,
- * llm_net_memory.n_swa); 0 for other layers and out-of-range l. */
-int llm_net_layer_is_swa(const llm_net *net, int32_t layer);
 void llm_net_kv_free(llm_net_kv *kv);
-int32_t llm_net_kv_block_size(const llm_net_kv *kv);
-int32_t llm_net_kv_n_blocks(const llm_net_kv *kv);
-/* Blocks of the window group's own storage; 0 when the window layers share
- * the main storage (llm_net_kv_create). */
-int32_t llm_net_kv_n_blocks_swa(const llm_net_kv *kv);
 /* Copies token slots [0, n_tokens) of physical block src into block dst, in
  * the K and V of every layer of the main group (every layer unless the
  * storage has a separate window group), on the backend (no host round trip):
@@ -193,8 +184,6 @@ int32_t llm_net_kv_state_slots(const llm_net_kv *kv);
 /* Copies slot src's state and position into slot dst (a fork). LLM_OK,
  * LLM_ERR_INVALID_ARG (a slot out of range) or a backend error. */
 llm_status llm_net_kv_state_copy(llm_net_kv *kv, int32_t src, int32_t dst);
-/* Marks a slot empty (position -1): its next forward must start at 0. */
-void llm_net_kv_state_reset(llm_net_kv *kv, int32_t slot);
 /* The position a slot has reached (its tokens 0..pos-1 are in the state), or
  * -1 when empty or invalid. */
 int32_t llm_net_kv_state_pos(const llm_net_kv *kv, int32_t slot);

@@ -1,16 +1,20 @@
 /*
  * arch/arch_internal.h -- PRIVATE: what an architecture is. One file per
- * architecture (arch/<tag>.c) defines one llm__arch; arch/registry.c lists
- * them, one line each. Everything about an architecture lives in its file:
- * hyper-parameter parsing (GGUF keys and Hugging Face config.json), the
- * tensor table, and the forward pass.
+ * family (arch/<tag>.c) defines one llm__arch; arch/archs.def lists them,
+ * one line each, and arch/registry.c builds the registry from that list.
+ * A family's file holds its hyper-parameter parsing (GGUF keys and Hugging
+ * Face config.json), its tensor table and its forward pass; the blocks
+ * decoders share live in arch/decoder.c (decoder.h), the net they run on in
+ * the net*.c files (net_internal.h).
  *
  * The tensor table is the single statement of which tensors exist: the
  * descriptor builders validate a file against it (every required tensor
  * present with its shape, and no tensor that no entry claims), the HF reader
  * maps names through it, and llm_net_create loads weights through it (each
  * entry names the field it fills). An entry the forward does not read is
- * therefore a bug one can see in one file.
+ * therefore a bug one can see in one file. A table may extend another (the
+ * shared decoder's, or another family's): the entries of the table it
+ * extends come first, then its own.
  */
 #ifndef LLM_ARCH_ARCH_INTERNAL_H
 #define LLM_ARCH_ARCH_INTERNAL_H
@@ -21,7 +25,7 @@
 #include "arch/net_internal.h"
 
 /* A dimension of a tensor, resolved from the hyper-parameters. Later
- * architectures add what they need here and in llm__dim_value. */
+ * architectures add what they need here and in tensor_table.c's dim_value. */
 typedef enum llm__dim {
     LLM__D_1 = 0,     /* 1 (a vector's second dimension) */
     LLM__D_EMBD,      /* n_embd */
@@ -43,7 +47,7 @@ typedef enum llm__dim {
     LLM__D_SSM_STATE, /* ssm_d_state */
     LLM__D_EXPERT,    /* n_expert (mixture of experts: the router's rows) */
     /* The experts' stacked matrices: as ne1, these give a third dimension
-     * ne2 = n_expert (llm__dim_ne2); every other dim gives ne2 = 1. */
+     * ne2 = n_expert (tensor_table.c's dim_ne2); every other dim gives ne2 = 1. */
     LLM__D_FF_EXP_X,  /* n_ff_exp, per expert (gate and up experts' rows) */
     LLM__D_EMBD_X,    /* n_embd, per expert (down experts' rows) */
     LLM__D_FF_EXP     /* n_ff_exp (the down experts' columns) */
@@ -68,6 +72,17 @@ typedef struct llm__tensor_spec {
     int field;          /* offsetof in llm__layer_w (per layer) or llm_net; LLM__NO_FIELD */
 } llm__tensor_spec;
 
+/* A tensor table: the entries of base (the table this one extends; NULL:
+ * none), then spec[0..n). */
+typedef struct llm__tensor_table {
+    const llm__tensor_spec *spec;
+    size_t n;
+    const struct llm__tensor_table *base;
+} llm__tensor_table;
+
+/* The table of a static spec array, extending base (NULL: none). */
+#define LLM__TABLE(spec, base) {(spec), sizeof(spec) / sizeof((spec)[0]), (base)}
+
 typedef struct llm__arch {
     const char *tag;                   /* general.architecture and GGUF key prefix */
     const char *const *hf_model_types; /* config.json "model_type" values, NULL-terminated */
@@ -77,8 +92,7 @@ typedef struct llm__arch {
     float hf_norm_shift;               /* added to every norm weight (an F32-kind entry whose
                                           GGUF name ends in "norm.weight") of a HF checkpoint,
                                           as llama.cpp's converter does (Gemma: 1) */
-    const llm__tensor_spec *tensors;   /* the tensor table */
-    size_t n_tensors;
+    const struct llm__tensor_table *tensors; /* the tensor table (maybe extending another) */
     /* Hyper-parameters into *hp (preset by the builder: ids -1, rope base
      * 10000, scaling factor 1). d holds every tensor already (n_vocab comes
      * from token_embd). Errors through llm__models_error. */
@@ -124,40 +138,11 @@ static inline int64_t llm__ffn_run(const llm_net_params *p, int64_t n, int64_t r
 enum { REQ = 0, OPT = 1 };
 
 
-/* llama.c: the llama decoder, which its variants (qwen2, qwen3) reuse with
- * their own tables and keys. The hyper-parameters of GGUF keys
- * "<arch>.embedding_length" etc.; rope_type is set NORMAL (the converter
- * permuted q/k for llama) and a variant overrides it. */
-llm_status llm__llama_hparams_gguf(const char *arch, llm_model_hparams *hp, const llm_model_desc *d,
-                                   const llm_gguf *g);
-llm_status llm__llama_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d, json_t *cfg);
-llm_status llm__llama_load(llm_net *net);
+/* ---- families that another family reuses (one way: never back) ---- */
+
+/* llama.c: the llama forward, which qwen2 and qwen3 run with their own
+ * tables (their q/k norms and biases are optional steps of it). */
 llm_status llm__llama_forward(llm_net *net, llm_net_kv *kv, const llm_net_batch *b);
-
-/* The gated feed-forward of layer l for the batch's n rows, from the
- * arena's xn slot [n][E] into its tmp slot [n][E]:
- *     tmp = (act(xn . Wg^T + bg) * (xn . Wu^T + bu)) . Wd^T + bd
- * act = silu (SwiGLU; gelu 0) or GELU (GEGLU, gelu 1), each bias only when
- * the layer has it. In runs of llm__ffn_run rows through the gate / up slots
- * (an arch whose FFN goes through here sets ffn_chunked): the same bits as
- * one pass, since every op is per row and each row meets the matmul kernel
- * it meets in one pass.
- * Taps "ffn_gate_b" / "ffn_up_b" (with those biases) and "ffn_swiglu" or
- * "ffn_geglu", once per run. */
-llm_status llm__ffn_glu(llm_net *net, const llm_net_batch *b, uint32_t l, int gelu);
-
-/* Attention of layer l: per sequence of the batch, writes k, v (the arena's
- * k / v slots) into the paged cache and attends q (the q slot) into the att
- * slot, with ap's scale and window. */
-llm_status llm__attend(llm_net *net, llm_net_kv *kv, const llm_net_batch *b, uint32_t l, const llm_attn_params *ap);
-
-/* The end of a decoder's forward, shared by the architectures: the final
- * RMSNorm (over every row when all rows or hidden states are wanted, else
- * over the last row of each sequence) and the LM head in chunks, into
- * b->logits / b->hidden. x: the residual stream [n][E]; xn: an [n][E]
- * scratch view. */
-llm_status llm__decoder_output(llm_net *net, const llm_net_batch *b, const llm_tensor *x, const llm_tensor *xn,
-                               float eps);
 
 /* bert.c: the BERT-family encoder forward, which nomic-bert reuses: optional
  * position embeddings, fused or separate Q/K/V, RoPE when net->rope.n_dims
@@ -198,8 +183,8 @@ static inline llm_tensor act_rows(const llm_net *net, size_t off, int64_t ne0, i
     return act(net, off + (size_t)(r0 * ne0) * sizeof(float), ne0, c, 1);
 }
 
-/* The activations of a decoder's forward for n tokens, as views of the
- * arena's slots (net->a). */
+/* The activations of a forward for n tokens (the decoders' and bert's), as
+ * views of the arena's slots (net->a). */
 typedef struct llm__acts {
     llm_tensor x, xn, tmp;       /* [n][E]: residual stream, normed copy, block output */
     llm_tensor q, k, v;          /* [n][n_head][hd], [n][n_head_kv][hd] x2 */
@@ -226,20 +211,16 @@ static inline llm__acts llm__decoder_acts(const llm_net *net, int64_t n) {
     return a;
 }
 
-/* registry.c */
+/* registry.c: the architectures of archs.def, by GGUF tag or HF model_type
+ * (NULL: not registered). */
 const llm__arch *llm__arch_find(const char *tag);
 const llm__arch *llm__arch_find_hf(const char *model_type);
 /* "llama, qwen2, ..." (the registered tags) into buf[cap], for messages. */
 void llm__arch_names_join(char *buf, size_t cap);
 
-/* tensor_table.c */
-int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d);
-/* The third dimension of a tensor whose ne1 is d: n_expert for the experts'
- * dims (LLM__D_FF_EXP_X, LLM__D_EMBD_X), else 1. */
-int64_t llm__dim_ne2(const llm_model_hparams *hp, llm__dim ne1);
-/* The GGUF name of entry s for layer l (ignored for global entries). */
-int llm__spec_name(const llm__tensor_spec *s, uint32_t l, char *out, size_t cap);
-/* Descriptor check: every required entry present with its shape, and every
+/* tensor_table.c: the machinery behind every table (walking a table visits
+ * the entries of the tables it extends first).
+ * Descriptor check: every required entry present with its shape, and every
  * tensor of d claimed by an entry. LLM_ERR_NOT_FOUND / LLM_ERR_BAD_FORMAT with
  * a message naming the tensor (llm_models_last_error). */
 llm_status llm__table_validate(const llm_model_desc *d, const llm__arch *a);
@@ -249,10 +230,6 @@ int llm__table_map_hf(const llm__arch *a, const char *hf, char *out, size_t cap)
 /* Fills net's fields from the table: wraps each present tensor and checks
  * the backend can use it. Errors through llm__net_err. */
 llm_status llm__table_load(llm_net *net);
-/* Offers w to the backend (llm_backend_prepare_weight: a layout of its own
- * for matmul, same bits) and, when it keeps a copy, lets the file's pages
- * of w go (the tensor of the same file and offset). */
-llm_status llm__net_prepare(llm_net *net, const llm_tensor *w);
 /* llm__net_prepare for every projection (MATMUL entry with a field) loaded. */
 llm_status llm__table_prepare(llm_net *net);
 

@@ -136,6 +136,7 @@ static const llm__tensor_spec k_bert_tensors[] = {
     LAYER("layer_output_norm.weight", "output.LayerNorm.weight", REQ, F32, EMBD, 1, layer_out_norm),
     LAYER("layer_output_norm.bias", "output.LayerNorm.bias", REQ, F32, EMBD, 1, layer_out_norm_b),
 };
+static const llm__tensor_table k_bert_table = LLM__TABLE(k_bert_tensors, NULL);
 
 /* ------------------------------------------------------------- loading -- */
 
@@ -261,8 +262,7 @@ const llm__arch llm__arch_bert = {
     .hf_model_types = k_bert_hf_types,
     .hf_layer_prefix = "encoder.layer.",
     .hf_ignore = k_bert_hf_ignore,
-    .tensors = k_bert_tensors,
-    .n_tensors = sizeof k_bert_tensors / sizeof k_bert_tensors[0],
+    .tensors = &k_bert_table,
     .hparams_gguf = bert_hparams_gguf,
     .hparams_hf = bert_hparams_hf,
     .load = llm__bert_load,

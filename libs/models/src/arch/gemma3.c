@@ -37,11 +37,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "arch/arch_internal.h"
+#include "arch/decoder.h"
 #include "formats/formats_internal.h"
 
 static llm_status gemma3_hparams_gguf(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g) {
-    llm_status st = llm__llama_hparams_gguf("gemma3", hp, d, g);
+    llm_status st = llm__decoder_hparams_gguf("gemma3", hp, d, g);
     if (st) return st;
     hp->rope_type = LLM_ROPE_MODE_NEOX;
     hp->norm_eps = 1e-6f;
@@ -64,14 +64,14 @@ static llm_status gemma3_hparams_gguf(llm_model_hparams *hp, const llm_model_des
     return LLM_OK;
 }
 
-/* Hugging Face config.json of Gemma3ForCausalLM: llama's keys, then the
+/* Hugging Face config.json of Gemma3ForCausalLM: the decoder's keys, then the
  * window (sliding_window; the pattern from sliding_window_pattern or from
  * layer_types, whose every sliding_window_pattern-th entry is
  * "full_attention"), the window layers' theta (rope_local_base_freq) and the
  * soft-capping check. */
 static llm_status gemma3_hparams_hf(llm_model_hparams *hp, const llm_model_desc *d, json_t *cfg) {
     const char *path = llm_model_desc_path(d);
-    llm_status st = llm__llama_hparams_hf(hp, d, cfg); /* NEOX rope: Gemma's q/k are never permuted */
+    llm_status st = llm__decoder_hparams_hf(hp, d, cfg); /* NEOX rope: Gemma's q/k are never permuted */
     if (st) return st;
     hp->rope_freq_base_swa = 10000.0f;
     hp->swa_pattern = 6;
@@ -108,17 +108,11 @@ static llm_status gemma3_hparams_hf(llm_model_hparams *hp, const llm_model_desc 
     return LLM_OK;
 }
 
+/* The shared decoder's attention tensors (decoder.h), then Gemma's norms and
+ * feed-forward (its ffn_norm is HF's pre_feedforward_layernorm). */
 static const llm__tensor_spec k_gemma3_tensors[] = {
-    GLOBAL("token_embd.weight", "model.embed_tokens.weight", REQ, ROWS, EMBD, VOCAB, tok_embd),
-    GLOBAL("output_norm.weight", "model.norm.weight", REQ, F32, EMBD, 1, out_norm),
-    GLOBAL("output.weight", "lm_head.weight", OPT, MATMUL, EMBD, VOCAB, output), /* absent: tied */
-    LAYER("attn_norm.weight", "input_layernorm.weight", REQ, F32, EMBD, 1, attn_norm),
-    LAYER("attn_q.weight", "self_attn.q_proj.weight", REQ, MATMUL, EMBD, Q, wq),
-    LAYER("attn_k.weight", "self_attn.k_proj.weight", REQ, MATMUL, EMBD, KV, wk),
-    LAYER("attn_v.weight", "self_attn.v_proj.weight", REQ, MATMUL, EMBD, KV, wv),
     LAYER("attn_q_norm.weight", "self_attn.q_norm.weight", REQ, F32, HEAD, 1, q_norm),
     LAYER("attn_k_norm.weight", "self_attn.k_norm.weight", REQ, F32, HEAD, 1, k_norm),
-    LAYER("attn_output.weight", "self_attn.o_proj.weight", REQ, MATMUL, Q, EMBD, wo),
     LAYER("post_attention_norm.weight", "post_attention_layernorm.weight", REQ, F32, EMBD, 1, attn_post_norm),
     LAYER("ffn_norm.weight", "pre_feedforward_layernorm.weight", REQ, F32, EMBD, 1, ffn_norm),
     LAYER("ffn_gate.weight", "mlp.gate_proj.weight", REQ, MATMUL, EMBD, FF, wg),
@@ -126,11 +120,12 @@ static const llm__tensor_spec k_gemma3_tensors[] = {
     LAYER("ffn_down.weight", "mlp.down_proj.weight", REQ, MATMUL, FF, EMBD, wd),
     LAYER("post_ffw_norm.weight", "post_feedforward_layernorm.weight", REQ, F32, EMBD, 1, ffn_post_norm),
 };
+static const llm__tensor_table k_gemma3_table = LLM__TABLE(k_gemma3_tensors, &llm__decoder_attn_tensors);
 
-/* After the table: llama's checks, tied output and RoPE, then the window
+/* After the table: the decoder's checks, tied output and RoPE, then the window
  * layers' RoPE (another theta) and the backend's GEGLU. */
 static llm_status gemma3_load(llm_net *net) {
-    TRY(llm__llama_load(net));
+    TRY(llm__decoder_load(net));
     net->rope_swa = net->rope;
     net->rope_swa.freq_base = net->hp.rope_freq_base_swa;
     if (!llm_backend_supports(net->be, LLM_OP_GEGLU, LLM_DTYPE_F32))
@@ -205,8 +200,7 @@ const llm__arch llm__arch_gemma3 = {
     .hf_layer_prefix = "model.layers.",
     .hf_ignore = k_gemma3_hf_ignore,
     .hf_norm_shift = 1.0f, /* Gemma's RMSNorm multiplies by 1 + w; the GGUF stores 1 + w */
-    .tensors = k_gemma3_tensors,
-    .n_tensors = sizeof k_gemma3_tensors / sizeof k_gemma3_tensors[0],
+    .tensors = &k_gemma3_table,
     .hparams_gguf = gemma3_hparams_gguf,
     .hparams_hf = gemma3_hparams_hf,
     .load = gemma3_load,

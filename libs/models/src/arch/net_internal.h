@@ -1,7 +1,16 @@
 /*
- * arch/net_internal.h -- PRIVATE: the runnable network shared by the
- * architecture files (one file per architecture), the tensor table machinery
- * (tensor_table.c) and net.c (creation, arena, K/V storage, batch validation).
+ * arch/net_internal.h -- PRIVATE: the runnable network, shared by the
+ * architecture files, the tensor table machinery (tensor_table.c) and the
+ * net's own files, each named for what it holds:
+ *     net.c          llm_net_create / free: weights loaded, arena carved
+ *     net_error.c    llm__net_err, llm__net_op, llm_net_last_error (a leaf)
+ *     net_weights.c  wrapped file buffers, weight views, F32 vectors, prepare
+ *     net_plan.c     the arena's slots, K/V and state bytes, params checks
+ *     net_kv.c       K/V storage (one or two layer groups), block copies
+ *     net_state.c    recurrent state slots and their bookkeeping per pass
+ *     net_forward.c  batch validation and llm_net_forward's dispatch
+ * Calls go one way: net.c -> registry / tensor_table -> architectures ->
+ * decoder -> net_kv -> net_error; nothing below calls back up.
  */
 #ifndef LLM_ARCH_NET_INTERNAL_H
 #define LLM_ARCH_NET_INTERNAL_H
@@ -58,7 +67,7 @@ typedef struct llm__arena_layout {
 } llm__arena_layout;
 
 /* LM-head rows per matmul (bounds the logits slot), and the shortest last
- * chunk: a shorter tail joins the chunk before (see llama.c). */
+ * chunk: a shorter tail joins the chunk before (decoder.c, llm__decoder_output). */
 #define LLM__LOGITS_CHUNK 64
 #define LLM__LOGITS_TAIL 8
 
@@ -109,13 +118,26 @@ struct llm_net_kv {
 
 /* Layer l attends through the sliding window hp->n_swa (Gemma 3: five of
  * every six layers). */
-int llm__layer_is_swa(const llm_model_hparams *hp, uint32_t l);
+static inline int llm__layer_is_swa(const llm_model_hparams *hp, uint32_t l) {
+    return hp->n_swa > 0 && hp->swa_pattern > 0 && l < hp->n_layer && l % hp->swa_pattern < hp->swa_pattern - 1;
+}
+/* The window layers' count. */
+static inline uint32_t llm__n_layer_swa(const llm_model_hparams *hp) {
+    uint32_t n = 0;
+    for (uint32_t l = 0; l < hp->n_layer; l++) n += (uint32_t)llm__layer_is_swa(hp, l);
+    return n;
+}
 /* Layer l's K/V lives in the window group of kv (a split storage). */
 static inline int llm__kv_in_swa_group(const llm_net_kv *kv, uint32_t l) {
     return kv->n_blocks_swa > 0 && llm__layer_is_swa(&kv->net->hp, l);
 }
 
 static inline int llm__has(const llm_tensor *t) { return t->buffer != NULL; }
+
+/* Bytes of one K or V row (one head of one token) of head_dim elements of t. */
+static inline size_t llm__kv_row_bytes(const llm_model_hparams *hp, llm_dtype t) {
+    return (size_t)hp->head_dim / llm_dtype_block_size(t) * llm_dtype_block_bytes(t);
+}
 
 /* Layer l is recurrent (a Gated DeltaNet layer of a hybrid net). */
 static inline int llm__layer_is_recurrent(const llm_model_hparams *hp, uint32_t l) {
@@ -129,6 +151,8 @@ static inline size_t llm__ssm_delta_bytes(const llm_model_hparams *hp) {
     return (size_t)hp->ssm_n_v_heads * hp->ssm_d_state * hp->ssm_d_state * 4u;
 }
 
+/* ---- net_error.c ---- */
+
 /* Sets the thread-local message; returns st. */
 llm_status llm__net_err(llm_status st, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -137,6 +161,12 @@ llm_status llm__net_err(llm_status st, const char *fmt, ...)
     ;
 /* Passes a runtime status through, copying the runtime's message on error. */
 llm_status llm__net_op(llm_status st);
+
+/* ---- net_weights.c ---- */
+
+/* One wrapped buffer per source file of the descriptor (net->wbufs), from
+ * the file's start to the end of its last tensor. */
+llm_status llm__net_wrap_files(llm_net *net);
 /* A weight tensor of the descriptor as a runtime tensor in the wrapped buffers. */
 llm_status llm__net_wrap_tensor(llm_net *net, const llm_model_tensor *t, llm_tensor *out);
 /* An F32 copy of an F32, F16 or BF16 vector tensor t in a buffer the net
@@ -144,5 +174,32 @@ llm_status llm__net_wrap_tensor(llm_net *net, const llm_model_tensor *t, llm_ten
  * does it from a checkpoint: in float, rounded back to t's own type, then
  * widened (exact). Errors through llm__net_err. */
 llm_status llm__net_f32_vector(llm_net *net, const llm_model_tensor *t, float shift, llm_tensor *out);
+/* Offers w to the backend (llm_backend_prepare_weight: a layout of its own
+ * for matmul, same bits) and, when it keeps a copy, lets the file's pages
+ * of w go (the tensor of the same file and offset). */
+llm_status llm__net_prepare(llm_net *net, const llm_tensor *w);
+
+/* ---- net_plan.c ---- */
+
+/* The arena's slots for p->max_batch tokens of a net of arch and hp. */
+void llm__net_arena_layout(const struct llm__arch *arch, const llm_model_hparams *hp, const llm_net_params *p,
+                           llm__arena_layout *a);
+/* LLM_ERR_INVALID_ARG (message naming fn) for a bad max_batch, cache type,
+ * n_ctx_seq or ffn_rows. */
+llm_status llm__net_check_params(const llm_net_params *p, const char *fn);
+/* LLM_ERR_UNSUPPORTED when a quantized cache type's block does not divide
+ * head_dim (a cache row is whole blocks); LLM_OK for an encoder. */
+llm_status llm__net_check_kv_blocks(const llm_model_hparams *hp, const llm_net_params *p, int encoder,
+                                    const char *fn);
+
+/* ---- net_state.c ---- */
+
+/* Before a recurrent net's pass: checks each sequence's state slot (its
+ * own, consecutive positions, starting at 0 or where the slot stopped),
+ * zeroes the slots of sequences starting at 0, and marks every slot of the
+ * batch invalid. LLM_ERR_INVALID_ARG or a backend error. */
+llm_status llm__net_state_begin(llm_net_kv *kv, const llm_net_batch *b);
+/* After a whole pass: each slot of the batch is at its sequence's end. */
+void llm__net_state_end(llm_net_kv *kv, const llm_net_batch *b);
 
 #endif

@@ -65,6 +65,7 @@ static const llm__tensor_spec k_nomic_tensors[] = {
     LAYER("layer_output_norm.weight", NULL, REQ, F32, EMBD, 1, layer_out_norm),
     LAYER("layer_output_norm.bias", NULL, REQ, F32, EMBD, 1, layer_out_norm_b),
 };
+static const llm__tensor_table k_nomic_table = LLM__TABLE(k_nomic_tensors, NULL);
 
 /* The encoder ops, then RoPE over whole heads (NEOX, no scaling). */
 static llm_status nomic_load(llm_net *net) {
@@ -84,8 +85,7 @@ const llm__arch llm__arch_nomic_bert = {
     .hf_model_types = NULL,
     .hf_layer_prefix = NULL,
     .hf_ignore = NULL,
-    .tensors = k_nomic_tensors,
-    .n_tensors = sizeof k_nomic_tensors / sizeof k_nomic_tensors[0],
+    .tensors = &k_nomic_table,
     .hparams_gguf = nomic_hparams_gguf,
     .hparams_hf = NULL,
     .load = nomic_load,

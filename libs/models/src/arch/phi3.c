@@ -40,11 +40,11 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "arch/arch_internal.h"
+#include "arch/decoder.h"
 #include "formats/formats_internal.h"
 
 static llm_status phi3_hparams_gguf(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g) {
-    llm_status st = llm__llama_hparams_gguf("phi3", hp, d, g);
+    llm_status st = llm__decoder_hparams_gguf("phi3", hp, d, g);
     if (st) return st;
     hp->rope_type = LLM_ROPE_MODE_NEOX;
     st = llm__gguf_opt_f32(g, "phi3.rope.scaling.attn_factor", &hp->rope_attn_factor);
@@ -76,6 +76,7 @@ static const llm__tensor_spec k_phi3_tensors[] = {
     LAYER("ffn_up.weight", NULL, REQ, MATMUL, EMBD, FF2, wu), /* gate and up, sliced by phi3_load */
     LAYER("ffn_down.weight", NULL, REQ, MATMUL, FF, EMBD, wd),
 };
+static const llm__tensor_table k_phi3_table = LLM__TABLE(k_phi3_tensors, NULL);
 
 /* Rows [r0, r0 + rows) of a 2-D weight [ne1][ne0] as a weight of its own. */
 /* The rope factors of this run (see the opening comment). */
@@ -89,7 +90,7 @@ static const float *pick_rope_factors(const llm_net *net) {
     return t ? (const float *)t->data : NULL; /* f32 [n_rot/2] (table-checked), host memory in the mapping */
 }
 
-/* After the table: the Q/K/V and gate/up row views, llama's checks, tied
+/* After the table: the Q/K/V and gate/up row views, the decoder's checks, tied
  * output and RoPE, then LongRoPE's factors and magnitude. */
 static llm_status phi3_load(llm_net *net) {
     const llm_model_hparams *hp = &net->hp;
@@ -110,7 +111,7 @@ static llm_status phi3_load(llm_net *net) {
         w->wg = llm_tensor_rows(&up, 0, F);
         w->wu = llm_tensor_rows(&up, F, F);
     }
-    TRY(llm__llama_load(net));
+    TRY(llm__decoder_load(net));
     if (hp->n_ctx_train == 0 && hp->rope_orig_ctx == 0 &&
         llm_model_desc_find_tensor(net->desc, "rope_factors_long.weight"))
         return llm__net_err(LLM_ERR_BAD_FORMAT, "phi3: rope factors without a context length");
@@ -166,8 +167,7 @@ const llm__arch llm__arch_phi3 = {
     .hf_model_types = NULL, /* HF folders: LongRoPE factors live in config.json (not yet) */
     .hf_layer_prefix = NULL,
     .hf_ignore = NULL,
-    .tensors = k_phi3_tensors,
-    .n_tensors = sizeof k_phi3_tensors / sizeof k_phi3_tensors[0],
+    .tensors = &k_phi3_table,
     .hparams_gguf = phi3_hparams_gguf,
     .hparams_hf = NULL,
     .load = phi3_load,

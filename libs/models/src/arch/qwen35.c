@@ -37,14 +37,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/arch_internal.h"
+#include "arch/decoder.h"
 #include "formats/formats_internal.h"
 
 /* ------------------------------------------------------------ hparams -- */
 
 static llm_status qwen35_hparams_gguf(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g) {
     const char *path = llm_model_desc_path(d);
-    llm_status st = llm__llama_hparams_gguf("qwen35", hp, d, g);
+    llm_status st = llm__decoder_hparams_gguf("qwen35", hp, d, g);
     if (st) return st;
     hp->rope_type = LLM_ROPE_MODE_NEOX; /* IMROPE on text positions: see the opening comment */
     uint32_t interval = 4;
@@ -133,12 +133,13 @@ static const llm__tensor_spec k_qwen35_tensors[] = {
     LAYER("ssm_norm.weight", NULL, OPT, F32, SSM_STATE, 1, ssm_norm),
     LAYER("ssm_out.weight", NULL, OPT, MATMUL, SSM_V, EMBD, ssm_out),
 };
+static const llm__tensor_table k_qwen35_table = LLM__TABLE(k_qwen35_tensors, NULL);
 
 /* ------------------------------------------------------------- loading -- */
 
 static llm_status qwen35_load(llm_net *net) {
     const llm_model_hparams *hp = &net->hp;
-    TRY(llm__llama_load(net)); /* head checks, tied output, RoPE (NEOX, n_rot dims) */
+    TRY(llm__decoder_load(net)); /* head checks, tied output, RoPE (NEOX, n_rot dims) */
     for (uint32_t l = 0; l < hp->n_layer; l++) {
         const llm__layer_w *w = &net->layers[l];
         const llm_tensor *full[] = {&w->wq, &w->wk, &w->wv, &w->wo, &w->q_norm, &w->k_norm};
@@ -347,8 +348,7 @@ static llm_status qwen35_forward(llm_net *net, llm_net_kv *kv, const llm_net_bat
 
 const llm__arch llm__arch_qwen35 = {
     .tag = "qwen35",
-    .tensors = k_qwen35_tensors,
-    .n_tensors = sizeof k_qwen35_tensors / sizeof k_qwen35_tensors[0],
+    .tensors = &k_qwen35_table,
     .hparams_gguf = qwen35_hparams_gguf,
     .load = qwen35_load,
     .forward = qwen35_forward,

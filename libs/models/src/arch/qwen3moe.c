@@ -34,29 +34,24 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch/arch_internal.h"
+#include "arch/decoder.h"
 #include "formats/formats_internal.h"
 
 /* The largest expert counts we accept (llama.cpp: LLAMA_MAX_EXPERTS 1024). */
 #define MAX_EXPERTS 1024
 
+/* The shared decoder's attention tensors (decoder.h; their HF names unused:
+ * GGUF only), then Qwen3's per-head norms and the experts. */
 static const llm__tensor_spec k_qwen3moe_tensors[] = {
-    GLOBAL("token_embd.weight", NULL, REQ, ROWS, EMBD, VOCAB, tok_embd),
-    GLOBAL("output_norm.weight", NULL, REQ, F32, EMBD, 1, out_norm),
-    GLOBAL("output.weight", NULL, OPT, MATMUL, EMBD, VOCAB, output), /* absent: tied */
-    LAYER("attn_norm.weight", NULL, REQ, F32, EMBD, 1, attn_norm),
-    LAYER("attn_q.weight", NULL, REQ, MATMUL, EMBD, Q, wq),
-    LAYER("attn_k.weight", NULL, REQ, MATMUL, EMBD, KV, wk),
-    LAYER("attn_v.weight", NULL, REQ, MATMUL, EMBD, KV, wv),
     LAYER("attn_q_norm.weight", NULL, REQ, F32, HEAD, 1, q_norm),
     LAYER("attn_k_norm.weight", NULL, REQ, F32, HEAD, 1, k_norm),
-    LAYER("attn_output.weight", NULL, REQ, MATMUL, Q, EMBD, wo),
     LAYER("ffn_norm.weight", NULL, REQ, F32, EMBD, 1, ffn_norm),
     LAYER("ffn_gate_inp.weight", NULL, REQ, F32, EMBD, EXPERT, ffn_gate_inp),
     LAYER("ffn_gate_exps.weight", NULL, REQ, MATMUL, EMBD, FF_EXP_X, ffn_gate_exps),
     LAYER("ffn_up_exps.weight", NULL, REQ, MATMUL, EMBD, FF_EXP_X, ffn_up_exps),
     LAYER("ffn_down_exps.weight", NULL, REQ, MATMUL, FF_EXP, EMBD_X, ffn_down_exps),
 };
+static const llm__tensor_table k_qwen3moe_table = LLM__TABLE(k_qwen3moe_tensors, &llm__decoder_attn_tensors);
 
 static llm_status qwen3moe_hparams_gguf(llm_model_hparams *hp, const llm_model_desc *d, const llm_gguf *g) {
     const char *path = llm_model_desc_path(d);
@@ -76,7 +71,7 @@ static llm_status qwen3moe_hparams_gguf(llm_model_hparams *hp, const llm_model_d
     if (groups > 1)
         return llm__models_error(LLM_ERR_UNSUPPORTED, "model: %s: qwen3moe: expert groups (%u) are not supported",
                                  path, groups);
-    st = llm__llama_hparams_gguf("qwen3moe", hp, d, g);
+    st = llm__decoder_hparams_gguf("qwen3moe", hp, d, g);
     if (st) return st;
     hp->rope_type = LLM_ROPE_MODE_NEOX;
     /* llama.cpp: an expert's width defaults to n_ff / n_expert_used. */
@@ -115,7 +110,7 @@ static llm_status qwen3moe_load(llm_net *net) {
     if (!llm_backend_supports(net->be, LLM_OP_MATMUL_INVARIANT, LLM_DTYPE_F32))
         return llm__net_err(LLM_ERR_UNSUPPORTED, "qwen3moe: backend %s has no %s for the f32 router",
                             llm_backend_name(net->be), llm_op_name(LLM_OP_MATMUL_INVARIANT));
-    return llm__llama_load(net);
+    return llm__decoder_load(net);
 }
 
 /* The mixture-of-experts feed-forward of layer l for n rows: xn [n][E]
@@ -227,8 +222,7 @@ const llm__arch llm__arch_qwen3moe = {
     .tag = "qwen3moe",
     .hf_model_types = k_qwen3moe_hf_types,
     .hf_layer_prefix = "model.layers.",
-    .tensors = k_qwen3moe_tensors,
-    .n_tensors = sizeof k_qwen3moe_tensors / sizeof k_qwen3moe_tensors[0],
+    .tensors = &k_qwen3moe_table,
     .hparams_gguf = qwen3moe_hparams_gguf,
     .load = qwen3moe_load,
     .forward = qwen3moe_forward,

@@ -1,37 +1,27 @@
 /*
- * arch/registry.c -- the architectures llm can describe and run, one line
- * each. Adding one (qwen2, qwen3, gemma3, phi3, bert) = one arch/<tag>.c
- * defining its llm__arch + one line here + one line in arch.cmake.
+ * arch/registry.c -- the registry of architectures, built from the one list
+ * in arch/archs.def: the llm__arch of each family by GGUF tag or Hugging
+ * Face model_type, and the tags' list for messages and llm_model_arch_list.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "arch/arch_internal.h"
 
-extern const llm__arch llm__arch_llama;
-extern const llm__arch llm__arch_qwen2;
-extern const llm__arch llm__arch_qwen3;
-extern const llm__arch llm__arch_gemma3;
-extern const llm__arch llm__arch_phi3;
-extern const llm__arch llm__arch_bert;
-extern const llm__arch llm__arch_nomic_bert;
-extern const llm__arch llm__arch_qwen35;
-extern const llm__arch llm__arch_qwen3moe;
+#define LLM_ARCH(tag, name) extern const llm__arch llm__arch_##name;
+#include "arch/archs.def"
+#undef LLM_ARCH
 
 static const llm__arch *const k_archs[] = {
-    &llm__arch_llama,
-    &llm__arch_qwen2,
-    &llm__arch_qwen3,
-    &llm__arch_gemma3,
-    &llm__arch_phi3,
-    &llm__arch_bert,
-    &llm__arch_nomic_bert,
-    &llm__arch_qwen35,
-    &llm__arch_qwen3moe,
+#define LLM_ARCH(tag, name) &llm__arch_##name,
+#include "arch/archs.def"
+#undef LLM_ARCH
 };
-static const char *const k_arch_names[] = {"llama", "qwen2", "qwen3", "gemma3", "phi3", "bert", "nomic-bert", "qwen35", "qwen3moe", NULL}; /* the tags above, in order */
-_Static_assert(sizeof k_arch_names / sizeof k_arch_names[0] == sizeof k_archs / sizeof k_archs[0] + 1,
-               "k_arch_names must list every registered architecture");
+static const char *const k_arch_names[] = {
+#define LLM_ARCH(tag, name) tag,
+#include "arch/archs.def"
+#undef LLM_ARCH
+    NULL};
 
 const llm__arch *llm__arch_find(const char *tag) {
     for (size_t i = 0; tag && i < sizeof k_archs / sizeof k_archs[0]; i++)

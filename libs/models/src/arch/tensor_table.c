@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "arch/arch_internal.h"
-#include "formats/desc_internal.h"
 #include "formats/formats_internal.h"
 
-int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d) {
+/* The length of dimension d. */
+static int64_t dim_value(const llm_model_hparams *hp, llm__dim d) {
     switch (d) {
     case LLM__D_EMBD: return hp->n_embd;
     case LLM__D_VOCAB: return hp->n_vocab;
@@ -41,23 +41,35 @@ int64_t llm__dim_value(const llm_model_hparams *hp, llm__dim d) {
     }
 }
 
-int64_t llm__dim_ne2(const llm_model_hparams *hp, llm__dim ne1) {
+/* The third dimension of a tensor whose ne1 is d: n_expert for the experts'
+ * dims (LLM__D_FF_EXP_X, LLM__D_EMBD_X), else 1. */
+static int64_t dim_ne2(const llm_model_hparams *hp, llm__dim ne1) {
     return ne1 == LLM__D_FF_EXP_X || ne1 == LLM__D_EMBD_X ? hp->n_expert : 1;
 }
 
-int llm__spec_name(const llm__tensor_spec *s, uint32_t l, char *out, size_t cap) {
+/* The GGUF name of entry s for layer l (ignored for global entries). */
+static int spec_name(const llm__tensor_spec *s, uint32_t l, char *out, size_t cap) {
     int n = s->per_layer ? snprintf(out, cap, "blk.%u.%s", l, s->name) : snprintf(out, cap, "%s", s->name);
     return n > 0 && (size_t)n < cap;
+}
+
+/* Entries of table t, with those of the tables it extends. */
+static size_t table_count(const llm__tensor_table *t) { return t ? t->n + table_count(t->base) : 0; }
+
+/* Entry i of table t: the extended table's entries first, then t's own. */
+static const llm__tensor_spec *table_at(const llm__tensor_table *t, size_t i) {
+    const size_t nb = table_count(t->base);
+    return i < nb ? table_at(t->base, i) : &t->spec[i - nb];
 }
 
 /* Runs the statements (the variadic part) for each (entry s, layer l) with
  * the tensor's GGUF name in name[]. */
 #define FOR_EACH_ENTRY(a, hp, s, l, name, ...)                                                    \
-    for (size_t i_ = 0; i_ < (a)->n_tensors; i_++) {                                               \
-        const llm__tensor_spec *s = &(a)->tensors[i_];                                             \
+    for (size_t i_ = 0, n_ = table_count((a)->tensors); i_ < n_; i_++) {                          \
+        const llm__tensor_spec *s = table_at((a)->tensors, i_);                                    \
         for (uint32_t l = 0; l < (s->per_layer ? (hp)->n_layer : 1u); l++) {                       \
             char name[128];                                                                        \
-            if (!llm__spec_name(s, l, name, sizeof name)) continue;                                \
+            if (!spec_name(s, l, name, sizeof name)) continue;                                \
             __VA_ARGS__                                                                            \
         }                                                                                          \
     }
@@ -79,8 +91,8 @@ llm_status llm__table_validate(const llm_model_desc *d, const llm__arch *a) {
             continue;
         }
         claimed[t - first] = 1;
-        const int64_t want[4] = {llm__dim_value(hp, s->ne0), llm__dim_value(hp, s->ne1),
-                                 llm__dim_ne2(hp, s->ne1), 1};
+        const int64_t want[4] = {dim_value(hp, s->ne0), dim_value(hp, s->ne1),
+                                 dim_ne2(hp, s->ne1), 1};
         if (t->ne[0] != want[0] || t->ne[1] != want[1] || t->ne[2] != want[2] || t->ne[3] != 1)
             st = llm__models_error(LLM_ERR_BAD_FORMAT,
                                    "model: %s: tensor '%s' has shape [%" PRId64 ", %" PRId64 ", %" PRId64
@@ -116,11 +128,11 @@ int llm__table_map_hf(const llm__arch *a, const char *hf, char *out, size_t cap)
             rest = end + 1;
         }
     }
-    for (size_t i = 0; i < a->n_tensors; i++) {
-        const llm__tensor_spec *s = &a->tensors[i];
+    for (size_t i = 0, n = table_count(a->tensors); i < n; i++) {
+        const llm__tensor_spec *s = table_at(a->tensors, i);
         if (!s->hf) continue;
         if (s->per_layer ? (rest && strcmp(rest, s->hf) == 0) : strcmp(hf, s->hf) == 0)
-            return llm__spec_name(s, il, out, cap) ? 1 : -1;
+            return spec_name(s, il, out, cap) ? 1 : -1;
     }
     for (const char *const *ig = a->hf_ignore; ig && *ig; ig++)
         if (ends_with(hf, *ig)) return 0;
@@ -134,8 +146,8 @@ static llm_status load_one(llm_net *net, const llm__tensor_spec *s, const char *
         return s->optional ? LLM_OK : llm__net_err(LLM_ERR_BAD_FORMAT, "%s: tensor '%s' is missing", tag, name);
     }
     const llm_model_hparams *hp = &net->hp;
-    const int64_t ne0 = llm__dim_value(hp, s->ne0), ne1 = llm__dim_value(hp, s->ne1),
-                  ne2 = llm__dim_ne2(hp, s->ne1);
+    const int64_t ne0 = dim_value(hp, s->ne0), ne1 = dim_value(hp, s->ne1),
+                  ne2 = dim_ne2(hp, s->ne1);
     if (t->ne[0] != ne0 || t->ne[1] != ne1 || t->ne[2] != ne2 || t->ne[3] != 1) {
         return llm__net_err(LLM_ERR_BAD_FORMAT,
                             "%s: tensor '%s' is [%lld][%lld][%lld], expected [%lld][%lld][%lld]", tag, name,
@@ -174,19 +186,6 @@ llm_status llm__table_load(llm_net *net) {
         char *base = s->per_layer ? (char *)&net->layers[l] : (char *)net;
         st = load_one(net, s, name, s->field == LLM__NO_FIELD ? NULL : (llm_tensor *)(base + s->field));
     })
-    return st;
-}
-
-llm_status llm__net_prepare(llm_net *net, const llm_tensor *w) {
-    int kept = 0;
-    llm_status st = llm__net_op(llm_backend_prepare_weight(net->be, w, &kept));
-    for (int64_t i = 0; st == LLM_OK && kept && i < llm_model_desc_tensor_count(net->desc); i++) {
-        const llm_model_tensor *t = llm_model_desc_tensor_at(net->desc, i);
-        if (t->file_index < net->n_wbufs && net->wbufs[t->file_index] == w->buffer && t->file_offset == w->offset) {
-            llm__desc_release_tensor(net->desc, t);
-            break;
-        }
-    }
     return st;
 }
 
