@@ -9,13 +9,7 @@
 #include "chat_internal.h"
 #include "llama/error.h"
 
-llm_status llm__chat_fail(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_CHAT, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
+LLM__DEFINE_FAIL(llm__chat_fail, LLM__ERR_CHAT)
 
 void llm__chat_clear_error(void) { llm__err_clear(LLM__ERR_CHAT); }
 

@@ -179,7 +179,7 @@ static uint64_t weights_bytes(const llm_model_desc *d, uint64_t *n_params, const
 
 /* Bytes of the model files that end up resident: each file is mapped and
  * read from its start (header, metadata) to the end of its last tensor, as
- * the forward wraps it (libs/models/src/arch/net.c, wrap_files). */
+ * the forward wraps it (libs/models/src/arch/net_weights.c, llm__net_wrap_files). */
 static uint64_t mapped_bytes(const llm_model_desc *d) {
     uint64_t total = 0;
     uint32_t nf = llm_model_desc_file_count(d);

@@ -1,30 +1,20 @@
 /* tok_gguf.c -- GGUF tokenizer.ggml.* metadata -> llm_vocab_spec -> llm_tokenizer
  * (llm_tokenizer_from_gguf; the file and buffer forms are in tok_load.c). */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "llama/error.h"
 #include "llama/gguf.h"
 #include "llama/tokenizer.h"
+#include "tok_internal.h"
 
-/* Messages go to llm_tokenizer_last_error(). */
-LLM__PRINTF(2, 3)
-static llm_status fail(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_TOKENIZER, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
 
 /* An optional token id key: absent leaves *id unchanged. */
 static llm_status get_id(const llm_gguf *g, const char *key, llm_token *id) {
     uint32_t v;
     llm_status st = llm_gguf_get_u32(g, key, &v);
     if (st == LLM_ERR_NOT_FOUND) return LLM_OK;
-    if (st != LLM_OK) return fail(st, "%s: %s", key, llm_gguf_last_error());
+    if (st != LLM_OK) return llm__tok_err(st, "%s: %s", key, llm_gguf_last_error());
     *id = v > (uint32_t)INT32_MAX ? LLM_TOKEN_NULL : (llm_token)v;
     return LLM_OK;
 }
@@ -86,7 +76,7 @@ static llm_status get_flag(const llm_gguf *g, const char *key, int *flag) {
     int v;
     llm_status st = llm_gguf_get_bool(g, key, &v);
     if (st == LLM_ERR_NOT_FOUND) return LLM_OK;
-    if (st != LLM_OK) return fail(st, "%s: %s", key, llm_gguf_last_error());
+    if (st != LLM_OK) return llm__tok_err(st, "%s: %s", key, llm_gguf_last_error());
     *flag = v ? 1 : 0;
     return LLM_OK;
 }
@@ -99,7 +89,7 @@ static llm_status copy_strings(const llm_gguf_value *arr, const char *key, char 
         const char *s;
         size_t len;
         if (llm_gguf_array_string(arr, i, &s, &len) != LLM_OK)
-            return fail(LLM_ERR_BAD_FORMAT, "%s: element %llu is not a string", key, (unsigned long long)i);
+            return llm__tok_err(LLM_ERR_BAD_FORMAT, "%s: element %llu is not a string", key, (unsigned long long)i);
         total += len + 1;
     }
     char **ptrs = malloc((size_t)(n ? n : 1) * sizeof *ptrs);
@@ -107,7 +97,7 @@ static llm_status copy_strings(const llm_gguf_value *arr, const char *key, char 
     if (!ptrs || !blob) {
         free(ptrs);
         free(blob);
-        return fail(LLM_ERR_NO_MEMORY, "out of memory");
+        return llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
     }
     size_t off = 0;
     for (uint64_t i = 0; i < n; i++) {
@@ -125,15 +115,15 @@ static llm_status copy_strings(const llm_gguf_value *arr, const char *key, char 
 }
 
 llm_status llm_tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
-    if (!out) return fail(LLM_ERR_INVALID_ARG, "out is NULL");
+    if (!out) return llm__tok_err(LLM_ERR_INVALID_ARG, "out is NULL");
     *out = NULL;
-    if (!g) return fail(LLM_ERR_INVALID_ARG, "gguf handle is NULL");
+    if (!g) return llm__tok_err(LLM_ERR_INVALID_ARG, "gguf handle is NULL");
 
     const char *model;
     size_t model_len;
     llm_status st = llm_gguf_get_str(g, "tokenizer.ggml.model", &model, &model_len);
-    if (st == LLM_ERR_NOT_FOUND) return fail(st, "GGUF has no tokenizer.ggml.model");
-    if (st != LLM_OK) return fail(st, "tokenizer.ggml.model: %s", llm_gguf_last_error());
+    if (st == LLM_ERR_NOT_FOUND) return llm__tok_err(st, "GGUF has no tokenizer.ggml.model");
+    if (st != LLM_OK) return llm__tok_err(st, "tokenizer.ggml.model: %s", llm_gguf_last_error());
 
     llm_vocab_spec spec;
     llm_vocab_spec_init(&spec);
@@ -149,14 +139,14 @@ llm_status llm_tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
     } else if (model_len == 2 && memcmp(model, "t5", 2) == 0) {
         spec.type = LLM_TOKENIZER_UGM; /* SentencePiece Unigram (T5, XLM-RoBERTa) */
     } else {
-        return fail(LLM_ERR_UNSUPPORTED, "unsupported tokenizer model \"%.*s\"", (int)model_len, model);
+        return llm__tok_err(LLM_ERR_UNSUPPORTED, "unsupported tokenizer model \"%.*s\"", (int)model_len, model);
     }
 
     llm_gguf_value toks, arr;
     st = llm_gguf_get_array(g, "tokenizer.ggml.tokens", &toks);
-    if (st != LLM_OK) return fail(st, "tokenizer.ggml.tokens: %s", llm_gguf_last_error());
+    if (st != LLM_OK) return llm__tok_err(st, "tokenizer.ggml.tokens: %s", llm_gguf_last_error());
     if (toks.count == 0 || toks.count > (uint64_t)INT32_MAX)
-        return fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.tokens: bad size %llu", (unsigned long long)toks.count);
+        return llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.tokens: bad size %llu", (unsigned long long)toks.count);
     int32_t n = (int32_t)toks.count;
 
     char **tokens = NULL, *tok_blob = NULL, **merges = NULL, *merge_blob = NULL;
@@ -170,41 +160,41 @@ llm_status llm_tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
 
     if (llm_gguf_get_array(g, "tokenizer.ggml.scores", &arr) == LLM_OK) {
         if (arr.count != (uint64_t)n) {
-            st = fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.scores has %llu entries for %d tokens",
+            st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.scores has %llu entries for %d tokens",
                       (unsigned long long)arr.count, (int)n);
             goto done;
         }
         scores = malloc((size_t)n * sizeof *scores);
         if (!scores) {
-            st = fail(LLM_ERR_NO_MEMORY, "out of memory");
+            st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
             goto done;
         }
         if ((st = llm_gguf_array_f32(&arr, 0, (uint64_t)n, scores)) != LLM_OK) {
-            st = fail(st, "tokenizer.ggml.scores: %s", llm_gguf_last_error());
+            st = llm__tok_err(st, "tokenizer.ggml.scores: %s", llm_gguf_last_error());
             goto done;
         }
         spec.scores = scores;
     }
     if (llm_gguf_get_array(g, "tokenizer.ggml.token_type", &arr) == LLM_OK) {
         if (arr.count != (uint64_t)n) {
-            st = fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.token_type has %llu entries for %d tokens",
+            st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.token_type has %llu entries for %d tokens",
                       (unsigned long long)arr.count, (int)n);
             goto done;
         }
         types = malloc((size_t)n * sizeof *types);
         if (!types) {
-            st = fail(LLM_ERR_NO_MEMORY, "out of memory");
+            st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
             goto done;
         }
         if ((st = llm_gguf_array_i32(&arr, 0, (uint64_t)n, types)) != LLM_OK) {
-            st = fail(st, "tokenizer.ggml.token_type: %s", llm_gguf_last_error());
+            st = llm__tok_err(st, "tokenizer.ggml.token_type: %s", llm_gguf_last_error());
             goto done;
         }
         spec.token_types = types;
     }
     if (llm_gguf_get_array(g, "tokenizer.ggml.merges", &arr) == LLM_OK) {
         if (arr.count > (uint64_t)INT32_MAX) {
-            st = fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.merges: too many");
+            st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.merges: too many");
             goto done;
         }
         if ((st = copy_strings(&arr, "tokenizer.ggml.merges", &merges, &merge_blob)) != LLM_OK) goto done;
@@ -240,7 +230,7 @@ llm_status llm_tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
         if ((st = get_flag(g, "tokenizer.ggml.remove_extra_whitespaces", &spec.remove_extra_whitespaces))) goto done;
         if (llm_gguf_get_array(g, "tokenizer.ggml.precompiled_charsmap", &arr) == LLM_OK) {
             if (arr.elem_type != LLM_GGUF_UINT8 && arr.elem_type != LLM_GGUF_INT8) {
-                st = fail(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.precompiled_charsmap: %s elements, not bytes",
+                st = llm__tok_err(LLM_ERR_BAD_FORMAT, "tokenizer.ggml.precompiled_charsmap: %s elements, not bytes",
                           llm_gguf_type_name(arr.elem_type));
                 goto done;
             }
@@ -282,7 +272,7 @@ llm_status llm_tokenizer_from_gguf(const llm_gguf *g, llm_tokenizer **out) {
     int oom;
     strip = llamacpp_strip(g, tokens, types, n, &oom);
     if (oom) {
-        st = fail(LLM_ERR_NO_MEMORY, "out of memory");
+        st = llm__tok_err(LLM_ERR_NO_MEMORY, "out of memory");
         goto done;
     }
     spec.strip = strip;

@@ -10,13 +10,7 @@
 
 const char *llm_tokenizer_last_error(void) { return llm__err_get(LLM__ERR_TOKENIZER); }
 
-llm_status llm__tok_err(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_TOKENIZER, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
+LLM__DEFINE_FAIL(llm__tok_err, LLM__ERR_TOKENIZER)
 
 size_t llm__utf8_validate(const char *s, size_t n) {
     const unsigned char *p = (const unsigned char *)s;

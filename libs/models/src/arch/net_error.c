@@ -10,13 +10,7 @@
 
 const char *llm_net_last_error(void) { return llm__err_get(LLM__ERR_NET); }
 
-llm_status llm__net_err(llm_status st, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    llm__err_vset(LLM__ERR_NET, st, fmt, ap);
-    va_end(ap);
-    return st;
-}
+LLM__DEFINE_FAIL(llm__net_err, LLM__ERR_NET)
 
 llm_status llm__net_op(llm_status st) {
     if (st < 0) {
