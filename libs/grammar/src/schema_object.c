@@ -92,22 +92,20 @@ static uint32_t utf8_next(const unsigned char *s, size_t *len) {
     return cp;
 }
 
-/* A code point inside a GBNF character class. The characters that would
- * change the class ('\\', ']', '-', '^') and controls are escaped (llama.cpp
- * writes them raw, which breaks on such names; no other difference). */
-static void put_class_char(js_sb *b, const char *s, size_t len) {
-    unsigned char ch = (unsigned char)s[0];
-    if (len == 1 && (ch == '\\' || ch == ']' || ch == '-')) {
+/* A code point inside a GBNF character class, written raw as llama.cpp
+ * writes it, except where raw text would change the class: '\\' and ']'
+ * always, '-' unless it ends the class, '^' when it opens it. (llama.cpp
+ * writes them raw, which breaks its grammar for such property names.) */
+static void put_class_char(js_sb *b, uint32_t cp, int first, int last) {
+    if (cp == '\\' || cp == ']' || (cp == '-' && !last)) {
         llm__js_sb_putc(b, '\\');
-        llm__js_sb_putc(b, (char)ch);
-    } else if (len == 1 && (ch == '^' || ch < 0x20 || ch == 0x7F)) {
-        llm__js_sb_printf(b, "\\x%02X", ch);
-    } else {
-        llm__js_sb_putn(b, s, len);
+        llm__js_sb_putc(b, (char)cp);
+        return;
     }
-}
-
-static void utf8_put(js_sb *b, uint32_t cp) {
+    if (cp == '^' && first) {
+        llm__js_sb_puts(b, "\\x5E");
+        return;
+    }
     char u[4];
     size_t n;
     if (cp < 0x80) {
@@ -129,7 +127,7 @@ static void utf8_put(js_sb *b, uint32_t cp) {
         u[3] = (char)(0x80 | (cp & 0x3F));
         n = 4;
     }
-    put_class_char(b, u, n);
+    llm__js_sb_putn(b, u, n);
 }
 
 static int not_strings_node(js_ctx *c, const trie *t, size_t at, const char *char_rule, js_sb *out) {
@@ -140,7 +138,7 @@ static int not_strings_node(js_ctx *c, const trie *t, size_t at, const char *cha
         if (i)
             llm__js_sb_puts(out, " | ");
         llm__js_sb_putc(out, '[');
-        utf8_put(out, nd->cps[i]);
+        put_class_char(out, nd->cps[i], 1, 1);
         llm__js_sb_putc(out, ']');
         if (t->v[nd->kids[i]].n) {
             llm__js_sb_puts(out, " (");
@@ -155,8 +153,8 @@ static int not_strings_node(js_ctx *c, const trie *t, size_t at, const char *cha
     }
     if (nd->n) {
         llm__js_sb_puts(out, " | [^\"");
-        for (size_t i = 0; i < nd->n; i++)
-            utf8_put(out, nd->cps[i]);
+        for (size_t i = 0; i < nd->n; i++) /* after '"': never first */
+            put_class_char(out, nd->cps[i], 0, i + 1 == nd->n);
         llm__js_sb_puts(out, "] ");
         llm__js_sb_puts(out, char_rule);
         llm__js_sb_putc(out, '*');
