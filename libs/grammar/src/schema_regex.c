@@ -80,6 +80,16 @@ static size_t gbnf_escape_length(const char *p, size_t len, size_t i) {
     return 2 + n_hex;
 }
 
+/* Bytes of the UTF-8 character at p[i] (1 for ASCII or a stray byte). */
+static size_t utf8_len(const char *p, size_t len, size_t i) {
+    unsigned char b = (unsigned char)p[i];
+    size_t n = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+    for (size_t k = 1; k < n; k++)
+        if (i + k >= len || ((unsigned char)p[i + k] & 0xC0) != 0x80)
+            return 1;
+    return n;
+}
+
 static int is_non_literal(char ch) { return ch && strchr("|.()[]{}*+?^$", ch) != NULL; }
 
 typedef struct seq {
@@ -304,10 +314,14 @@ static int step(rx *r, seq *s) {
         } else if (p[i] == '"') {
             llm__js_sb_puts(&lit, "\\\"");
             r->i++;
-        } else if (!is_non_literal(p[i]) &&
-                   (i == r->len - 1 || lit.n == 0 || p[i + 1] == '.' || !is_non_literal(p[i + 1]))) {
-            llm__js_sb_putc(&lit, p[i]);
-            r->i++;
+        } else if (!is_non_literal(p[i])) {
+            /* one character: a whole UTF-8 sequence (llama.cpp looks at bytes
+             * here, so "é+" repeats only the last byte of é) */
+            size_t n = utf8_len(p, r->len, i), next = i + n;
+            if (!(next >= r->len || lit.n == 0 || p[next] == '.' || !is_non_literal(p[next])))
+                break;
+            llm__js_sb_putn(&lit, p + i, n);
+            r->i += n;
         } else {
             break;
         }
