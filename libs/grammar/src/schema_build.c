@@ -138,18 +138,6 @@ static unsigned parse_types(js_ctx *c, const json_t *type, const char *path) {
     return set;
 }
 
-static unsigned json_value_type(const json_t *v) {
-    switch (json_typeof(v)) {
-    case JSON_NULL: return JS_T_NULL;
-    case JSON_TRUE:
-    case JSON_FALSE: return JS_T_BOOLEAN;
-    case JSON_INTEGER: return JS_T_INTEGER;
-    case JSON_REAL: return json_real_value(v) == floor(json_real_value(v)) ? JS_T_INTEGER : JS_T_NUMBER;
-    case JSON_STRING: return JS_T_STRING;
-    case JSON_ARRAY: return JS_T_ARRAY;
-    default: return JS_T_OBJECT;
-    }
-}
 
 static js_format known_format(const json_t *f) {
     const char *s = json_is_string(f) ? json_string_value(f) : "";
@@ -568,7 +556,7 @@ static js_node *build_values(js_ctx *c, const json_t *schema, uint64_t kw, const
         return NULL;
     for (size_t i = 0; i < n_values; i++) {
         const json_t *x = is_const ? v : json_array_get(v, i);
-        unsigned t = json_value_type(x);
+        unsigned t = llm__js_json_type(x);
         if (!(t & declared) && !(t == JS_T_INTEGER && (declared & JS_T_NUMBER))) {
             js_sb b;
             llm__js_sb_init(&b, c);
@@ -757,44 +745,3 @@ int llm__js_build(js_ctx *c) {
         c->pending[i]->target = llm__js_map_get(&c->refs, c->pending[i]->ref);
     return 0;
 }
-
-/* ---- value types --------------------------------------------------------------------- */
-
-static unsigned value_types(const js_node *n, int depth) {
-    if (depth > 64) /* a $ref cycle contributes nothing */
-        return 0;
-    switch (n->kind) {
-    case JS_ANY: return JS_T_ALL;
-    case JS_NULL: return JS_T_NULL;
-    case JS_BOOLEAN: return JS_T_BOOLEAN;
-    case JS_NUMBER: return JS_T_NUMBER | JS_T_INTEGER;
-    case JS_INTEGER: return JS_T_INTEGER;
-    case JS_STRING: return JS_T_STRING;
-    case JS_ARRAY:
-    case JS_TUPLE: return JS_T_ARRAY;
-    case JS_OBJECT: return JS_T_OBJECT;
-    case JS_CONST: return json_value_type(n->value);
-    case JS_ENUM: {
-        unsigned t = 0;
-        for (size_t i = 0; i < json_array_size(n->value); i++)
-            t |= json_value_type(json_array_get(n->value, i));
-        return t;
-    }
-    case JS_REF: return n->target ? value_types(n->target, depth + 1) : 0;
-    case JS_ANY_OF: {
-        unsigned t = 0;
-        for (size_t i = 0; i < n->n_kids; i++)
-            t |= value_types(n->kids[i], depth + 1);
-        return t;
-    }
-    case JS_ALL_OF: {
-        unsigned t = JS_T_ALL;
-        for (size_t i = 0; i < n->n_kids; i++)
-            t &= value_types(n->kids[i], depth + 1);
-        return t;
-    }
-    }
-    return 0;
-}
-
-unsigned llm__js_value_types(const js_node *n) { return value_types(n, 0); }

@@ -52,8 +52,49 @@ static const char *value_literal(js_ctx *c, const json_t *v) {
     return llm__js_sb_str(&lit);
 }
 
+/* ---- value types --------------------------------------------------------------------- */
+
+/* The JSON value types a node's values can have: refs followed, a cycle
+ * contributes nothing. */
+static unsigned value_types(const js_node *n, int depth) {
+    if (depth > 64) /* a $ref cycle contributes nothing */
+        return 0;
+    switch (n->kind) {
+    case JS_ANY: return JS_T_ALL;
+    case JS_NULL: return JS_T_NULL;
+    case JS_BOOLEAN: return JS_T_BOOLEAN;
+    case JS_NUMBER: return JS_T_NUMBER | JS_T_INTEGER;
+    case JS_INTEGER: return JS_T_INTEGER;
+    case JS_STRING: return JS_T_STRING;
+    case JS_ARRAY:
+    case JS_TUPLE: return JS_T_ARRAY;
+    case JS_OBJECT: return JS_T_OBJECT;
+    case JS_CONST: return llm__js_json_type(n->value);
+    case JS_ENUM: {
+        unsigned t = 0;
+        for (size_t i = 0; i < json_array_size(n->value); i++)
+            t |= llm__js_json_type(json_array_get(n->value, i));
+        return t;
+    }
+    case JS_REF: return n->target ? value_types(n->target, depth + 1) : 0;
+    case JS_ANY_OF: {
+        unsigned t = 0;
+        for (size_t i = 0; i < n->n_kids; i++)
+            t |= value_types(n->kids[i], depth + 1);
+        return t;
+    }
+    case JS_ALL_OF: {
+        unsigned t = JS_T_ALL;
+        for (size_t i = 0; i < n->n_kids; i++)
+            t &= value_types(n->kids[i], depth + 1);
+        return t;
+    }
+    }
+    return 0;
+}
+
 static int check_declared(js_ctx *c, const js_node *n, const char *what) {
-    if (n->declared_types && (llm__js_value_types(n) & ~n->declared_types))
+    if (n->declared_types && (value_types(n, 0) & ~n->declared_types))
         return llm__js_fail(c, LLM_ERR_UNSUPPORTED,
                             "JSON schema: keyword 'type' beside %s admits fewer types than its schemas at %s",
                             what, n->path);
@@ -94,6 +135,72 @@ static const char *resolve_ref(js_ctx *c, const js_node *n) {
     name = llm__js_visit(c, n->target, name);
     llm__js_map_del(&c->resolving, n->ref);
     return name;
+}
+
+/* ---- objects ---------------------------------------------------------------------- */
+
+typedef struct js_prop_ref {
+    const char *name;
+    const js_node *schema;
+    int required;
+} js_prop_ref;
+
+static const char *join3(js_ctx *c, const char *a, const char *b, const char *d) {
+    return a && b && d ? cat(c, a, b, d, (const char *)NULL) : NULL;
+}
+
+/* llama.cpp's _build_object_rule: each property visited and its
+ * "name-prop-kv" rule added in schema order, then the additional keys'
+ * rules, then the body (schema_object.c). */
+static const char *object_rule(js_ctx *c, const js_prop_ref *props, size_t n_props, const char *name,
+                               const js_node *additional) {
+    const char *sep = *name ? "-" : "";
+    js_map kv_of = {0}; /* property name -> its kv rule (the last one, as llama.cpp's map) */
+    const char **names = llm__js_alloc(c, (n_props + 1) * sizeof *names);
+    js_members m = {llm__js_alloc(c, (n_props + 1) * sizeof(char *)), 0,
+                    llm__js_alloc(c, (n_props + 2) * sizeof(char *)),
+                    llm__js_alloc(c, (n_props + 2) * sizeof(char *)), 0};
+    if (!names || !m.req_kv || !m.opt_name || !m.opt_kv)
+        return NULL;
+    for (size_t i = 0; i < n_props; i++) {
+        const char *pn = props[i].name;
+        const char *prop_rule = llm__js_visit(c, props[i].schema, P(join3(c, name, sep, pn)));
+        js_sb key, body;
+        llm__js_sb_init(&key, c);
+        llm__js_dump_json_string(&key, pn, strlen(pn));
+        const char *key_json = llm__js_sb_str(&key);
+        llm__js_sb_init(&body, c);
+        llm__js_put_literal(&body, P(key_json), key_json ? key.n : 0);
+        llm__js_sb_puts(&body, " space \":\" space ");
+        llm__js_sb_puts(&body, P(prop_rule));
+        const char *kv = llm__js_add_rule(c, join3(c, name, sep, join3(c, pn, "-kv", "")), llm__js_sb_str(&body));
+        if (!kv || llm__js_map_put(c, &kv_of, pn, (void *)kv) != 0)
+            return NULL;
+        names[i] = pn;
+        if (props[i].required)
+            m.req_kv[m.n_req++] = pn;
+        else
+            m.opt_name[m.n_opt++] = pn;
+    }
+    for (size_t i = 0; i < m.n_req; i++)
+        m.req_kv[i] = llm__js_map_get(&kv_of, m.req_kv[i]);
+    for (size_t i = 0; i < m.n_opt; i++)
+        m.opt_kv[i] = llm__js_map_get(&kv_of, m.opt_name[i]);
+    if (additional) {
+        const char *sub = join3(c, name, sep, "additional");
+        const char *value_rule = additional->kind != JS_ANY
+                                     ? llm__js_visit(c, additional, P(join3(c, sub, "-value", "")))
+                                     : llm__js_add_primitive(c, "value", "value");
+        const char *key_rule = n_props == 0 ? llm__js_add_primitive(c, "string", "string")
+                                            : llm__js_add_rule(c, P(join3(c, sub, "-k", "")),
+                                                               llm__js_not_strings(c, names, n_props));
+        const char *kv = llm__js_add_rule(c, P(join3(c, sub, "-kv", "")), join3(c, key_rule, " \":\" space ", value_rule));
+        if (!kv)
+            return NULL;
+        m.opt_name[m.n_opt] = NULL;
+        m.opt_kv[m.n_opt++] = kv;
+    }
+    return c->st == LLM_OK ? llm__js_object_body(c, name, &m) : NULL;
 }
 
 /* ---- allOf ------------------------------------------------------------------------ */
@@ -222,7 +329,7 @@ static const char *visit_all_of(js_ctx *c, const js_node *n, const char *name, c
     }
     for (size_t i = 0; i < a.n_props; i++)
         a.props[i].required = llm__js_map_has(&a.required, a.props[i].name);
-    return llm__js_add_rule(c, rule_name, llm__js_object_rule(c, a.props, a.n_props, name, NULL));
+    return llm__js_add_rule(c, rule_name, object_rule(c, a.props, a.n_props, name, NULL));
 }
 
 /* ---- visit ---------------------------------------------------------------------------- */
@@ -288,7 +395,7 @@ static const char *visit_kind(js_ctx *c, const js_node *n, const char *name, con
             props[i].schema = n->props[i].schema;
             props[i].required = n->props[i].required;
         }
-        return llm__js_add_rule(c, rule_name, llm__js_object_rule(c, props, n->n_props, name, n->additional));
+        return llm__js_add_rule(c, rule_name, object_rule(c, props, n->n_props, name, n->additional));
     }
     case JS_TUPLE:
         llm__js_sb_puts(&b, "\"[\" space ");

@@ -6,7 +6,8 @@
  *   schema_build.c    JSON (jansson) -> a tree of js_node, every keyword
  *                     checked: enforced, an annotation, or refused;
  *   schema_convert.c  js_node tree -> named GBNF rules (visit());
- *   schema_object.c   object rules and the "none of these keys" rule;
+ *   schema_object.c   the text of object rules and the "none of these
+ *                     keys" rule (leaf: it visits nothing);
  *   schema_regex.c    a "pattern" regex -> a GBNF rule;
  *   schema_rules.c    the rule table, the built-in rules, repetitions and
  *                     integer ranges;
@@ -78,6 +79,9 @@ void llm__js_map_del(js_map *m, const char *key);
 void llm__js_dump_json(js_sb *b, const json_t *v);
 void llm__js_dump_json_string(js_sb *b, const char *s, size_t n);
 
+/* The JS_T_* type of a JSON value (an integral real counts as an integer). */
+unsigned llm__js_json_type(const json_t *v);
+
 /* Appends s as a GBNF string literal: quoted, with \r \n " \ escaped. */
 void llm__js_put_literal(js_sb *b, const char *s, size_t n);
 
@@ -126,10 +130,6 @@ struct js_node {
 
 /* Builds the tree of c->doc into c->root; 0 or -1 (failed). */
 int llm__js_build(js_ctx *c);
-
-/* The JSON value types a node's values can have (refs followed, cycles
- * contribute nothing). */
-unsigned llm__js_value_types(const js_node *n);
 
 /* ---- rules (schema_rules.c) ---------------------------------------------- */
 
@@ -181,14 +181,20 @@ const char *llm__js_visit_pattern(js_ctx *c, const char *pattern, const char *na
 /* schema_convert.c */
 const char *llm__js_visit(js_ctx *c, const js_node *n, const char *name);
 
-/* schema_object.c: the body of an object rule. */
-typedef struct js_prop_ref {
-    const char *name;
-    const js_node *schema;
-    int required;
-} js_prop_ref;
-const char *llm__js_object_rule(js_ctx *c, const js_prop_ref *props, size_t n_props,
-                                const char *name, const js_node *additional);
+/* schema_object.c: the body of an object rule whose member rules exist:
+ * required members first, then optional ones, each of which may be left
+ * out ("name-<member>-rest" rules chain them). */
+typedef struct js_members {
+    const char **req_kv;   /* [n_req] kv rules of the required properties, in schema order */
+    size_t n_req;
+    const char **opt_name; /* [n_opt] names of the optional properties, NULL for the additional keys (last) */
+    const char **opt_kv;   /* [n_opt] their kv rules */
+    size_t n_opt;
+} js_members;
+const char *llm__js_object_body(js_ctx *c, const char *name, const js_members *m);
+
+/* schema_object.c: a JSON string (quotes included) that is none of names[0..n). */
+const char *llm__js_not_strings(js_ctx *c, const char *const *names, size_t n);
 
 /* ---- the context ----------------------------------------------------------- */
 

@@ -163,14 +163,13 @@ static int not_strings_node(js_ctx *c, const trie *t, size_t at, const char *cha
     return 0;
 }
 
-/* A JSON string (quotes included) that is none of names[0..n). */
-static const char *not_strings(js_ctx *c, const js_prop_ref *props, size_t n) {
+const char *llm__js_not_strings(js_ctx *c, const char *const *names, size_t n) {
     trie t = {0};
     if (trie_new_node(c, &t) != 0)
         return NULL;
     for (size_t i = 0; i < n; i++) {
         size_t at = 0, len;
-        for (const unsigned char *s = (const unsigned char *)props[i].name; *s; s += len) {
+        for (const unsigned char *s = (const unsigned char *)names[i]; *s; s += len) {
             at = trie_child(c, &t, at, utf8_next(s, &len));
             if (!at)
                 return NULL;
@@ -217,49 +216,10 @@ static void put_optional(js_sb *b, const char *kv, int is_additional, int first_
     }
 }
 
-const char *llm__js_object_rule(js_ctx *c, const js_prop_ref *props, size_t n_props, const char *name,
-                                const js_node *additional) {
+const char *llm__js_object_body(js_ctx *c, const char *name, const js_members *m) {
     const char *sep = *name ? "-" : "";
-    js_map kv_of = {0};                                     /* property name -> its kv rule (last wins) */
-    const char **req = llm__js_alloc(c, (n_props + 1) * sizeof *req); /* names */
-    const char **opt = llm__js_alloc(c, (n_props + 2) * sizeof *opt); /* names; NULL = additional keys */
-    size_t n_req = 0, n_opt = 0;
-    if (!req || !opt)
-        return NULL;
-    for (size_t i = 0; i < n_props; i++) {
-        const char *pn = props[i].name;
-        const char *sub = join3(c, name, sep, pn);
-        const char *prop_rule = sub ? llm__js_visit(c, props[i].schema, sub) : NULL;
-        js_sb key, body;
-        llm__js_sb_init(&key, c);
-        llm__js_dump_json_string(&key, pn, strlen(pn));
-        const char *key_json = llm__js_sb_str(&key);
-        llm__js_sb_init(&body, c);
-        if (key_json)
-            llm__js_put_literal(&body, key_json, key.n);
-        llm__js_sb_puts(&body, " space \":\" space ");
-        llm__js_sb_puts(&body, prop_rule ? prop_rule : "");
-        const char *kv = llm__js_add_rule(c, join3(c, name, sep, join3(c, pn, "-kv", "")),
-                                          prop_rule ? llm__js_sb_str(&body) : NULL);
-        if (!kv || llm__js_map_put(c, &kv_of, pn, (void *)kv) != 0)
-            return NULL;
-        if (props[i].required)
-            req[n_req++] = pn;
-        else
-            opt[n_opt++] = pn;
-    }
-    const char *additional_kv = NULL;
-    if (additional) {
-        const char *sub = join3(c, name, sep, "additional");
-        const char *value_rule = additional->kind != JS_ANY ? llm__js_visit(c, additional, join3(c, sub, "-value", ""))
-                                                            : llm__js_add_primitive(c, "value", "value");
-        const char *key_rule = n_props == 0 ? llm__js_add_primitive(c, "string", "string")
-                                            : llm__js_add_rule(c, join3(c, sub, "-k", ""), not_strings(c, props, n_props));
-        additional_kv = llm__js_add_rule(c, join3(c, sub, "-kv", ""), join3(c, key_rule, " \":\" space ", value_rule));
-        if (!additional_kv)
-            return NULL;
-        opt[n_opt++] = NULL;
-    }
+    size_t n_req = m->n_req, n_opt = m->n_opt;
+    const char **opt = m->opt_name, **opt_kv = m->opt_kv;
     if (n_req == 0 && n_opt == 0)
         return "\"{\" space \"}\"";
 
@@ -271,8 +231,7 @@ const char *llm__js_object_rule(js_ctx *c, const js_prop_ref *props, size_t n_pr
     for (size_t p = n_opt > 1 ? n_opt - 1 : 0; p-- > 0;) {
         js_sb b;
         llm__js_sb_init(&b, c);
-        const char *next = opt[p + 1] ? llm__js_map_get(&kv_of, opt[p + 1]) : additional_kv;
-        put_optional(&b, next, opt[p + 1] == NULL, 1);
+        put_optional(&b, opt_kv[p + 1], opt[p + 1] == NULL, 1);
         if (p + 1 < n_opt - 1) {
             llm__js_sb_putc(&b, ' ');
             llm__js_sb_puts(&b, rest[p + 1]);
@@ -289,7 +248,7 @@ const char *llm__js_object_rule(js_ctx *c, const js_prop_ref *props, size_t n_pr
     for (size_t i = 0; i < n_req; i++) {
         if (i)
             llm__js_sb_puts(&b, " \",\" space ");
-        llm__js_sb_puts(&b, llm__js_map_get(&kv_of, req[i]));
+        llm__js_sb_puts(&b, m->req_kv[i]);
     }
     if (n_opt) {
         llm__js_sb_puts(&b, " (");
@@ -298,7 +257,7 @@ const char *llm__js_object_rule(js_ctx *c, const js_prop_ref *props, size_t n_pr
         for (size_t i = 0; i < n_opt; i++) {
             if (i)
                 llm__js_sb_puts(&b, " | ");
-            put_optional(&b, opt[i] ? llm__js_map_get(&kv_of, opt[i]) : additional_kv, opt[i] == NULL, 0);
+            put_optional(&b, opt_kv[i], opt[i] == NULL, 0);
             if (i + 1 < n_opt) {
                 llm__js_sb_putc(&b, ' ');
                 llm__js_sb_puts(&b, rest[i]);

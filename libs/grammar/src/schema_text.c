@@ -213,6 +213,21 @@ void llm__js_map_del(js_map *m, const char *key) {
     }
 }
 
+/* ---- JSON values -------------------------------------------------------------------------- */
+
+unsigned llm__js_json_type(const json_t *v) {
+    switch (json_typeof(v)) {
+    case JSON_NULL: return JS_T_NULL;
+    case JSON_TRUE:
+    case JSON_FALSE: return JS_T_BOOLEAN;
+    case JSON_INTEGER: return JS_T_INTEGER;
+    case JSON_REAL: return json_real_value(v) == floor(json_real_value(v)) ? JS_T_INTEGER : JS_T_NUMBER;
+    case JSON_STRING: return JS_T_STRING;
+    case JSON_ARRAY: return JS_T_ARRAY;
+    default: return JS_T_OBJECT;
+    }
+}
+
 /* ---- JSON text as nlohmann::json::dump() writes it ----------------------------- */
 
 void llm__js_dump_json_string(js_sb *b, const char *s, size_t n) {
