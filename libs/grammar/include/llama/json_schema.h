@@ -40,6 +40,12 @@
  *       unanchored, ...) leaves the string unconstrained, as llama.cpp does
  *       (llama.cpp prints a warning; we print nothing): pass
  *       LLM_JSON_SCHEMA_STRICT_PATTERNS to refuse such a schema instead.
+ *   The text differs from llama.cpp's only where llama.cpp's is wrong: a
+ *   regex quantifier after a non-ASCII character repeats the character,
+ *   not its last byte ("^é+$"); in the rule excluding known property names
+ *   from additional keys, '\\', ']', a '-' not ending the class and a '^'
+ *   opening it are escaped (llama.cpp writes [^"-a], a range); $ref
+ *   pointers decode ~0 and ~1.
  *
  * Supported keywords
  *   type (a string or an array of strings), properties, required,
