@@ -193,9 +193,8 @@ static inline void prep_none_kept_at(int kept_any, llm_dtype t, int isa_level) {
     if (kept_any) return;
     llm__cpu_kernels k;
     llm__cpu_kernels_scalar(&k);
-    llm__cpu_set_isa_cap(isa_level);
-    if (llm__cpu_has_avx2()) llm__cpu_kernels_avx2(&k);
-    llm__cpu_set_isa_cap(LLM__ISA_ALL);
+    const unsigned cpu = llm__cpu_features_upto(isa_level);
+    if (cpu & LLM__CPU_AVX2) llm__cpu_kernels_x86(&k, cpu);
     cr_assert_null(k.prep[t].dot, "a %s prepared layout is registered but was never taken", llm_dtype_name(t));
     cr_log_info("no prepared %s layout on this CPU: nothing to compare", llm_dtype_name(t));
 }

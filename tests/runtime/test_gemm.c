@@ -285,7 +285,7 @@ Test(gemm, f16_bf16_matmul_keeps_the_sgemm_pair_bits) {
     llm__cpu_kernels k;
     llm__cpu_kernels_scalar(&k);
     if (!llm__cpu_has_avx2()) cr_skip_test("CPU lacks AVX2/FMA/F16C: no sgemm pair");
-    llm__cpu_kernels_avx2(&k);
+    llm__cpu_kernels_x86(&k, llm__cpu_features());
     /* K % 8 == 0, M % 4 == 0, M % 8 != 0; rows on both sides of the
      * tiled product's thresholds (matmul_cpu.c: F16 from 8, BF16 from 64) */
     const int64_t K = 200, M = 36, n = 130;

@@ -116,7 +116,7 @@ Test(kernels, simd_dots_match_scalar) {
     llm__cpu_kernels s, v;
     llm__cpu_kernels_scalar(&s);
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     int n_checked = 0;
     for (size_t ti = 0; ti < sizeof(g_wtypes) / sizeof(g_wtypes[0]); ti++) {
         llm_dtype wt = g_wtypes[ti], at = s.act_type[wt];
@@ -176,7 +176,7 @@ Test(kernels, simd_quantizers_match_scalar) {
     llm__cpu_kernels s, v;
     llm__cpu_kernels_scalar(&s);
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     const llm_dtype types[] = {LLM_DTYPE_Q8_0, LLM_DTYPE_Q8_1};
     for (int ti = 0; ti < 2; ti++) {
         llm_dtype t = types[ti];
@@ -222,7 +222,7 @@ Test(kernels, simd_float_helpers_match_scalar) {
     llm__cpu_kernels s, v;
     llm__cpu_kernels_scalar(&s);
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     for (int rep = 0; rep < 200; rep++) {
         int64_t n = 1 + rnd() % 700;
         float *x = malloc(sizeof(float) * (size_t)n), *y = malloc(sizeof(float) * (size_t)n);

@@ -97,7 +97,7 @@ Test(kernels, kquant_dots_match_llamacpp) {
     llm__cpu_kernels_scalar(&v);
     const int simd = llm__cpu_has_avx2();
     if (simd) {
-        llm__cpu_kernels_avx2(&v);
+        llm__cpu_kernels_x86(&v, llm__cpu_features());
     } else {
         cr_log_info("CPU lacks AVX2/FMA/F16C: only the scalar Q4_K/Q6_K dots are checked against llama.cpp");
     }
@@ -155,7 +155,7 @@ Test(kernels, kquant_simd_extreme_blocks_match_scalar) {
     llm__cpu_kernels s, v;
     llm__cpu_kernels_scalar(&s);
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     const llm_dtype types[] = {LLM_DTYPE_Q4_K, LLM_DTYPE_Q6_K};
     for (int ti = 0; ti < 2; ti++) {
         const llm_dtype t = types[ti];
@@ -282,7 +282,7 @@ Test(kernels, q8k_quantizer_matches_llamacpp) {
     llm__cpu_kernels_scalar(&v);
     const int simd = llm__cpu_has_avx2();
     if (simd) {
-        llm__cpu_kernels_avx2(&v);
+        llm__cpu_kernels_x86(&v, llm__cpu_features());
         cr_assert_neq(v.quantize[LLM_DTYPE_Q8_K], s.quantize[LLM_DTYPE_Q8_K], "Q8_K has no AVX2 quantizer");
     }
     for (int i = 0; i < (int)(sizeof(g_q8k_golden) / sizeof(g_q8k_golden[0])); i++) {
@@ -377,7 +377,7 @@ static void kq_check_packed(const struct llm__dot_pair *pr, llm_dtype t, int n, 
 Test(kernels, q4k_repacked_orders_match_llamacpp) {
     llm__cpu_kernels s;
     llm__cpu_kernels_scalar(&s); /* its Q8_K quantizer is llama.cpp's bit for bit */
-#if defined(__x86_64__) /* kernels_avx2_kq.c is an AVX2 build there */
+#if defined(__x86_64__) /* kernels/kquant_x86_256.c is an AVX2 build there */
     if (!llm__cpu_has_avx2()) {
         cr_skip_test("CPU lacks AVX2/FMA/F16C: the repacked-order dots are not callable");
     }
@@ -412,7 +412,7 @@ Test(kernels, q4k_repacked_orders_match_llamacpp) {
         {
             llm__cpu_kernels v;
             llm__cpu_kernels_scalar(&v);
-            llm__cpu_kernels_avx2(&v);
+            llm__cpu_kernels_x86(&v, llm__cpu_features());
             cr_assert_not_null(v.rows8[LLM_DTYPE_Q4_K].dot8, "no Q4_K rows8 dot8 registered");
             kq_check_dot8(LLM_DTYPE_Q4_K, v.rows8[LLM_DTYPE_Q4_K].dot8, n, w, wb, a, ab, 0, (const float (*)[8])gv,
                           (const float (*)[8])gm);
@@ -465,7 +465,7 @@ Test(kernels, q4k_packed_extreme_blocks) {
     }
     llm__cpu_kernels v;
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     /* Per pattern: the qs byte (0xFF: both nibbles 15; 0x0F / 0xF0: one of
      * the pair's sub-blocks at 15, the other 0; -1: random) and the 12
      * scale bytes (0xFF: every scale and min 63; -1: random). */
@@ -516,7 +516,7 @@ Test(kernels, q6k_packed_extreme_blocks) {
     }
     llm__cpu_kernels v;
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     const llm_dtype t = LLM_DTYPE_Q6_K;
     /* Per pattern: the ql / qh byte (-1: random) and the scales (0: 127,
      * 1: -128, 2: alternating, 3: random). */
@@ -596,12 +596,12 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
     llm__cpu_kernels_scalar(&s);
     llm__cpu_kernels_scalar(&v);
     const int simd = llm__cpu_has_avx2();
-#if defined(__x86_64__) /* kernels_avx2_kq.c is an AVX2 build there */
+#if defined(__x86_64__) /* kernels/kquant_x86_256.c is an AVX2 build there */
     if (!simd) {
         cr_skip_test("CPU lacks AVX2/FMA/F16C: the tiled-order dots are not callable");
     }
 #endif
-    if (simd) llm__cpu_kernels_avx2(&v);
+    if (simd) llm__cpu_kernels_x86(&v, llm__cpu_features());
     for (int c = 0; c < (int)(sizeof(g_kq_tiled_golden) / sizeof(g_kq_tiled_golden[0])); c += 2) {
         const llm_dtype t = g_kq_tiled_golden[c].t;
         const int n = g_kq_tiled_golden[c].n, q6 = t == LLM_DTYPE_Q6_K, q5 = t == LLM_DTYPE_Q5_K;
@@ -659,7 +659,7 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
             kq_check_packed(&v.tiled[t], t, n, w, wb, a, ab, (const float (*)[8])tiled4);
             kq_check_packed(&v.tiled[t], t, n, w, wb, a + 4 * ab, ab, (const float (*)[8])&tiled4[4][0]);
         }
-        if (q5 && simd) { /* Q5_K's packed tiles (cpu/kq_tile.h) */
+        if (q5 && simd) { /* Q5_K's packed tiles (cpu/kernels/kquant_tile.h) */
             kq_check_packed(&v.tiled[t], t, n, w, wb, a, ab, (const float (*)[8])tiled4);
             kq_check_packed(&v.tiled[t], t, n, w, wb, a + 4 * ab, ab, (const float (*)[8])&tiled4[4][0]);
         }
@@ -679,7 +679,7 @@ Test(kernels, kquant_tiled_order_matches_llamacpp) {
 }
 
 /* Prepared Q4_K, Q6_K, Q5_K, Q2_K and Q3_K weights (llm_backend_prepare_weight,
- * kernels.h prep; kernels_avx2_kq_prep.c) give the unprepared matmul's bits
+ * kernels.h prep; kernels/prep_kquant_x86_512.c) give the unprepared matmul's bits
  * for 1..13, 32 and 35 activation rows: Q4_K the rows8 pair's (llama.cpp's repacked
  * gemm for groups of 4 rows, its gemv for the rest), the others both of
  * their orders (vec_dot's below 8 rows, llama.cpp's tiled one from 8); the
@@ -779,7 +779,7 @@ Test(kernels, kquant_prepared_weights_match_unprepared) { kquant_prepared_check(
 
 /* The same with the kernels an older CPU gets (capped on this one: AVX2
  * alone, AVX2 + AVX-VNNI), where Q4_K is the one prepared K-quant (256-bit
- * products, kernels_avx2_kq_prep.c q4kr_dot_avx2 / _avxvnni). */
+ * products, kernels/prep_kquant_x86_512.c q4kr_dot_avx2 / _avxvnni). */
 Test(kernels, kquant_prepared_weights_match_unprepared_capped) {
     kquant_prepared_check(LLM_KERNELS_AVX2, LLM__ISA_AVX2, 1);
     kquant_prepared_check(LLM_KERNELS_AVX_VNNI, LLM__ISA_AVX_VNNI, 1);

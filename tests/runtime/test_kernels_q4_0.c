@@ -1,5 +1,5 @@
 /*
- * test_kernels_q4_0.c -- the Q4_0 rows8 pair (kernels_avx2_q4_0.c) against
+ * test_kernels_q4_0.c -- the Q4_0 rows8 pair (kernels/q4_0_x86_256.c) against
  * llama.cpp's repacked Q4_0 kernels, the ones it runs for Q4_0 weights with a
  * multiple of 8 rows on AVX2 CPUs (see kernels.h, rows8).
  *
@@ -15,10 +15,10 @@
  * The pair's dot8 (eight weight rows at once) must give the same bits.
  *
  * Also here (same generator): the F16 / BF16 sgemm pairs and the BF16 dot
- * (kernels_avx2_sgemm.c) against llama.cpp's own ggml_mul_mat of 8 weight
+ * (kernels/sgemm_x86_256.c) against llama.cpp's own ggml_mul_mat of 8 weight
  * rows by 4 activation rows (its llamafile sgemm) and by 1 row (its vec_dot);
  * golden from scripts/golden/kernels/sgemm_llamacpp.py. And the Q3_K and
- * Q2_K dots (kernels_avx2_q3k.c, kernels_avx2_q2k.c) against
+ * Q2_K dots (kernels/q3_k_x86_256.c, kernels/q2_k_x86_256.c) against
  * ggml_vec_dot_q3_K_q8_K / ggml_vec_dot_q2_K_q8_K
  * (scripts/golden/kernels/q3k_llamacpp.py, q2k_llamacpp.py), and their tiled
  * pairs against llama.cpp's ggml_mul_mat of 8 x 8 rows (its tiled K-quant
@@ -114,7 +114,7 @@ Test(kernels_q4_0, rows8_pair_matches_llamacpp_repacked) {
     if (!llm__cpu_has_avx2()) {
         cr_skip_test("CPU lacks AVX2/FMA/F16C: llama.cpp does not repack Q4_0 there either");
     }
-    llm__cpu_kernels_avx2(&k);
+    llm__cpu_kernels_x86(&k, llm__cpu_features());
     cr_assert_not_null(k.rows8[LLM_DTYPE_Q4_0].dot, "no Q4_0 rows8 pair registered");
     cr_assert_not_null(k.rows8[LLM_DTYPE_Q4_0].dot4);
     cr_assert_eq(k.act_type[LLM_DTYPE_Q4_0], LLM_DTYPE_Q8_0);
@@ -206,7 +206,7 @@ Test(kernels_q4_0, packed_tiles_extreme_blocks) {
     }
     llm__cpu_kernels k;
     llm__cpu_kernels_scalar(&k);
-    llm__cpu_kernels_avx2(&k);
+    llm__cpu_kernels_x86(&k, llm__cpu_features());
     const int n = 1024;
     const size_t wb = (size_t)n / 32 * sizeof(llm_block_q4_0), ab = (size_t)n / 32 * sizeof(llm_block_q8_0);
     llm_block_q4_0 *w = malloc(8 * wb);
@@ -278,7 +278,7 @@ Test(kernels_q4_0, f16_bf16_sgemm_and_vec_dot_match_llamacpp) {
     if (!llm__cpu_has_avx2()) {
         cr_skip_test("CPU lacks AVX2/FMA/F16C: the tinyBLAS-order dots are not built");
     }
-    llm__cpu_kernels_avx2(&k);
+    llm__cpu_kernels_x86(&k, llm__cpu_features());
     for (int c = 0; c < (int)(sizeof(g_sgemm_golden) / sizeof(g_sgemm_golden[0])); c += 2) {
         const llm_dtype t = g_sgemm_golden[c].type;
         const int n = g_sgemm_golden[c].n;
@@ -359,7 +359,7 @@ static void kq_dot_check(llm_dtype t, size_t bsz, kq_weights_fn weights, uint32_
     if (!llm__cpu_has_avx2()) {
         cr_skip_test("CPU lacks AVX2/FMA/F16C: no %s dot is built", llm_dtype_name(t));
     }
-    llm__cpu_kernels_avx2(&k);
+    llm__cpu_kernels_x86(&k, llm__cpu_features());
     cr_assert_not_null(k.dot[t]);
     cr_assert_eq(k.act_type[t], LLM_DTYPE_Q8_K);
     for (int c = 0; c < cases; c++) {
@@ -387,7 +387,7 @@ static void kq_tiled_check(llm_dtype t, size_t bsz, kq_weights_fn weights, uint3
     if (!llm__cpu_has_avx2()) {
         cr_skip_test("CPU lacks AVX2/FMA/F16C: no %s dot is built", llm_dtype_name(t));
     }
-    llm__cpu_kernels_avx2(&k);
+    llm__cpu_kernels_x86(&k, llm__cpu_features());
     cr_assert_not_null(k.tiled[t].dot);
     cr_assert_not_null(k.tiled[t].dot4);
     for (int c = 0; c < cases; c++) {
@@ -420,7 +420,7 @@ static void kq_tiled_check(llm_dtype t, size_t bsz, kq_weights_fn weights, uint3
         cr_assert_eq(first, g[c].first, "%s n=%d: first %08x, llama.cpp %08x", llm_dtype_name(t), n, first, g[c].first);
         cr_assert_eq(q40_fnv((const uint8_t *)o, sizeof(o)), g[c].hash, "%s n=%d: outputs differ from llama.cpp's",
                      llm_dtype_name(t), n);
-        /* the packed tiles of prompt passes (cpu/kq_tile.h): each product
+        /* the packed tiles of prompt passes (cpu/kernels/kquant_tile.h): each product
          * built here on activation rows 0..3 then 4..7, and the 16-row one */
         const llm__vec_dot8x4_packed_fn prods[2] = {llm__kq_packed_variant(t, 0), llm__kq_packed_variant(t, 1)};
         for (int r0 = 0; r0 < 8; r0 += 4) {
@@ -609,7 +609,7 @@ Test(kernels_q4_0, prepared_weight_matches_the_rows8_pair_and_llamacpp) {
     prep_none_kept(kept_any, LLM_DTYPE_Q4_0);
 }
 
-/* A prepared Q8_0 weight (kernels_avx2_q8_0.c: x + 128 against y, started
+/* A prepared Q8_0 weight (kernels/q8_0_x86_256.c: x + 128 against y, started
  * from -128 times y's sums of four) gives the unprepared matmul's bits (the
  * vec_dot order, dot2x4 / dot4x1, checked against llama.cpp elsewhere) for
  * 1..13, 32 and 35 rows: random bytes (-128 included: the weight side may hold it),
@@ -641,7 +641,7 @@ Test(kernels_q4_0, q8_0_prepared_weight_matches_unprepared) {
     prep_none_kept(kept_any, LLM_DTYPE_Q8_0);
 }
 
-/* Q4_1 (kernels_avx2_q4_1.c): the same matmul before and after the weight
+/* Q4_1 (kernels/q4_1_x86_512.c): the same matmul before and after the weight
  * is prepared, 1..13, 32 and 35 activation rows, K with an odd block count (a padded
  * pair) and a long one; random nibbles, scales and minimums of both signs.
  * The unprepared path is dot_q4_1_q8_1's order, which the default model's
@@ -685,7 +685,7 @@ Test(kernels_q4_0, prepared_products_match_the_rows8_dot) {
     }
     llm__cpu_kernels k;
     llm__cpu_kernels_scalar(&k);
-    llm__cpu_kernels_avx2(&k);
+    llm__cpu_kernels_x86(&k, llm__cpu_features());
     uint32_t st = 0xABCDEFu;
     const int Ks[] = {96, 2048};
     int tested = 0;

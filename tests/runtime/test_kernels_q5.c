@@ -93,7 +93,7 @@ Test(kernels, q5_dots_match_llamacpp) {
     llm__cpu_kernels_scalar(&v);
     const int simd = llm__cpu_has_avx2();
     if (simd) {
-        llm__cpu_kernels_avx2(&v);
+        llm__cpu_kernels_x86(&v, llm__cpu_features());
     } else {
         cr_log_info("CPU lacks AVX2/FMA/F16C: only the scalar Q5 dots are checked against llama.cpp");
     }
@@ -155,7 +155,7 @@ Test(kernels, q5_simd_extreme_blocks_match_scalar) {
     llm__cpu_kernels s, v;
     llm__cpu_kernels_scalar(&s);
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     const llm_dtype types[] = {LLM_DTYPE_Q5_0, LLM_DTYPE_Q5_1, LLM_DTYPE_Q5_K};
     for (int ti = 0; ti < 3; ti++) {
         const llm_dtype t = types[ti], at = s.act_type[t];
@@ -219,7 +219,7 @@ Test(kernels, q5_0_packed_tiles_match_dot4) {
     }
     llm__cpu_kernels v;
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     const struct llm__dot_pair *pr = &v.tiled[LLM_DTYPE_Q5_0];
     const llm__vec_dot8x4_packed_fn prod = llm__q5_0_packed_variant(1);
     cr_assert_eq(pr->dot8x4_packed, prod, "Q5_0: tiles registered %s the AVX-512 product", prod ? "without" : "with");

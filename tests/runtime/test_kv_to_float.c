@@ -1,6 +1,6 @@
 /*
  * test_kv_to_float.c -- the AVX2 rows-to-floats kernels of the KV cache types
- * (cpu/kernels_avx2_tofloat.c: flash attention's V rows) against the
+ * (cpu/kernels/tofloat_x86_256.c: flash attention's V rows) against the
  * reference dequantizers (dtype/dequant.c, ggml-base's arithmetic), bit for
  * bit, on random blocks and on extreme ones (every quant at its minimum and
  * maximum, every fifth bit set and clear, negative, subnormal, infinite and
@@ -34,7 +34,7 @@ Test(kernels, kv_to_float_simd_equals_reference) {
     llm__cpu_kernels s, v;
     llm__cpu_kernels_scalar(&s);
     llm__cpu_kernels_scalar(&v);
-    llm__cpu_kernels_avx2(&v);
+    llm__cpu_kernels_x86(&v, llm__cpu_features());
     const llm_dtype types[] = {LLM_DTYPE_F32,  LLM_DTYPE_F16,  LLM_DTYPE_BF16, LLM_DTYPE_Q8_0,
                                LLM_DTYPE_Q4_0, LLM_DTYPE_Q4_1, LLM_DTYPE_Q5_0, LLM_DTYPE_Q5_1};
     enum { N = 256 }; /* 8 blocks of 32 */
@@ -84,7 +84,7 @@ Test(kernels, kv_to_float_simd_equals_reference) {
     }
 }
 
-/* The AVX2 expf (kernels_avx2_expf.c) against the C library's expf, bit for
+/* The AVX2 expf (kernels/expf_x86_256.c) against the C library's expf, bit for
  * bit, on every 257th float of [-110, 90] (about 8.7 million values) and the
  * special values: flash attention takes its exponentials from libm, as
  * llama.cpp does. The backend installs the AVX2 form only after a smaller

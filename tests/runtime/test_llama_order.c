@@ -65,7 +65,7 @@ static void kernel_sets(llm__cpu_kernels *s, llm__cpu_kernels *v) {
     }
     llm__cpu_kernels_scalar(s);
     llm__cpu_kernels_scalar(v);
-    llm__cpu_kernels_avx2(v);
+    llm__cpu_kernels_x86(v, llm__cpu_features());
 }
 
 Test(llama_order, swiglu_and_softmax_rows_bit_identical) {
@@ -180,15 +180,16 @@ Test(llama_order, tiled_attention_products_bit_identical) {
  * table, F16 and F32 caches for the value sums. */
 static void grouped_attention_check(const llm__cpu_kernels *gs, const char *name);
 
-/* Both copies of the grouped kernels where the CPU has them: attention_avx2.c
- * (8-lane registers) and attention_avx512.c (16 lanes), each against the
+/* Both copies of the grouped kernels where the CPU has them: attention_x86_256.c
+ * (8-lane registers) and attention_x86_512.c (16 lanes), each against the
  * single-query kernels. */
 Test(llama_order, grouped_attention_equals_per_query) {
     llm__cpu_kernels s, v;
     kernel_sets(&s, &v);
-    llm__cpu_kernels_avx2_attn(&v);
+    llm__cpu_kernels_attn_x86_256(&v);
     grouped_attention_check(&v, "avx2");
-    if (llm__cpu_kernels_avx512_attn(&v)) {
+    if (llm__cpu_features() & LLM__CPU_AVX512F) {
+        llm__cpu_kernels_attn_x86_512(&v);
         grouped_attention_check(&v, "avx512");
     } else {
         cr_log_info("no AVX-512F: the 16-lane copy is not checked here");
@@ -281,7 +282,7 @@ static void grouped_attention_check(const llm__cpu_kernels *gs, const char *name
 }
 
 /* The value sums of a decode step over long contexts, where the SIMD variant
- * sums the 32 slot chains in stretches of keys (attention_avx2.c,
+ * sums the 32 slot chains in stretches of keys (attention_x86_256.c,
  * wsum_stretches): against the single-query kernel, bit for bit, for
  * lengths across several stretches and their edges, window starts
  * (t_start > 0, with p[t] = 0 before it for the reference, kernels.h) that
@@ -291,9 +292,12 @@ static void grouped_value_sums_check(const llm__cpu_kernels *gs);
 Test(llama_order, grouped_value_sums_long_and_windowed) {
     llm__cpu_kernels s, v;
     kernel_sets(&s, &v);
-    llm__cpu_kernels_avx2_attn(&v);
+    llm__cpu_kernels_attn_x86_256(&v);
     grouped_value_sums_check(&v);
-    if (llm__cpu_kernels_avx512_attn(&v)) grouped_value_sums_check(&v);
+    if (llm__cpu_features() & LLM__CPU_AVX512F) {
+        llm__cpu_kernels_attn_x86_512(&v);
+        grouped_value_sums_check(&v);
+    }
 }
 
 static void grouped_value_sums_check(const llm__cpu_kernels *gs) {

@@ -176,7 +176,7 @@ static void attn_group(const attn_ctx *c, int64_t i, int64_t h, int64_t nq, int6
         }
         if (c->f16) {
             /* With an F16 cache the probabilities are rounded to F16 too, as
-             * llama.cpp's F16 value product does (see kernels_avx2.c). */
+             * llama.cpp's F16 value product does (see kernels/x86_256.c). */
             c->k->round_f16(len - ts, s + ts);
         }
     }

@@ -53,6 +53,10 @@ typedef struct llm__cpu {
 
 static inline llm__cpu *llm__cpu_of(llm_backend *be) { return (llm__cpu *)be->impl; }
 
+/* Scratch and host memory (scratch_cpu.c). A zeroed buffer of size bytes,
+ * 64-byte aligned (2 MiB and huge pages from 2 MiB up), freed with free();
+ * NULL when out of memory. */
+void *llm__cpu_zalloc(size_t size);
 /* Makes sure every thread has at least n floats of scratch. */
 llm_status llm__cpu_reserve_tscratch(llm__cpu *c, int n_threads, size_t n);
 /* Row index of (logical position p, KV head h) in a paged cache of rows
@@ -146,8 +150,8 @@ llm_status llm__cpu_gelu(llm_backend *be, const llm_tensor *out, const llm_tenso
 llm_status llm__cpu_attention_full(llm_backend *be, const llm_tensor *out, const llm_tensor *q,
                                    const llm_tensor *k, const llm_tensor *v, const int32_t *seq_lens,
                                    int32_t n_seqs, float scale);
-/* out[i] = gelu_erf(x[i]) for i < n: the scalar reference and the AVX2 variant. */
-void llm__gelu_erf_row_scalar(float *out, const float *x, int64_t n);
+/* out[i] = gelu_erf(x[i]) for i < n: the AVX2 variant of kernels.h
+ * llm__gelu_erf_row_scalar. */
 void llm__gelu_erf_row_avx2(float *out, const float *x, int64_t n);
 /* attention_full for one head of one sequence of n tokens, AVX2 (hd % 8 == 0):
  * out_i = sum_j softmax_j(scale * q_i . k_j) v_j, rows q_i = q + i qs,

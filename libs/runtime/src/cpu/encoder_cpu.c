@@ -73,33 +73,6 @@ llm_status llm__cpu_layer_norm(llm_backend *be, const llm_tensor *out, const llm
 
 /* -------------------------------------------------------------------- gelu -- */
 
-/* gelu(x) = x/2 (1 + erf(x / sqrt 2)). erf by Abramowitz & Stegun 7.1.26
- * (|error| <= 1.5e-7): for z = |x| / sqrt 2, t = 1 / (1 + p z),
- * erfc(z) ~ t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^(-z^2); the negative
- * side uses erfc directly (no cancellation in 1 - erf). The AVX2 variant
- * (encoder_avx2.c) evaluates the same expression lane by lane. */
-void llm__gelu_erf_row_scalar(float *out, const float *x, int64_t n) {
-    for (int64_t i = 0; i < n; i++) {
-        const float v = x[i];
-        if (v <= -10.0f) {
-            out[i] = 0.0f;
-            continue;
-        }
-        if (v >= 10.0f) {
-            out[i] = v;
-            continue;
-        }
-        const float z = fabsf(v) * 0.70710678118654752f;
-        const float t = 1.0f / fmaf(0.3275911f, z, 1.0f);
-        float pl = fmaf(1.061405429f, t, -1.453152027f);
-        pl = fmaf(pl, t, 1.421413741f);
-        pl = fmaf(pl, t, -0.284496736f);
-        pl = fmaf(pl, t, 0.254829592f);
-        const float erfc = pl * t * llm__exp_poly(-z * z);
-        out[i] = v >= 0.0f ? 0.5f * v * (2.0f - erfc) : 0.5f * v * erfc;
-    }
-}
-
 typedef struct {
     float *out;
     const float *x;

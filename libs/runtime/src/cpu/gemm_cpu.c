@@ -7,8 +7,8 @@
  * packing where the kernels have gemm_rows (AVX2, AVX-512): the block
  * reads the rows where they are and widens each chunk as it loads it (as
  * llama.cpp's tinyBLAS does), in the same order; the float copy, twice the
- * weights' size and written per call, cost more than it saved (1B F16
- * pp512 39 -> 60 t/s without it).
+ * weights' size and written per call, cost more than it saved (see
+ * docs/PERFORMANCE.md).
  *
  * Summation order (kernels.h): per output, eight lanes by FMA in ascending
  * k, folded as llm__hsum8. It depends on K only, so a row's results do not

@@ -281,7 +281,7 @@ const uint16_t *llm__gelu_f16_table(void);
  * output on its own: eight lanes, lane j taking elements k = 8 c + j (zero
  * past K) by FMA in ascending c from +0, then the lanes folded as llm__hsum8
  * folds them, ((l0 + l4) + (l2 + l6)) + ((l1 + l5) + (l3 + l7)). That is
- * llama.cpp's tinyBLAS order on AVX2 (kernels_avx2_sgemm.c: for K % 8 == 0
+ * llama.cpp's tinyBLAS order on AVX2 (kernels/sgemm_x86_256.c: for K % 8 == 0
  * the sgemm pairs' bits). It depends on K alone: never on the number of rows,
  * a row's place among them or the tiling, so variants and thread counts give
  * the same bits. A block computes out[i * o_stride + 8 s + r] for i < n_rows
@@ -294,31 +294,35 @@ typedef void (*llm__gemm_block_fn)(int64_t K, const float *x, size_t x_stride, i
 llm__gemm_block_fn llm__gemm_block_variant(int which);
 void llm__gemm_block_scalar(int64_t K, const float *x, size_t x_stride, int64_t n_rows, const float *wp,
                             int64_t n_strips, int64_t m_lim, float *out, size_t o_stride);
-llm__gemm_block_fn llm__gemm_block_avx2_get(void);   /* gemm_avx2.c; NULL if not built */
-llm__gemm_block_fn llm__gemm_block_avx512_get(void); /* gemm_avx512.c; NULL if not built or no CPU support */
+llm__gemm_block_fn llm__gemm_block_avx2_get(void);   /* gemm_x86_256.c; NULL if not built */
+llm__gemm_block_fn llm__gemm_block_avx512_get(void); /* gemm_x86_512.c; NULL if not built or no CPU support */
 /* The in-place rows (gemm_rows) for weight type t (F16
- * or BF16) of the AVX2 block (gemm_avx2.c) and of the AVX-512 one
- * (gemm_avx512.c); NULL if not built, no CPU support or another type. */
+ * or BF16) of the AVX2 block (gemm_x86_256.c) and of the AVX-512 one
+ * (gemm_x86_512.c); NULL if not built, no CPU support or another type. */
 llm__gemm_rows_fn llm__gemm_rows_avx2_get(llm_dtype t);
 llm__gemm_rows_fn llm__gemm_rows_avx512_get(llm_dtype t);
 
 /* Fills k with the scalar reference kernels. */
 void llm__cpu_kernels_scalar(llm__cpu_kernels *k);
-/* Overrides entries with AVX2+FMA+F16C variants. Call only when the CPU has them. */
-void llm__cpu_kernels_avx2(llm__cpu_kernels *k);
-void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k); /* Q5 dots, from llm__cpu_kernels_avx2 */
+/* Overrides entries with the x86 SIMD variants the feature flags cpu
+ * (llm__cpu_features_upto: cpu_features.c) allow, and nothing else. Call
+ * only when cpu has LLM__CPU_AVX2. The per-family fills below are called
+ * from it with the same flags. */
+void llm__cpu_kernels_x86(llm__cpu_kernels *k, unsigned cpu);
+void llm__cpu_kernels_q5_x86(llm__cpu_kernels *k, unsigned cpu); /* Q5 dots: kernels/q5_x86_256.c */
 /* The Q5_0 packed product (its tiled pair's dot8x4_packed, on q5_0's pack8
  * tiles), for tests: which 1 the AVX-512 VNNI one, the only one (AVX2 CPUs
  * keep dot4); NULL when not built, not supported, or which is another
  * number. Call only when llm__cpu_has_avx2(). */
 llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which);
-void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer, ditto */
-void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k); /* grouped attention: attention_avx2.c */
-void llm__cpu_kernels_avx2_q4_1(llm__cpu_kernels *k); /* Q4_1 prepared at load (AVX-512 VNNI): kernels_avx2_q4_1.c */
-/* The same grouped attention in 16-lane registers (attention_avx512.c), same
- * bits; returns 0 (k unchanged) where the CPU or the build lacks AVX-512F. */
-int llm__cpu_kernels_avx512_attn(llm__cpu_kernels *k);
-void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k); /* Q4_0 rows8 pair (repacked order), ditto */
+void llm__cpu_kernels_kquant_x86(llm__cpu_kernels *k); /* Q4_K/Q6_K dots, Q8_K quantizer: kernels/kquant_x86_256.c */
+void llm__cpu_kernels_attn_x86_256(llm__cpu_kernels *k); /* grouped attention: attention_x86_256.c */
+/* Q4_1 prepared at load (kernels/q4_1_x86_512.c); call only with LLM__CPU_AVX512_VNNI. */
+void llm__cpu_kernels_q4_1_x86_512(llm__cpu_kernels *k);
+/* The same grouped attention in 16-lane registers (attention_x86_512.c), same
+ * bits; call only with LLM__CPU_AVX512F (k unchanged where the build lacks it). */
+void llm__cpu_kernels_attn_x86_512(llm__cpu_kernels *k);
+void llm__cpu_kernels_q4_0_x86(llm__cpu_kernels *k, unsigned cpu); /* Q4_0 rows8 pair (repacked order) */
 /* The Q4_0 rows8 dot8 variants, for tests: vnni 0 the AVX2 one, 1 the AVX-VNNI
  * one (what the registry takes when the CPU has it); NULL when not built or
  * (VNNI) not supported. Call only when llm__cpu_has_avx2(). */
@@ -337,13 +341,13 @@ int llm__q4_0_packed_pair(int which, struct llm__dot_pair *pr);
  * llm__cpu_has_avx2(). */
 int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk);
 /* The dot8 of the Q4_K rows8 pair and of the Q6_K tiled pair
- * (kernels_avx2_kq8.c), and their packed tiles
- * (pack8 / dot8x4_packed), installed by llm__cpu_kernels_avx2(). */
-void llm__cpu_kernels_avx2_kq8(llm__cpu_kernels *k);
+ * (kernels/kquant_rows8_x86_256.c), and their packed tiles
+ * (pack8 / dot8x4_packed), installed by llm__cpu_kernels_x86(). */
+void llm__cpu_kernels_kquant_rows8_x86(llm__cpu_kernels *k, unsigned cpu);
 /* The Q4_K and Q6_K prepared layouts (kernels.h prep) where the CPU has
  * AVX-512 VNNI and the rows8 / tiled pairs they match are installed
- * (kernels_avx2_kq_prep.c); call after llm__cpu_kernels_avx2_kq8(). */
-void llm__cpu_kernels_avx2_kq_prep(llm__cpu_kernels *k);
+ * (kernels/prep_kquant_x86_256.c); call after llm__cpu_kernels_kquant_rows8_x86(). */
+void llm__cpu_kernels_prep_kquant_x86(llm__cpu_kernels *k, unsigned cpu);
 /* Those dot8 kernels, for tests: t Q4_K (rows8 order) or Q6_K (tiled order),
  * vnni 0 the AVX2 one, 1 the AVX-VNNI one, 2 the AVX-512 one (Q4_K only);
  * NULL when not built, not supported, or t is another type. Call only when
@@ -358,41 +362,41 @@ llm__vec_dot8x4_packed_fn llm__kq_packed_variant(llm_dtype t, int which);
 /* Their 16-row product (dot16x4_packed on the same tiles), AVX-512 VNNI
  * only, as the registry installs it; NULL elsewhere. */
 llm__vec_dot16x4_packed_fn llm__kq_packed16_variant(llm_dtype t);
-/* The packed tiles of Q6_K, Q5_K, Q3_K and Q2_K (cpu/kq_tile.h,
- * kernels_avx2_kq_tile.c): their products, mins 0 for the types whose
+/* The packed tiles of Q6_K, Q5_K, Q3_K and Q2_K (cpu/kernels/kquant_tile.h,
+ * kernels/kquant_tile_x86_256.c): their products, mins 0 for the types whose
  * offsets fold into S1 (Q6_K, Q3_K), 1 for those with mins (Q5_K, Q2_K);
  * which as above. llm__kqt_install puts pack8 and the widest products the
- * CPU runs into a tiled pair. llm__cpu_kernels_avx2_kq_tile installs Q6_K's
- * and Q5_K's (after kernels_avx2_kq.c registered their tiled pairs). */
+ * flags cpu allow into a tiled pair. llm__cpu_kernels_kquant_tile_x86 installs Q6_K's
+ * and Q5_K's (after kernels/kquant_x86_256.c registered their tiled pairs). */
 llm__vec_dot8x4_packed_fn llm__kqt_packed_variant(int mins, int which);
 llm__vec_dot16x4_packed_fn llm__kqt_packed16_variant(int mins);
-void llm__kqt_install(struct llm__dot_pair *pr, llm__pack8_fn pack8, int mins);
-void llm__cpu_kernels_avx2_kq_tile(llm__cpu_kernels *k);
-/* The Q8_0 dot2x4 / dot4x1 (kernels_avx2_q8_0.c), installed by
- * llm__cpu_kernels_avx2() over the first ones in kernels_avx2.c. */
-void llm__cpu_kernels_avx2_q8_0(llm__cpu_kernels *k);
+void llm__kqt_install(struct llm__dot_pair *pr, llm__pack8_fn pack8, int mins, unsigned cpu);
+void llm__cpu_kernels_kquant_tile_x86(llm__cpu_kernels *k, unsigned cpu);
+/* The Q8_0 dot2x4 / dot4x1 (kernels/q8_0_x86_256.c), installed by
+ * llm__cpu_kernels_x86() over the first ones in kernels/x86_256.c. */
+void llm__cpu_kernels_q8_0_x86(llm__cpu_kernels *k, unsigned cpu);
 /* Those kernels, for tests: vnni 0 the AVX2 pair, 1 the AVX-VNNI pair, 2 the
  * AVX-512 dot2x4 (with the AVX-VNNI dot4x1). Sets
  * both and returns 1, or returns 0 when that variant is not built or (VNNI)
  * not supported. Call only when llm__cpu_has_avx2(). */
 int llm__q8_0_micro_variant(int vnni, llm__vec_dot2x4_fn *d2x4, llm__vec_dot4x1_fn *d4x1);
-void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order), ditto */
-void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k); /* Q3_K dot (AVX2 only), ditto */
-void llm__cpu_kernels_avx2_q2k(llm__cpu_kernels *k); /* Q2_K dot (AVX2 only), ditto */
-void llm__cpu_kernels_avx2_tofloat(llm__cpu_kernels *k); /* KV rows to floats: kernels_avx2_tofloat.c */
-/* glibc's expf algorithm four lanes at a time (kernels_avx2_expf.c); NULL if
- * not built. Installed by llm__cpu_kernels_avx2 only when
+void llm__cpu_kernels_sgemm_x86(llm__cpu_kernels *k); /* F16/BF16 sgemm pairs (tinyBLAS order) */
+void llm__cpu_kernels_q3_k_x86(llm__cpu_kernels *k, unsigned cpu); /* Q3_K dot and tiles */
+void llm__cpu_kernels_q2_k_x86(llm__cpu_kernels *k, unsigned cpu); /* Q2_K dot and tiles */
+void llm__cpu_kernels_tofloat_x86(llm__cpu_kernels *k); /* KV rows to floats: kernels/tofloat_x86_256.c */
+/* glibc's expf algorithm four lanes at a time (kernels/expf_x86_256.c); NULL if
+ * not built. Installed by llm__cpu_kernels_x86 only when
  * llm__cpu_expf_matches_libm says it gives this process's libm bits. */
 llm__expf_n_fn llm__cpu_expf_n_avx2_get(void);
 /* 1 if f gives the bits of the C library's expf on a sweep of inputs over
- * [-110, 90] and the special values (kernels_scalar.c). */
+ * [-110, 90] and the special values (kernels/ref.c). */
 int llm__cpu_expf_matches_libm(llm__expf_n_fn f);
 /* Q4_K x Q8_K summed as llama.cpp's repacked (CPU_REPACK, q4_K_8x8) kernels
  * sum, which it uses instead of its vec_dot for Q4_K weights with a multiple
  * of 8 rows on AVX2 CPUs: _gemv as ggml_gemv_q4_K_8x8_q8_K (lone activation
  * rows), _gemm as ggml_gemm_q4_K_8x8_q8_K (four rows at once; a batch sends
  * its first n - n % 4 rows there). Not in the registry (the two orders differ,
- * so dot4 != dot); kernels_avx2_kq.c describes the orders. In AVX2 builds
+ * so dot4 != dot); kernels/kquant_x86_256.c describes the orders. In AVX2 builds
  * call only when llm__cpu_has_avx2(). */
 float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a);
 void llm__q4_k_dot4_repack_gemm(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
@@ -408,16 +412,27 @@ float llm__q6_k_dot_tiled(int64_t n, const void *w, const void *a);
 void llm__q6_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
 float llm__q5_k_dot_tiled(int64_t n, const void *w, const void *a);
 void llm__q5_k_dot4_tiled(int64_t n, const void *w, const void *a, size_t a_stride, float out[4]);
+/* CPU features the kernels use (cpu_features.c), as flags. Each implies
+ * LLM__CPU_AVX2: without it (or without the AVX2 variants in the build) the
+ * answer is 0. */
+#define LLM__CPU_AVX2 0x01u        /* AVX2 + FMA + F16C */
+#define LLM__CPU_AVX_VNNI 0x02u    /* VEX vpdpbusd / vpdpwssd on ymm */
+#define LLM__CPU_AVX512F 0x04u     /* AVX-512F */
+#define LLM__CPU_AVX512DQ 0x08u    /* AVX-512 F and DQ */
+#define LLM__CPU_AVX512_VNNI 0x10u /* AVX-512 F, BW, DQ, VL and VNNI */
+#define LLM__CPU_GFNI 0x20u        /* GFNI (with AVX-512 VNNI: Q5_K's prepared product) */
+/* The running CPU's features. */
+unsigned llm__cpu_features(void);
+/* The same, without those above an LLM__ISA_ level: SCALAR none, AVX2 only
+ * LLM__CPU_AVX2, AVX_VNNI adds LLM__CPU_AVX_VNNI, ALL everything. */
+unsigned llm__cpu_features_upto(int level);
 /* Non-zero if the running CPU supports AVX2, FMA and F16C and the variants were built. */
 int llm__cpu_has_avx2(void);
-/* The level the CPU feature checks (llm__cpu_has_avx2, cpu_has_avx_vnni,
- * cpu_has_avx512_vnni, ...) stop at on the calling thread: the backend sets
- * it around its registry fill (a thread-local, so backends made at once on
- * other threads are not affected); LLM__ISA_ALL otherwise. */
-int llm__cpu_isa_cap(void);
-void llm__cpu_set_isa_cap(int level);
 
 /* Scalar reference entry points (also used by tests through the registry). */
+/* out[i] = gelu_erf(x[i]) for i < n (kernels/ref.c; the AVX2 variant is
+ * cpu.h llm__gelu_erf_row_avx2). */
+void llm__gelu_erf_row_scalar(float *out, const float *x, int64_t n);
 float llm__dot_f16_scalar(int64_t n, const uint16_t *x, const uint16_t *y);
 float llm__dot_f32_scalar(int64_t n, const float *x, const float *y);
 

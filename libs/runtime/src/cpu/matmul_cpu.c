@@ -29,21 +29,19 @@
  * (decode, batched decode): a stream dot8 prefetches ahead (kernels.h).
  * Above, the rows are prompt passes that keep each tile in cache while many
  * rows pass over it. (A prefetch of the next tile for the other kernels was
- * tried: +12% on a 1B Q4_1 at 8 sessions, -5..8% on the default model.) */
+ * tried: it helped one model and slowed the default one; see
+ * docs/PERFORMANCE.md.) */
 #define STREAM_ROWS 16
 /* A prepared weight's groups (kernels.h prep) are read from memory by their
  * first pass whatever the row count, so that pass prefetches
- * (LLM__PREP_STREAM) for prompts too: 1B, llm-bench -t 2 -p N -b N, t/s
- * before / after: Q4_K_M pp32 384 / 471, pp512 444 / 459; Q4_0 pp128 530 /
- * 576, pp512 502 / 537; Q8_0 pp512 262 / 266; the default model and Gemma 3
- * 270M unchanged (1500-1533, 1630-1653).
+ * (LLM__PREP_STREAM) for prompts too (faster or even on every model
+ * measured: see docs/PERFORMANCE.md).
  *
  * From PREP_TILE_ROWS activation rows, a prepared weight with packed tiles
  * (kernels.h prep pack16: Q6_K, Q5_K, Q3_K, Q2_K) is decoded into them once per group
- * and matmul instead of once per max_a rows. 1B, t/s without / with: Q5_K_M
- * pp32 296 / 347, pp512 359-372 / 414-417; Q6_K pp32 282 / 353, pp512 365 /
- * 411-430; at pp16 the tiles lose (364 / 262: the dot's 8-row passes
- * stream with prefetch and decode only twice). */
+ * and matmul instead of once per max_a rows; below it the tiles lose (the
+ * dot's 8-row passes stream with prefetch and decode only twice). Tuned:
+ * see docs/PERFORMANCE.md. */
 #define PREP_TILE_ROWS 32
 
 typedef struct {
@@ -213,12 +211,9 @@ static void dot_task2(void *p, int ith, int nth) {
 /* Rows from which an sgemm-pair call goes to the tiled product (same bits).
  * F16 / BF16 weights are read in place there where the kernels can
  * (kernels.h gemm_rows, AVX2 and AVX-512), which is faster than
- * the pair from 8 rows (llm-bench-runtime -t 2 -N n on a [4096][2048] F16
- * weight, session 13's AVX2 Zen 3: pair / tiled 2.23 / 1.82 ms at 8, 4.36 /
- * 2.56 at 16, 16.4 / 9.3 at 64; about even at 4). Weights packed as floats
- * per call cost more than they save below 64 rows for BF16 (18.3 against
- * 16.6 ms at 64) and about 128 for F16 (35.1 / 32.3 at 128, 19.7 / 21.0 at
- * 96). */
+ * the pair from 8 rows (about even at 4). Weights packed as floats per
+ * call cost more than they save below 64 rows for BF16 and about 128 for
+ * F16. Measured: see docs/PERFORMANCE.md. */
 #define GEMM_MIN_ROWS_IN_PLACE 8
 #define GEMM_MIN_ROWS_F16_PACKED 128
 #define GEMM_MIN_ROWS_BF16_PACKED 64
@@ -230,14 +225,8 @@ static void dot_task2(void *p, int ith, int nth) {
  * core holds back a small share; each output is still one dot by one
  * thread. Up to STREAM_ROWS rows (decode, batched decode) one piece per
  * thread: each piece starts a new stream the prefetches have not reached
- * yet, and those starts cost more than the balance gains. 2 threads, 4 /
- * 1 pieces per thread, t/s (llm-bench -t 2 -p 0 -n 64, interleaved): the
- * default model 364-399 / 435-485, Gemma 3 270M 134-156 / 143-171, 1B
- * Q4_K_M 62.8 / 66.8 GB/s in fast memory phases (78% / 83% of the read
- * loop's 80.4), 45.5 / 49.3 in slow ones (50.5); 8 sessions: the default
- * model 789-869 / 848-1036, 1B Q4_K_M 273-275 / 283-295. With a busy loop
- * on one of the 2 cores, 1B Q4_K_M decoded at ~32 t/s either way. 16 / 64
- * pieces per thread: 54 / 42 GB/s (fast phase). */
+ * yet, and those starts cost more than the balance gains (measured on
+ * decode, batched decode and a busy core: see docs/PERFORMANCE.md). */
 static int dot_pieces(int64_t M, int64_t K, int64_t n, int nt) {
     if (M * K * n < 32768 || nt <= 1) return 1;
     const int64_t tiles = (M + TILE - 1) / TILE;
@@ -576,8 +565,8 @@ static llm_status matmul(llm_backend *be, const llm_tensor *out, const llm_tenso
     if (alt && alt->pack8 && c->full >= 8) {
         /* A prompt pass, or 8 or more sequences decoding together: each
          * piece packs its tile's groups once for all c->full rows (kernels.h
-         * llm__pack8_fn). Read only twice at 8 rows, the packing still pays:
-         * 1B Q4_K_M at 8 sessions 25 -> 36 t/s, Q4_0 34-38 -> 39-40. */
+         * llm__pack8_fn). Read only twice at 8 rows, the packing still pays
+         * (see docs/PERFORMANCE.md). */
         c2.pk_bytes = (alt->pack8_bytes(c->K) + 63) & ~(size_t)63;
         llm_status st = llm__cpu_grow(&cpu->pack, &cpu->pack_size, (size_t)nth * (TILE / 8) * c2.pk_bytes, "matmul",
                                       "packed weights");

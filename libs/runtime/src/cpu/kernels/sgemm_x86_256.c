@@ -1,5 +1,5 @@
 /*
- * cpu/kernels_avx2_sgemm.c -- F16 x F16 and BF16 x BF16 dot products summed in
+ * cpu/kernels/sgemm_x86_256.c -- F16 x F16 and BF16 x BF16 dot products summed in
  * the order of llama.cpp's llamafile sgemm (tinyBLAS), registered as the
  * sgemm pairs of the registry (kernels.h).
  *
@@ -16,7 +16,7 @@
  * vector loaded once; out[j] equals dot of row j bit for bit.
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
- * llm__cpu_kernels_avx2() once the CPU has been checked.
+ * llm__cpu_kernels_x86() once the CPU has been checked.
  */
 #include "cpu/kernels.h"
 
@@ -24,7 +24,7 @@
 
 #include <immintrin.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
 
 /* The matmul only picks these when n % 8 == 0 (kernels.h, sgemm). */
 #define SGEMM_DOTS(NAME, LD)                                                                          \
@@ -84,17 +84,17 @@ static float dot_bf16_vec(int64_t n, const void *w, const void *a) {
     return (float)s;
 }
 
-void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k) {
+void llm__cpu_kernels_sgemm_x86(llm__cpu_kernels *k) {
     k->sgemm[LLM_DTYPE_F16].dot = dot_f16_sgemm;
     k->sgemm[LLM_DTYPE_F16].dot4 = dot_f16_sgemm4;
     k->sgemm[LLM_DTYPE_BF16].dot = dot_bf16_sgemm;
     k->sgemm[LLM_DTYPE_BF16].dot4 = dot_bf16_sgemm4;
-    /* Replaces kernels_avx2.c's vdot_bf16, which sums by FMA. */
+    /* Replaces kernels/x86_256.c's vdot_bf16, which sums by FMA. */
     k->dot[LLM_DTYPE_BF16] = dot_bf16_vec;
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
-void llm__cpu_kernels_avx2_sgemm(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_sgemm_x86(llm__cpu_kernels *k) { (void)k; }
 
 #endif

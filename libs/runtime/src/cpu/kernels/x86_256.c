@@ -1,10 +1,10 @@
 /*
- * cpu/kernels_avx2.c -- AVX2 + FMA + F16C variants of the hot CPU kernels.
+ * cpu/kernels/x86_256.c -- AVX2 + FMA + F16C variants of the hot CPU kernels.
  *
  * Compiled with -mavx2 -mfma -mf16c (see sources.cmake) and only called after
  * llm__cpu_has_avx2() confirmed the CPU has them, so the portable build still
  * runs on older x86 CPUs. Each kernel computes the same quantity as its scalar
- * reference in kernels_scalar.c; only the float summation order differs
+ * reference in kernels/ref.c; only the float summation order differs
  * (tests/runtime/test_kernels.c states the tolerances).
  *
  * Integer dot products of 32 quants use the unsigned x signed byte multiply
@@ -19,7 +19,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
 #include "cpu/vexp.h"
 #include "dtype/blocks.h"
 
@@ -641,7 +641,7 @@ static void rms_norm_row_avx2(float *out, const float *x, const float *w, int64_
     }
 }
 
-void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
+void llm__cpu_kernels_x86(llm__cpu_kernels *k, unsigned cpu) {
     k->desc = "avx2+fma+f16c";
     k->dot[LLM_DTYPE_F32] = vdot_f32;
     k->dot[LLM_DTYPE_F16] = vdot_f16;
@@ -673,39 +673,42 @@ void llm__cpu_kernels_avx2(llm__cpu_kernels *k) {
     k->swiglu_row = swiglu_row_avx2;
     k->silu_row = silu_row_avx2;
     k->exp_sum_row = exp_sum_row_avx2;
-    llm__cpu_kernels_avx2_q5(k); /* Q5_0, Q5_1, Q5_K: kernels_avx2_q5.c */
-    llm__cpu_kernels_avx2_kq(k); /* Q4_K, Q6_K dots, Q8_K quantizer: kernels_avx2_kq.c */
-    llm__cpu_kernels_avx2_q8_0(k); /* Q8_0 dot2x4 / dot4x1 (broadcast scales, AVX-VNNI): kernels_avx2_q8_0.c */
-    llm__cpu_kernels_avx2_q4_1(k); /* Q4_1 weights prepared at load: kernels_avx2_q4_1.c */
-    llm__cpu_kernels_avx2_q3k(k); /* Q3_K dot (llama.cpp's vec_dot order): kernels_avx2_q3k.c */
-    llm__cpu_kernels_avx2_q2k(k); /* Q2_K dot, likewise: kernels_avx2_q2k.c */
-    llm__cpu_kernels_avx2_kq8(k); /* dot8 of the Q4_K rows8 and Q6_K tiled pairs: kernels_avx2_kq8.c */
-    llm__cpu_kernels_avx2_kq_tile(k); /* Q6_K / Q5_K packed tiles for prompt passes: kernels_avx2_kq_tile.c */
-    llm__cpu_kernels_avx2_kq_prep(k); /* K-quant weights prepared at load (after the above): kernels_avx2_kq_prep.c */
-    llm__cpu_kernels_avx2_attn(k); /* grouped attention: attention_avx2.c */
-    (void)llm__cpu_kernels_avx512_attn(k); /* ... in 16-lane registers where the CPU has them: attention_avx512.c */
-    llm__cpu_kernels_avx2_q4_0(k); /* Q4_0 rows8 pair (llama.cpp's repacked order): kernels_avx2_q4_0.c */
-    llm__cpu_kernels_avx2_sgemm(k); /* F16/BF16 sgemm pairs (llama.cpp's tinyBLAS order): kernels_avx2_sgemm.c */
-    llm__cpu_kernels_avx2_tofloat(k); /* KV cache rows to floats: kernels_avx2_tofloat.c */
-    llm__expf_n_fn ef = llm__cpu_expf_n_avx2_get(); /* libm's expf, 4 lanes: kernels_avx2_expf.c */
+    llm__cpu_kernels_q5_x86(k, cpu); /* Q5_0, Q5_1, Q5_K: kernels/q5_x86_256.c */
+    llm__cpu_kernels_kquant_x86(k); /* Q4_K, Q6_K dots, Q8_K quantizer: kernels/kquant_x86_256.c */
+    llm__cpu_kernels_q8_0_x86(k, cpu); /* Q8_0 dot2x4 / dot4x1, prepared Q8_0: kernels/q8_0_x86_256.c */
+    if (cpu & LLM__CPU_AVX512_VNNI) llm__cpu_kernels_q4_1_x86_512(k); /* Q4_1 prepared at load */
+    llm__cpu_kernels_q3_k_x86(k, cpu); /* Q3_K dot (llama.cpp's vec_dot order): kernels/q3_k_x86_256.c */
+    llm__cpu_kernels_q2_k_x86(k, cpu); /* Q2_K dot, likewise: kernels/q2_k_x86_256.c */
+    llm__cpu_kernels_kquant_rows8_x86(k, cpu); /* dot8 of the Q4_K rows8 and Q6_K tiled pairs */
+    llm__cpu_kernels_kquant_tile_x86(k, cpu); /* Q6_K / Q5_K packed tiles for prompt passes */
+    llm__cpu_kernels_prep_kquant_x86(k, cpu); /* K-quant weights prepared at load (after the above) */
+    llm__cpu_kernels_attn_x86_256(k); /* grouped attention: attention_x86_256.c */
+    if (cpu & LLM__CPU_AVX512F) llm__cpu_kernels_attn_x86_512(k); /* ... in 16-lane registers */
+    llm__cpu_kernels_q4_0_x86(k, cpu); /* Q4_0 rows8 pair (llama.cpp's repacked order): kernels/q4_0_x86_256.c */
+    llm__cpu_kernels_sgemm_x86(k); /* F16/BF16 sgemm pairs (llama.cpp's tinyBLAS order): kernels/sgemm_x86_256.c */
+    llm__cpu_kernels_tofloat_x86(k); /* KV cache rows to floats: kernels/tofloat_x86_256.c */
+    llm__expf_n_fn ef = llm__cpu_expf_n_avx2_get(); /* libm's expf, 4 lanes: kernels/expf_x86_256.c */
     if (ef && llm__cpu_expf_matches_libm(ef)) k->expf_n = ef;
-    /* The tiled product's block: AVX-512 where the CPU has it, same bits (gemm_avx512.c, gemm_avx2.c). */
-    llm__gemm_block_fn gb = llm__gemm_block_avx512_get();
+    /* The tiled product's block: AVX-512 where the CPU has it, same bits (gemm_x86_512.c, gemm_x86_256.c). */
+    llm__gemm_block_fn gb = (cpu & LLM__CPU_AVX512DQ) ? llm__gemm_block_avx512_get() : NULL;
     k->gemm_block = gb ? gb : llm__gemm_block_avx2_get();
     /* F16 / BF16 weights read in place, by the block of the same width. */
     for (int t = 0; t < LLM_DTYPE_END_; t++) {
         k->gemm_rows[t] = gb ? llm__gemm_rows_avx512_get((llm_dtype)t) : llm__gemm_rows_avx2_get((llm_dtype)t);
     }
-    /* What the entries above were picked under (the cap in force, kernels.h). */
-    k->isa = cpu_has_avx512_vnni() ? LLM__ISA_ALL : cpu_has_avx_vnni() ? LLM__ISA_AVX_VNNI : LLM__ISA_AVX2;
+    /* What the entries above were picked under (kernels.h). */
+    k->isa = (cpu & LLM__CPU_AVX512_VNNI) ? LLM__ISA_ALL : (cpu & LLM__CPU_AVX_VNNI) ? LLM__ISA_AVX_VNNI : LLM__ISA_AVX2;
     k->desc = k->isa == LLM__ISA_ALL ? "avx2+fma+f16c+avx512vnni"
               : k->isa == LLM__ISA_AVX_VNNI ? "avx2+fma+f16c+avxvnni"
               : gb                          ? "avx2+fma+f16c+avx512f" /* AVX-512 without VNNI: its gemm / attention */
                                             : "avx2+fma+f16c";
 }
 
-#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
+#else /* no AVX2 build: never selected (llm__cpu_features() has no LLM__CPU_AVX2) */
 
-void llm__cpu_kernels_avx2(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_x86(llm__cpu_kernels *k, unsigned cpu) {
+    (void)k;
+    (void)cpu;
+}
 
 #endif

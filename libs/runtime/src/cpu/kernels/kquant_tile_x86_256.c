@@ -1,7 +1,7 @@
 /*
- * cpu/kernels_avx2_kq_tile.c -- prompt passes (8 or more activation rows)
+ * cpu/kernels/kquant_tile_x86_256.c -- prompt passes (8 or more activation rows)
  * of Q6_K, Q5_K, Q3_K and Q2_K weights in llama.cpp's tiled order, on
- * packed tiles (cpu/kq_tile.h): 8 weight rows packed once per matmul, the
+ * packed tiles (cpu/kernels/kquant_tile.h): 8 weight rows packed once per matmul, the
  * quants decoded to unsigned bytes, so that int32 lane r of every vector is
  * weight row r and no bit is unpacked in the product.
  *
@@ -14,18 +14,17 @@
  *     vpmaddwd per pair of sub-blocks.
  *   AVX-512 VNNI, 8 or 16 rows (two tiles, one per 256-bit half): four
  *     vpdpbusd per sub-block (at most 16 * 63 * 128 in int32), then vpmulld
- *     by its scale.
+ *     by its scale (kernels/kquant_tile_x86_512.c).
  * All exact, so lane r ends with the S1 (and S2) of row r and the float
  * chain is llama.cpp's: the same bits as the types' tiled dot4.
  *
- * Measured (llm-bench-runtime -t 1 -N 512, Zen 5): Q6_K 225-252 G
- * multiply-adds/s on these tiles against 141 (AVX2 form) and 73 for its
- * AVX-VNNI dot8. Q6_K and Q5_K are packed here; Q3_K and Q2_K beside their
- * other kernels (kernels_avx2_q3k.c, kernels_avx2_q2k.c); weights prepared
- * at load are packed from their own layout (kernels_avx2_kq_prep.c).
+ * The tiles beat the types' dot8 (see docs/PERFORMANCE.md). Q6_K and Q5_K
+ * are packed here; Q3_K and Q2_K beside their
+ * other kernels (kernels/q3_k_x86_256.c, kernels/q2_k_x86_256.c); weights prepared
+ * at load are packed from their own layout (kernels/prep_q*_k_x86_512.c).
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
- * llm__cpu_kernels_avx2() once the CPU has been checked.
+ * llm__cpu_kernels_x86() once the CPU has been checked.
  */
 #include "cpu/kernels.h"
 
@@ -34,8 +33,9 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
-#include "cpu/kq_tile.h"
+#include "cpu/kernels/x86_256.h"
+#include "cpu/kernels/x86_512.h"
+#include "cpu/kernels/kquant_tile.h"
 #include "dtype/blocks.h"
 
 /* ------------------------------------------------------------ products -- */
@@ -98,101 +98,31 @@ static void kqt_dot8x4_mins(int64_t n, const void *pk, const void *a, size_t a_s
 }
 
 #if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
-#define LLM_KQT_AVX512 1
-#define KQT_TARGET_ZMM __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
-
-/* kqt_dot8x4 on 512-bit registers: NG tiles (the second at pk + pk_stride;
- * with one, the high half repeats the first and is not stored). */
-KQT_TARGET_ZMM static inline __attribute__((always_inline)) void
-kqt_dotx4_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride, float *out,
-              size_t o_stride, const int NG, const int MINS) {
-    __m512 acc[4];
-    for (int j = 0; j < 4; j++) acc[j] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < n / LLM_QK_K; b++) {
-        const char *T0 = (const char *)pk + (size_t)b * KQT_PK, *T1 = NG == 2 ? T0 + pk_stride : T0;
-        const llm_block_q8_k *y[4];
-        __m512i s[4], m[4];
-        for (int j = 0; j < 4; j++) {
-            y[j] = (const llm_block_q8_k *)((const char *)a + (size_t)j * a_stride) + b;
-            s[j] = m[j] = _mm512_setzero_si512();
-        }
-        for (int k = 0; k < 8; k++) {
-            const __m512i o = zmm_tile2(T0, T1, KQT_OFF + 32 * (size_t)k);
-            for (int j = 0; j < 4; j++) {
-                const __m512i t = _mm512_madd_epi16(o, zmm_bcast4(y[j]->bsums + 2 * k));
-                if (MINS) {
-                    m[j] = _mm512_add_epi32(m[j], t);
-                } else {
-                    s[j] = _mm512_add_epi32(s[j], t);
-                }
-            }
-            for (int t = 2 * k; t < 2 * k + 2; t++) {
-                __m512i q[4];
-                for (int i = 0; i < 4; i++) q[i] = zmm_tile2(T0, T1, 128 * (size_t)t + 32 * (size_t)i);
-                const __m512i sc = _mm512_srai_epi32(zmm_tile2(T0, T1, KQT_SC + 32 * (size_t)t), 16);
-                for (int j = 0; j < 4; j++) {
-                    const int8_t *yq = y[j]->qs + 16 * t;
-                    __m512i u = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[0], zmm_bcast4(yq));
-                    u = _mm512_dpbusd_epi32(u, q[1], zmm_bcast4(yq + 4));
-                    u = _mm512_dpbusd_epi32(u, q[2], zmm_bcast4(yq + 8));
-                    u = _mm512_dpbusd_epi32(u, q[3], zmm_bcast4(yq + 12));
-                    s[j] = _mm512_add_epi32(s[j], _mm512_mullo_epi32(u, sc));
-                }
-            }
-        }
-        const __m512 dw = zmm_tile2f(T0, T1, KQT_D), mw = zmm_tile2f(T0, T1, KQT_DMIN);
-        for (int j = 0; j < 4; j++) {
-            __m512 r = _mm512_mul_ps(dw, _mm512_cvtepi32_ps(s[j]));
-            if (MINS) r = _mm512_fnmadd_ps(mw, _mm512_cvtepi32_ps(m[j]), r);
-            acc[j] = _mm512_fmadd_ps(r, _mm512_set1_ps(y[j]->d), acc[j]);
-        }
-    }
-    zmm_store16x4(out, o_stride, acc, NG);
-}
-
-KQT_TARGET_ZMM static void kqt_dot8x4_off_zmm(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
-                                              size_t o_stride) {
-    kqt_dotx4_zmm(n, pk, 0, a, a_stride, out, o_stride, 1, 0);
-}
-
-KQT_TARGET_ZMM static void kqt_dot8x4_mins_zmm(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
-                                               size_t o_stride) {
-    kqt_dotx4_zmm(n, pk, 0, a, a_stride, out, o_stride, 1, 1);
-}
-
-KQT_TARGET_ZMM static void kqt_dot16x4_off_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a,
-                                               size_t a_stride, float *out, size_t o_stride) {
-    kqt_dotx4_zmm(n, pk, pk_stride, a, a_stride, out, o_stride, 2, 0);
-}
-
-KQT_TARGET_ZMM static void kqt_dot16x4_mins_zmm(int64_t n, const void *pk, size_t pk_stride, const void *a,
-                                                size_t a_stride, float *out, size_t o_stride) {
-    kqt_dotx4_zmm(n, pk, pk_stride, a, a_stride, out, o_stride, 2, 1);
-}
+#define LLM_KQT_AVX512 1 /* the 512-bit products (kquant_tile_x86_512.c) need this compiler */
 #endif
 
 llm__vec_dot8x4_packed_fn llm__kqt_packed_variant(int mins, int which) {
     if (which == 0) return mins ? kqt_dot8x4_mins : kqt_dot8x4_off;
 #ifdef LLM_KQT_AVX512
-    if (which == 1 && cpu_has_avx512_vnni()) return mins ? kqt_dot8x4_mins_zmm : kqt_dot8x4_off_zmm;
+    if (which == 1 && cpu_has_avx512_vnni()) return mins ? llm__kqt_dot8x4_mins_x86_512 : llm__kqt_dot8x4_off_x86_512;
 #endif
     return NULL;
 }
 
 llm__vec_dot16x4_packed_fn llm__kqt_packed16_variant(int mins) {
 #ifdef LLM_KQT_AVX512
-    if (cpu_has_avx512_vnni()) return mins ? kqt_dot16x4_mins_zmm : kqt_dot16x4_off_zmm;
+    if (cpu_has_avx512_vnni()) return mins ? llm__kqt_dot16x4_mins_x86_512 : llm__kqt_dot16x4_off_x86_512;
 #endif
     (void)mins;
     return NULL;
 }
 
-void llm__kqt_install(struct llm__dot_pair *pr, llm__pack8_fn pack8, int mins) {
-    llm__vec_dot8x4_packed_fn prod = llm__kqt_packed_variant(mins, 1);
+void llm__kqt_install(struct llm__dot_pair *pr, llm__pack8_fn pack8, int mins, unsigned cpu) {
+    llm__vec_dot8x4_packed_fn prod = (cpu & LLM__CPU_AVX512_VNNI) ? llm__kqt_packed_variant(mins, 1) : NULL;
     pr->pack8 = pack8;
     pr->pack8_bytes = kqt_pack8_bytes;
     pr->dot8x4_packed = prod ? prod : llm__kqt_packed_variant(mins, 0);
-    pr->dot16x4_packed = llm__kqt_packed16_variant(mins);
+    pr->dot16x4_packed = (cpu & LLM__CPU_AVX512_VNNI) ? llm__kqt_packed16_variant(mins) : NULL;
 }
 
 /* ------------------------------------------------------------- packers -- */
@@ -262,14 +192,17 @@ static void q5k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     }
 }
 
-void llm__cpu_kernels_avx2_kq_tile(llm__cpu_kernels *k) {
-    if (k->tiled[LLM_DTYPE_Q6_K].dot == llm__q6_k_dot_tiled) llm__kqt_install(&k->tiled[LLM_DTYPE_Q6_K], q6k_pack8, 0);
-    if (k->tiled[LLM_DTYPE_Q5_K].dot == llm__q5_k_dot_tiled) llm__kqt_install(&k->tiled[LLM_DTYPE_Q5_K], q5k_pack8, 1);
+void llm__cpu_kernels_kquant_tile_x86(llm__cpu_kernels *k, unsigned cpu) {
+    if (k->tiled[LLM_DTYPE_Q6_K].dot == llm__q6_k_dot_tiled) llm__kqt_install(&k->tiled[LLM_DTYPE_Q6_K], q6k_pack8, 0, cpu);
+    if (k->tiled[LLM_DTYPE_Q5_K].dot == llm__q5_k_dot_tiled) llm__kqt_install(&k->tiled[LLM_DTYPE_Q5_K], q5k_pack8, 1, cpu);
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
-void llm__cpu_kernels_avx2_kq_tile(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_kquant_tile_x86(llm__cpu_kernels *k, unsigned cpu) {
+    (void)k;
+    (void)cpu;
+}
 llm__vec_dot8x4_packed_fn llm__kqt_packed_variant(int mins, int which) {
     (void)mins;
     (void)which;
@@ -279,7 +212,8 @@ llm__vec_dot16x4_packed_fn llm__kqt_packed16_variant(int mins) {
     (void)mins;
     return NULL;
 }
-void llm__kqt_install(struct llm__dot_pair *pr, llm__pack8_fn pack8, int mins) {
+void llm__kqt_install(struct llm__dot_pair *pr, llm__pack8_fn pack8, int mins, unsigned cpu) {
+    (void)cpu;
     (void)pr;
     (void)pack8;
     (void)mins;

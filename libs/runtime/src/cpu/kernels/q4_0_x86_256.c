@@ -1,5 +1,5 @@
 /*
- * cpu/kernels_avx2_q4_0.c -- Q4_0 x Q8_0 dot products summed in the order of
+ * cpu/kernels/q4_0_x86_256.c -- Q4_0 x Q8_0 dot products summed in the order of
  * llama.cpp's repacked Q4_0 kernels (CPU_REPACK, q4_0_8x8).
  *
  * On an AVX2 CPU llama.cpp repacks every Q4_0 weight whose row count is a
@@ -22,7 +22,7 @@
  * repack + gemv/gemm (scripts/golden/kernels/q4_0_llamacpp.py).
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake), installed by
- * llm__cpu_kernels_avx2() once the CPU has been checked.
+ * llm__cpu_kernels_x86() once the CPU has been checked.
  */
 #include "cpu/kernels.h"
 
@@ -32,7 +32,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
+#include "cpu/kernels/x86_512.h"
 #include "dtype/blocks.h"
 
 /* Block of 32 weights as signed bytes q - 8 (-8..7), in element order:
@@ -187,7 +188,7 @@ Q4_0_DOT8(dot8s_q4_0_q8_0_rows8, , q4_0_8xN, 1)
  * integer of q4_0_8xN. Then the same chain per lane, acc = fma(float(s),
  * d_w d_y, acc), so the same bits. Per block and activation row this is
  * 8 vpmaddubsw and one vpmaddwd, where q4_0_8xN runs 10 and 4, plus 3 hadds. */
-#define Q40_PK (256 + 32 + 32)
+#define Q40_PK LLM_Q40_PK /* cpu/kernels/x86_512.h */
 
 static size_t q4_0_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK32) * Q40_PK; }
 
@@ -344,77 +345,6 @@ q4_0_dot8x4_packed_vnni(int64_t n, const void *pk, const void *a, size_t a_strid
     for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + (size_t)j * o_stride, acc[j]);
 }
 
-#define Q4_0_ZMM_ATTR __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
-
-/* Products on q4_0_pack8u's tiles, 16 weight rows (two consecutive groups'
- * tiles) per 512-bit register and one activation row per register: lane r
- * of int32 is weight row r, and vpdpbusd takes the tile's unsigned chunk
- * and the activation's 4 bytes broadcast from memory as its signed operand,
- * so no shuffle or bias per chunk. sum q y over the block, plus the row's
- * correction -8 (sum of y's 32 bytes), is the exact integer sum (q - 8) y;
- * the float chain is the same, so the same bits. The sums of y come from
- * vpsadbw on y + 128, for the 4 activation rows at once. NG: 1 or 2 groups
- * (the second at pk + pk_stride). */
-/* One block's exact sum per weight row (lane r: row r): the unsigned
- * chunks q[c] (elements 4c .. 4c + 3) against the activation's bytes yq
- * broadcast from memory, in two chains from corr (the block's -8 sum(y)). */
-Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) __m512i q4_0u_block(const __m512i q[8], const int8_t *yq,
-                                                                             int32_t corr) {
-    __m512i s0 = _mm512_dpbusd_epi32(_mm512_set1_epi32(corr), q[0], zmm_bcast4(yq));
-    __m512i s1 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[4], zmm_bcast4(yq + 16));
-    s0 = _mm512_dpbusd_epi32(s0, q[1], zmm_bcast4(yq + 4));
-    s1 = _mm512_dpbusd_epi32(s1, q[5], zmm_bcast4(yq + 20));
-    s0 = _mm512_dpbusd_epi32(s0, q[2], zmm_bcast4(yq + 8));
-    s1 = _mm512_dpbusd_epi32(s1, q[6], zmm_bcast4(yq + 24));
-    s0 = _mm512_dpbusd_epi32(s0, q[3], zmm_bcast4(yq + 12));
-    s1 = _mm512_dpbusd_epi32(s1, q[7], zmm_bcast4(yq + 28));
-    return _mm512_add_epi32(s0, s1);
-}
-
-Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) void
-q4_0u_dotx4(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride, float *out, size_t o_stride,
-            const int NG) {
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    const __m256i bias = _mm256_set1_epi8((char)0x80);
-    const llm_block_q8_0 *y[4];
-    for (int j = 0; j < 4; j++) y[j] = (const llm_block_q8_0 *)((const char *)a + (size_t)j * a_stride);
-    for (int64_t b = 0; b < n / LLM_QK32; b++) {
-        const char *T0 = (const char *)pk + (size_t)b * Q40_PK, *T1 = NG == 2 ? T0 + pk_stride : T0;
-        __m512i q[8];
-        for (int c = 0; c < 8; c++) q[c] = zmm_tile2(T0, T1, 32 * (size_t)c);
-        const __m512 dw = zmm_tile2f(T0, T1, 288);
-        /* sum(y + 128) per row: vpsadbw gives 4 partial sums per row */
-        __m256i sd[4];
-        for (int j = 0; j < 4; j++) {
-            sd[j] = _mm256_sad_epu8(_mm256_xor_si256(_mm256_loadu_si256((const __m256i *)y[j][b].qs), bias),
-                                    _mm256_setzero_si256());
-        }
-        const __m256i a01 = _mm256_add_epi64(_mm256_unpacklo_epi64(sd[0], sd[1]), _mm256_unpackhi_epi64(sd[0], sd[1]));
-        const __m256i a23 = _mm256_add_epi64(_mm256_unpacklo_epi64(sd[2], sd[3]), _mm256_unpackhi_epi64(sd[2], sd[3]));
-        const __m256i S = _mm256_add_epi64(_mm256_permute2x128_si256(a01, a23, 0x20),
-                                           _mm256_permute2x128_si256(a01, a23, 0x31)); /* sum(y) + 4096 */
-        /* -8 sum(y) = 32768 - 8 (sum(y) + 4096) */
-        int64_t corr[4];
-        _mm256_storeu_si256((__m256i *)corr, _mm256_sub_epi64(_mm256_set1_epi64x(32768), _mm256_slli_epi64(S, 3)));
-        for (int j = 0; j < 4; j++) {
-            const int8_t *yq = y[j][b].qs;
-            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(y[j][b].d)));
-            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q4_0u_block(q, yq, (int32_t)corr[j])), d, acc[j]);
-        }
-    }
-    zmm_store16x4(out, o_stride, acc, NG);
-}
-
-Q4_0_ZMM_ATTR static void q4_0u_dot8x4(int64_t n, const void *pk, const void *a, size_t a_stride, float *out,
-                                       size_t o_stride) {
-    q4_0u_dotx4(n, pk, 0, a, a_stride, out, o_stride, 1);
-}
-
-Q4_0_ZMM_ATTR static void q4_0u_dot16x4(int64_t n, const void *pk, size_t pk_stride, const void *a, size_t a_stride,
-                                        float *out, size_t o_stride) {
-    q4_0u_dotx4(n, pk, pk_stride, a, a_stride, out, o_stride, 2);
-}
-
 /* --------------------------------------------- prepared weights -- */
 
 /* A Q4_0 weight prepared at load (kernels.h prep): per group of 16 rows, per
@@ -427,14 +357,11 @@ Q4_0_ZMM_ATTR static void q4_0u_dot16x4(int64_t n, const void *pk, size_t pk_str
  * tiles of q4_0_pack8u cost per matmul (a transpose per group of 8 rows) is
  * paid once, and the product unpacks the nibbles with two ands and a shift
  * per 64 bytes. */
-#define Q40R_PAIR 576
+#define Q40R_PAIR LLM_Q40R_PAIR /* cpu/kernels/x86_512.h */
 /* How far ahead a streaming pass (stream != 0: decode, batched decode)
- * prefetches, in bytes of the copy. The hardware's own prefetch keeps a
- * one-row decode fed, but with 8 rows each block takes long enough that it
- * falls behind: 1B Q4_0, llm-bench -p 0 -n 32 --sessions 8, t/s: none 189,
- * 1152 bytes 194, 4608 253, 9216 262-264, 18432 266. A one-row decode is
- * memory-bound with or without it (47-53 t/s either way, this noisy VM). */
-#define Q40R_PF 9216
+ * prefetches, in bytes of the copy: with 8 rows per block the hardware's own
+ * prefetch falls behind (tuned: see docs/PERFORMANCE.md). */
+#define Q40R_PF LLM_Q40R_PF
 
 static size_t q4_0r_group_bytes(int64_t K) { return (size_t)((K / LLM_QK32 + 1) / 2) * Q40R_PAIR; }
 
@@ -459,67 +386,6 @@ static void q4_0r_unpack_row(int64_t K, const void *grp, int r, void *dst) {
         r16_get(x->qs, Q, 4, r);
         memcpy(&x->d, D + 2 * r, 2);
     }
-}
-
-/* The product on a prepared group: lane r of int32 is weight row r, as in
- * q4_0u_dotx4 (the tile's unsigned q times the activation's 4 bytes
- * broadcast from memory, summed in fours by vpdpbusd from -8 sum(y), which
- * the matmul computed once per activation block): the exact integer
- * sum (q - 8) y of q4_0_8xN, then its float chain, so the same bits.
- * Blocks b0 .. b1 - 1 for activation rows J0 .. J1 - 1, into acc[j]. */
-Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) void
-q4_0r_span(const char *G, const char *a, size_t a_stride, const int32_t *ys, size_t ys_stride, int64_t b0, int64_t b1,
-           __m512 *acc, const int J0, const int J1, const int PF) {
-    const __m512i m4 = _mm512_set1_epi8(0x0F);
-    for (int64_t b = b0; b < b1; b++) {
-        const char *T = G + (size_t)(b / 2) * Q40R_PAIR, *Q = T + (b & 1) * 256;
-        if (PF && (b & 1) == 0) {
-            for (int l = 0; l < Q40R_PAIR; l += 64) _mm_prefetch(T + Q40R_PF + l, _MM_HINT_T0);
-        }
-        __m512i q[8];
-        for (int k = 0; k < 4; k++) {
-            const __m512i w = _mm512_load_si512((const void *)(Q + 64 * k));
-            q[k] = _mm512_and_si512(w, m4);
-            q[k + 4] = _mm512_and_si512(_mm512_srli_epi16(w, 4), m4);
-        }
-        const __m512 dw = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(T + 512 + (b & 1) * 32)));
-        for (int j = J0; j < J1; j++) {
-            const llm_block_q8_0 *y = (const llm_block_q8_0 *)(a + (size_t)j * a_stride) + b;
-            const int8_t *yq = y->qs;
-            const __m512 d = _mm512_mul_ps(dw, _mm512_set1_ps(_cvtsh_ss(y->d)));
-            acc[j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(q4_0u_block(q, yq, ys[(size_t)j * ys_stride + (size_t)b])), d,
-                                     acc[j]);
-        }
-    }
-}
-
-/* Blocks per span when 5 to 8 activation rows pass (batched decode): rows
- * 0..3 then 4..7 over the same 8 blocks (2304 bytes of the group, in L1),
- * so the memory stream runs under both halves' arithmetic, where two whole
- * passes of 4 leave it idle through the second, and each half's registers
- * (4 accumulators beside the 8 unpacked chunks) fit without spills, which
- * a single pass of 8 rows' did not. 1B Q4_0, llm-bench -t 2 -p 0 -n 64 -r
- * 2 --sessions 8, t/s, same runs: two passes of 4 311-325; one pass of 8
- * 318-326; spans of 2 / 4 / 8 / 16 / 32 blocks 305-312 / 315-317 / 322-330
- * / 315-329 / 298-309. Prompts (pp512) even: 478-484 / 469-481. */
-#define Q40R_SPAN 8
-
-Q4_0_ZMM_ATTR static inline __attribute__((always_inline)) void
-q4_0r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, const int32_t *ys, size_t ys_stride, float *out,
-           size_t o_stride, const int NA, const int PF) {
-    __m512 acc[8];
-    for (int j = 0; j < NA; j++) acc[j] = _mm512_setzero_ps();
-    const int64_t nb = K / LLM_QK32;
-    if (NA <= 4) {
-        q4_0r_span(G, a, a_stride, ys, ys_stride, 0, nb, acc, 0, NA, PF);
-    } else {
-        for (int64_t b0 = 0; b0 < nb; b0 += Q40R_SPAN) {
-            const int64_t b1 = b0 + Q40R_SPAN < nb ? b0 + Q40R_SPAN : nb;
-            q4_0r_span(G, a, a_stride, ys, ys_stride, b0, b1, acc, 0, 4, PF);
-            q4_0r_span(G, a, a_stride, ys, ys_stride, b0, b1, acc, 4, NA, 0);
-        }
-    }
-    for (int j = 0; j < NA; j++) _mm512_storeu_ps(out + (size_t)j * o_stride, acc[j]);
 }
 
 /* ys[b] = -8 * (sum of the 32 int8 of activation block b): q4_0r_dot's aux. */
@@ -599,85 +465,83 @@ static void q4_0r_aux(int64_t K, const void *a, int32_t *ys) {
 Q4_0R_YMM(q4_0r_dot_avx2, , 0, Q4_0R_NO_DP)
 Q4_0R_YMM(q4_0r_dot_avxvnni, __attribute__((target("avx2,fma,f16c,avxvnni"))), 1, Q4_0R_DP_VNNI)
 
-Q4_0_ZMM_ATTR static void q4_0r_dot(int64_t K, const void *grp, const void *a, size_t a_stride, const int32_t *ys,
-                                    size_t ys_stride, int n_a, float *out, size_t o_stride, int flags) {
-    const char *G = grp, *A = a;
-    LLM_PREP_DISPATCH8(n_a, flags, q4_0r_dotN, K, G, A, a_stride, ys, ys_stride, out, o_stride)
-}
-
 #define Q4_0_VNNI_ATTR __attribute__((target("avx2,fma,f16c,avxvnni")))
 Q4_0_DOT8(dot8_q4_0_q8_0_rows8_vnni, Q4_0_VNNI_ATTR, q4_0_8xN_vnni, 0)
 Q4_0_DOT8(dot8s_q4_0_q8_0_rows8_vnni, Q4_0_VNNI_ATTR, q4_0_8xN_vnni, 1)
 
 #endif
 
-llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni) {
+static llm__vec_dot8_fn dot8_variant(int vnni, unsigned cpu) {
     if (!vnni) {
         return dot8_q4_0_q8_0_rows8;
     }
 #ifdef LLM_Q4_0_VNNI
-    return cpu_has_avx_vnni() ? dot8_q4_0_q8_0_rows8_vnni : NULL;
+    return (cpu & LLM__CPU_AVX_VNNI) ? dot8_q4_0_q8_0_rows8_vnni : NULL;
 #else
+    (void)cpu;
     return NULL;
 #endif
 }
 
-int llm__q4_0_packed_pair(int which, struct llm__dot_pair *pr) {
+llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni) { return dot8_variant(vnni, llm__cpu_features()); }
+
+static int packed_pair(int which, struct llm__dot_pair *pr, unsigned cpu) {
     memset(pr, 0, sizeof *pr);
     pr->pack8 = q4_0_pack8;
     pr->pack8_bytes = q4_0_pack8_bytes;
     switch (which) {
     case 0: pr->dot8x4_packed = q4_0_dot8x4_packed; return 1;
 #ifdef LLM_Q4_0_VNNI
-    case 1: pr->dot8x4_packed = cpu_has_avx_vnni() ? q4_0_dot8x4_packed_vnni : NULL; return pr->dot8x4_packed != NULL;
+    case 1: pr->dot8x4_packed = (cpu & LLM__CPU_AVX_VNNI) ? q4_0_dot8x4_packed_vnni : NULL; return pr->dot8x4_packed != NULL;
     case 2:
-        if (!cpu_has_avx512_vnni()) return 0;
+        if (!(cpu & LLM__CPU_AVX512_VNNI)) return 0;
         pr->pack8 = q4_0_pack8u;
-        pr->dot8x4_packed = q4_0u_dot8x4;
-        pr->dot16x4_packed = q4_0u_dot16x4;
+        pr->dot8x4_packed = llm__q4_0u_dot8x4_x86_512;
+        pr->dot16x4_packed = llm__q4_0u_dot16x4_x86_512;
         return 1;
 #endif
-    default: return 0;
+    default: (void)cpu; return 0;
     }
 }
 
-void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) {
+int llm__q4_0_packed_pair(int which, struct llm__dot_pair *pr) { return packed_pair(which, pr, llm__cpu_features()); }
+
+static int prep_variant(int which, struct llm__prep_kernels *pk, unsigned cpu);
+
+void llm__cpu_kernels_q4_0_x86(llm__cpu_kernels *k, unsigned cpu) {
     struct llm__dot_pair *pr = &k->rows8[LLM_DTYPE_Q4_0];
     pr->dot = dot_q4_0_q8_0_rows8;
     pr->dot4 = dot4_q4_0_q8_0_rows8;
-    llm__vec_dot8_fn vnni = llm__q4_0_dot8_variant(1);
+    llm__vec_dot8_fn vnni = dot8_variant(1, cpu);
     pr->dot8 = vnni ? vnni : dot8_q4_0_q8_0_rows8;
 #ifdef LLM_Q4_0_VNNI
     pr->dot8_stream = vnni ? dot8s_q4_0_q8_0_rows8_vnni : dot8s_q4_0_q8_0_rows8;
 #else
     pr->dot8_stream = dot8s_q4_0_q8_0_rows8;
 #endif
-    /* Packed tiles for 8 or more activation rows, whatever the dot8. On a
-     * Zen 5 (AVX-512 + AVX-VNNI), llm-bench-runtime -t 1 -N 512 measured the
-     * VNNI dot8 at 64 G multiply-adds/s, the packed products at 112 (AVX2),
-     * 137 (AVX-VNNI), 165 (AVX-512, two activation rows per register) and
-     * 220 (AVX-512, 16 weight rows per register and the activation
-     * broadcast from memory: the pair installed with AVX-512). */
+    /* Packed tiles for 8 or more activation rows, whatever the dot8: the
+     * widest packed product beats every dot8 (the AVX-512 one with 16
+     * weight rows per register most; see docs/PERFORMANCE.md). */
     struct llm__dot_pair packed;
     for (int v = 2; v >= 0; v--) {
-        if (llm__q4_0_packed_pair(v, &packed)) break;
+        if (packed_pair(v, &packed, cpu)) break;
     }
     pr->pack8 = packed.pack8;
     pr->pack8_bytes = packed.pack8_bytes;
     pr->dot8x4_packed = packed.dot8x4_packed;
     pr->dot16x4_packed = packed.dot16x4_packed;
     /* The prepared layout's best product here (kernels.h prep). */
-    for (int v = 2; v >= 0 && !llm__q4_0_prep_variant(v, &k->prep[LLM_DTYPE_Q4_0]); v--) {
+    for (int v = 2; v >= 0 && !prep_variant(v, &k->prep[LLM_DTYPE_Q4_0], cpu); v--) {
     }
 }
 
-int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk) {
+static int prep_variant(int which, struct llm__prep_kernels *pk, unsigned cpu) {
     memset(pk, 0, sizeof *pk);
 #ifdef LLM_Q4_0_VNNI
     void (*dot)(int64_t, const void *, const void *, size_t, const int32_t *, size_t, int, float *, size_t, int) =
         which == 0   ? q4_0r_dot_avx2
-        : which == 1 ? (cpu_has_avx_vnni() ? q4_0r_dot_avxvnni : NULL)
-        : which == 2 ? (cpu_has_avx512_vnni() ? q4_0r_dot : NULL)
+        : which == 1 ? ((cpu & LLM__CPU_AVX_VNNI) ? q4_0r_dot_avxvnni : NULL)
+        : which == 2 ? ((cpu & LLM__CPU_AVX512_VNNI) ? llm__q4_0r_dot_x86_512 : NULL)
                      : NULL;
     if (!dot) return 0;
     *pk = (struct llm__prep_kernels){
@@ -691,13 +555,19 @@ int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk) {
     return 1;
 #else
     (void)which;
+    (void)cpu;
     return 0;
 #endif
 }
 
+int llm__q4_0_prep_variant(int which, struct llm__prep_kernels *pk) { return prep_variant(which, pk, llm__cpu_features()); }
+
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
-void llm__cpu_kernels_avx2_q4_0(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_q4_0_x86(llm__cpu_kernels *k, unsigned cpu) {
+    (void)k;
+    (void)cpu;
+}
 llm__vec_dot8_fn llm__q4_0_dot8_variant(int vnni) {
     (void)vnni;
     return NULL;

@@ -1,10 +1,10 @@
 /*
- * cpu/kernels_avx2_kq.c -- AVX2 + FMA + F16C kernels for the K-quants most
+ * cpu/kernels/kquant_x86_256.c -- AVX2 + FMA + F16C kernels for the K-quants most
  * models ship in (Q4_K_M = Q4_K + Q6_K): the Q4_K x Q8_K and Q6_K x Q8_K dot
  * products (each with a 1 x 4 variant) and the Q8_K activation quantizer.
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake) and installed by
- * llm__cpu_kernels_avx2(), which only runs once the CPU has been checked.
+ * llm__cpu_kernels_x86(), which only runs once the CPU has been checked.
  *
  * Summation order. The project compares logits with llama.cpp, so the dots
  * sum in the order of ggml's AVX2 ggml_vec_dot_q4_K_q8_K / _q6_K_q8_K:
@@ -23,7 +23,7 @@
  *    pairs), plus the folded mins for Q4_K.
  * The dot4 variants decode each weight block once and run the same per-row
  * arithmetic for four activation rows, so out[j] equals the single dot bit for
- * bit. The scalar references in kernels_scalar.c sum whole blocks first and
+ * bit. The scalar references in kernels/ref.c sum whole blocks first and
  * agree to float rounding; tests/runtime/test_kernels_kquant.c checks these against
  * llama.cpp's own kernels on golden rows.
  *
@@ -41,7 +41,7 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
 #include "dtype/blocks.h"
 
 /* (m0 + m2) + (m1 + m3). */
@@ -142,7 +142,7 @@ float llm__q4_k_dot_repack_gemv(int64_t n, const void *w, const void *a) {
     const size_t row = (size_t)nb * sizeof(llm_block_q4_k);
     for (int64_t b = 0; b < nb; b++) {
         /* the row 4 ahead: 1 ahead (1152 bytes at K = 2048) was too close to
-         * hide memory's latency (1B Q4_K_M decode 17.0-17.4 -> 18.4-20.5 t/s) */
+         * hide memory's latency (see docs/PERFORMANCE.md) */
         prefetch_next_group((const char *)w + 3 * row, row, 1, b, nb);
         const __m256i sm = q4_k_scales_mins(x[b].scales);
         const __m256i s = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm));
@@ -534,7 +534,7 @@ static void quant_q8_k_avx2(const float *x, void *vy, int64_t n) {
     }
 }
 
-void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k) {
+void llm__cpu_kernels_kquant_x86(llm__cpu_kernels *k) {
     /* Activation types stay as the scalar registry set them (Q8_K). */
     k->dot[LLM_DTYPE_Q4_K] = dot_q4_k_q8_k;
     k->dot[LLM_DTYPE_Q6_K] = dot_q6_k_q8_k;
@@ -554,7 +554,7 @@ void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k) {
 
 #include "dtype/blocks.h"
 
-void llm__cpu_kernels_avx2_kq(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_kquant_x86(llm__cpu_kernels *k) { (void)k; }
 
 /* Portable versions of the repacked-order Q4_K dots (same bits: the integer
  * sums are exact and fmaf rounds once). sq[p]: pair p's scaled sum. */

@@ -1,5 +1,5 @@
 /*
- * cpu/kernels_scalar.c -- the plain C reference for every CPU kernel.
+ * cpu/kernels/ref.c -- the plain C reference for every CPU kernel.
  *
  * These are the definitions the SIMD variants are tested against. Quantized
  * dot products follow the integer formulation llama.cpp uses (weights paired
@@ -17,6 +17,35 @@
 
 static uint32_t le32(const uint8_t b[4]) {
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+/* ------------------------------------------------------------------ gelu -- */
+
+/* gelu(x) = x/2 (1 + erf(x / sqrt 2)). erf by Abramowitz & Stegun 7.1.26
+ * (|error| <= 1.5e-7): for z = |x| / sqrt 2, t = 1 / (1 + p z),
+ * erfc(z) ~ t (a1 + t (a2 + t (a3 + t (a4 + t a5)))) e^(-z^2); the negative
+ * side uses erfc directly (no cancellation in 1 - erf). The AVX2 variant
+ * (cpu/encoder_x86_256.c) evaluates the same expression lane by lane. */
+void llm__gelu_erf_row_scalar(float *out, const float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        if (v <= -10.0f) {
+            out[i] = 0.0f;
+            continue;
+        }
+        if (v >= 10.0f) {
+            out[i] = v;
+            continue;
+        }
+        const float z = fabsf(v) * 0.70710678118654752f;
+        const float t = 1.0f / fmaf(0.3275911f, z, 1.0f);
+        float pl = fmaf(1.061405429f, t, -1.453152027f);
+        pl = fmaf(pl, t, 1.421413741f);
+        pl = fmaf(pl, t, -0.284496736f);
+        pl = fmaf(pl, t, 0.254829592f);
+        const float erfc = pl * t * llm__exp_poly(-z * z);
+        out[i] = v >= 0.0f ? 0.5f * v * (2.0f - erfc) : 0.5f * v * erfc;
+    }
 }
 
 /* ------------------------------------------------------------ float types -- */
@@ -228,7 +257,7 @@ static void quant_q8_0(const float *x, void *y, int64_t n) {
 static void quant_q8_1(const float *x, void *y, int64_t n) {
     (void)llm_dtype_quantize_row(LLM_DTYPE_Q8_1, x, y, (size_t)n);
 }
-/* Exactly ggml's quantize_row_q8_K (kernels_avx2_kq.c describes the method;
+/* Exactly ggml's quantize_row_q8_K (kernels/kquant_x86_256.c describes the method;
  * its AVX2 variant gives the same bytes for every input, NaN and inf too). */
 static void quant_q8_k(const float *x, void *vy, int64_t n) {
     llm_block_q8_k *y = vy;
@@ -535,31 +564,4 @@ void llm__cpu_kernels_scalar(llm__cpu_kernels *k) {
     k->to_float[LLM_DTYPE_Q5_0] = to_float_q5_0;
     k->to_float[LLM_DTYPE_Q5_1] = to_float_q5_1;
     k->expf_n = expf_n_libm;
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
-/* LLM__ISA_ALL - level, so that zero (a new thread's) means no cap. */
-static _Thread_local int g_isa_below_all;
-
-int llm__cpu_isa_cap(void) { return LLM__ISA_ALL - g_isa_below_all; }
-
-void llm__cpu_set_isa_cap(int level) {
-    g_isa_below_all = LLM__ISA_ALL - (level < LLM__ISA_SCALAR ? LLM__ISA_SCALAR : level > LLM__ISA_ALL ? LLM__ISA_ALL : level);
-}
-
-int llm__cpu_has_avx2(void) {
-#if (defined(__x86_64__) || defined(__i386__)) && defined(LLM_CPU_AVX2_BUILT) && defined(__GNUC__)
-    if (llm__cpu_isa_cap() < LLM__ISA_AVX2) return 0;
-    __builtin_cpu_init();
-    /* F16C through CPUID leaf 1 (ECX bit 29): clang 14's __builtin_cpu_supports
-     * does not know "f16c". AVX2 implies OS support for the YMM state. */
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 29));
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && f16c;
-#else
-    return 0;
-#endif
 }

@@ -1,7 +1,9 @@
 /*
- * cpu/attention_avx2.c -- AVX2 + FMA + F16C grouped attention products:
- * several queries that read the same KV head (the query heads of one GQA
- * group) at once.
+ * cpu/attention_x86.h -- PRIVATE: the grouped attention products of the x86
+ * backends: several queries that read the same KV head (the query heads of
+ * one GQA group) at once. Included by attention_x86_256.c (AVX2 + FMA +
+ * F16C) and attention_x86_512.c (AVX-512F), each compiled with its own
+ * instruction set, so each gets its own copy of these static functions.
  *
  * One query at a time, every K and V row is loaded and converted from F16
  * once per query head; with 3 heads per KV head that is 3 conversions per
@@ -9,36 +11,49 @@
  * FMA chains of all the queries of a group, q sits in L1 as floats (exact
  * values of its F16 rounding) and the value sums keep their slot partials in
  * registers. Every output keeps the very FMA sequence of the single-query
- * kernels in kernels_avx2.c (same operands, same order, same folds), so
- * grouping changes no bit (tests/runtime/test_llama_order.c checks it).
+ * kernels in kernels/x86_256.c (same operands, same order, same folds), so
+ * grouping changes no bit, in either register width
+ * (tests/runtime/test_llama_order.c checks it).
  *
- * Compiled with -mavx2 -mfma -mf16c (sources.cmake); registered from
- * llm__cpu_kernels_avx2. attention_avx512.c compiles this file again with
- * AVX-512 (LLM_ATTN_ZMM): there a decode's key rows (scores_key_z), a
- * prompt's keys (scores8_z, two per register) and both orders' value sums
- * of an F16 cache (slot_block_z) go through 16-lane registers, each lane
- * still the chain it was, and llm__cpu_kernels_avx512_attn registers that
- * copy.
+ * The includer defines, in its register width, the four hooks declared
+ * below (the only places the two widths differ), then registers
+ * attn_scores_f16_g_x86 and attn_wsum_g_x86. Include inside the includer's
+ * AVX2 guard, after its compile flags are known.
  */
-#include "cpu/kernels.h"
-
-#ifndef LLM_ATTN_ZMM
-#define LLM_ATTN_ZMM 0
-#endif
-
-#if defined(__x86_64__) && defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && \
-    (!LLM_ATTN_ZMM || defined(__AVX512F__))
+#ifndef LLM_CPU_ATTENTION_X86_H
+#define LLM_CPU_ATTENTION_X86_H
 
 #include <immintrin.h>
 #include <math.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
 #include "cpu/vexp.h"
 
 #define QB 3 /* queries per register block (16 ymm registers: see each kernel) */
 
 #define INLINE static inline __attribute__((always_inline))
+
+/* The hooks each includer defines (attention_x86_256.c, attention_x86_512.c).
+ *
+ * attn_key_scores: the dot-product order's partial sums of one key row r
+ *   for nq (1..4, a constant) queries: X[j * 8] = (a0 + a2) + (a1 + a3) of
+ *   query j's four chunk accumulators (reduce8_keys finishes them).
+ * attn_scores_tiled: the tiled order's scores of nq queries over len keys
+ *   (qf: [nq][hd] floats, hd % 8 == 0), as scores8_groups gives them.
+ * attn_stretch_slot: wsum_stretches' chains of slot sl over keys lo..hi for
+ *   m (1..4) queries, every d of the row; first: the chains start from +0.
+ * attn_slots8_wide: the tiled order's 8 slot partials (wsum_slots_g, S 8)
+ *   when the width has a faster form for them; returns 0 (nothing done)
+ *   otherwise. */
+INLINE void attn_key_scores(const uint16_t *r, int64_t hd, const float *qf, const int nq, __m256 *X);
+static void attn_scores_tiled(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, int64_t nq,
+                              float scale, float *scores, int64_t sstride);
+INLINE void attn_stretch_slot(const llm__kv_rows *v, int64_t sl, int64_t lo, int64_t hi, int64_t hd,
+                              const float *pj, int64_t pstride, float *P, int64_t m, int first);
+static int attn_slots8_wide(const llm__kv_rows *v, int64_t t_start, int64_t nslot, int64_t hd, const float *p,
+                            int64_t pstride, int64_t nq, float *scratch);
+
 
 INLINE const uint16_t *krow(const llm__kv_rows *k, int64_t t) {
     return (const uint16_t *)k->base + k->offs[t] + k->head_off;
@@ -49,10 +64,9 @@ INLINE const uint16_t *krow(const llm__kv_rows *k, int64_t t) {
  * through the paged cache, pages apart, where no hardware prefetcher
  * follows; the loops ask for them ahead (the value sums a stretch ahead:
  * wsum_stretches). Asking for the value rows too while the keys stream by
- * (sessions 9-15) made a decode's attention slower, 10-30% in
- * llm-bench-attention -L 16 at hd 64, 128 and 256 (session 16). A prefill's
- * rows stay in L2 from token to token, and there the extra instructions
- * cost more than they save (measured), so the tiled kernels do not
+ * made a decode's attention slower (measured: see docs/PERFORMANCE.md). A
+ * prefill's rows stay in L2 from token to token, and there the extra
+ * instructions cost more than they save, so the tiled kernels do not
  * prefetch. No effect on any value. */
 #define PF_KEYS 48
 
@@ -177,84 +191,6 @@ static void scores8_groups(const llm__kv_rows *k, int64_t len, int64_t hd, const
     }
 }
 
-#if LLM_ATTN_ZMM
-/* Tiled order with 16-lane registers: lanes 0-7 of an accumulator are key
- * 2i's 8 lanes, lanes 8-15 key 2i + 1's, and each q chunk sits in both
- * halves, so per (query, key) it is the chain of scores8_q3 (chunks
- * ascending from +0, fma(q, k, acc)), then hsum8 of each half (hsum4_ps)
- * and * scale: the same bits. NQ <= 4 queries by 8 keys: 16 accumulators,
- * 4 row pairs and a q chunk live. Returns the keys done (a multiple of 8). */
-INLINE int64_t scores8_z(const llm__kv_rows *k, int64_t len, int64_t hd, const float *qf, const int NQ, float scale,
-                         float *scores, int64_t sstride) {
-    const int64_t nc = hd / 8;
-    const __m128 sc = _mm_set1_ps(scale);
-    int64_t t = 0;
-    for (; t + 8 <= len; t += 8) {
-        const uint16_t *r[8];
-        for (int i = 0; i < 8; i++) r[i] = krow(k, t + i);
-        __m512 a[4][4];
-        for (int j = 0; j < NQ; j++)
-            for (int i = 0; i < 4; i++) a[j][i] = _mm512_setzero_ps();
-        for (int64_t c = 0; c < nc; c++) {
-            __m512 x[4];
-            for (int i = 0; i < 4; i++) {
-                const __m128i k0 = _mm_loadu_si128((const __m128i *)(r[2 * i] + 8 * c));
-                const __m128i k1 = _mm_loadu_si128((const __m128i *)(r[2 * i + 1] + 8 * c));
-                x[i] = _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(k0), k1, 1));
-            }
-            for (int j = 0; j < NQ; j++) {
-                const __m512 q = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_loadu_pd((const double *)(qf + j * hd + 8 * c))));
-                for (int i = 0; i < 4; i++) a[j][i] = _mm512_fmadd_ps(q, x[i], a[j][i]);
-            }
-        }
-#define LO8(v) _mm512_castps512_ps256(v)
-#define HI8(v) _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1))
-        for (int j = 0; j < NQ; j++) {
-            _mm_storeu_ps(scores + j * sstride + t, hsum4_ps(LO8(a[j][0]), HI8(a[j][0]), LO8(a[j][1]), HI8(a[j][1]), sc));
-            _mm_storeu_ps(scores + j * sstride + t + 4,
-                          hsum4_ps(LO8(a[j][2]), HI8(a[j][2]), LO8(a[j][3]), HI8(a[j][3]), sc));
-        }
-#undef LO8
-#undef HI8
-    }
-    return t;
-}
-#endif
-
-#if !LLM_ATTN_ZMM /* the 8-lane decode key rows (the 16-lane copy has scores_key_z) */
-/* Dot-product order (hd a multiple of 32), query j of key row r: four
- * accumulators, chunk c into accumulator c % 4 from +0, then the first step
- * of reduce4, (a0 + a2) + (a1 + a3), into X[j * 8]; the rest of reduce4 is
- * done for 8 keys at once (reduce8_keys). For up to 4 queries at once, in
- * two halves: accumulators 0 and 2 (chunks 0, 2, 4, 6, ...) then 1 and 3,
- * so each row chunk is converted once for all the queries and 8
- * accumulators, 2 row chunks and the 4 sums a0 + a2 are live (14 ymm); q is
- * read from L1 by the FMAs. Each accumulator still takes its chunks in
- * ascending order, so the bits are unchanged. */
-INLINE void key4_half(const uint16_t *r, int64_t hd, const float *qf, const int nq, const int half, __m256 *h) {
-    const int64_t nc = hd / 8;
-    __m256 a[4][2];
-    for (int j = 0; j < nq; j++) a[j][0] = a[j][1] = _mm256_setzero_ps();
-    for (int64_t c = half; c < nc; c += 4) {
-        const __m256 k0 = load_h8(r + 8 * c), k2 = load_h8(r + 8 * (c + 2));
-        for (int j = 0; j < nq; j++) {
-            const float *q = qf + j * hd + 8 * c;
-            a[j][0] = _mm256_fmadd_ps(_mm256_loadu_ps(q), k0, a[j][0]);
-            a[j][1] = _mm256_fmadd_ps(_mm256_loadu_ps(q + 16), k2, a[j][1]);
-        }
-    }
-    for (int j = 0; j < nq; j++) h[j] = _mm256_add_ps(a[j][0], a[j][1]); /* a0 + a2, or a1 + a3 */
-}
-
-INLINE void scores32_key4(const uint16_t *r, int64_t hd, const float *qf, const int nq, __m256 *X) {
-    __m256 s02[4], s13[4];
-    key4_half(r, hd, qf, nq, 0, s02);
-    key4_half(r, hd, qf, nq, 1, s13);
-    for (int j = 0; j < nq; j++) X[j * 8] = _mm256_add_ps(s02[j], s13[j]);
-}
-
-#endif
-
 /* The rest of reduce4 for the 8 keys x[0..7], times scale: lane k of the
  * result is reduce4 of key k. reduce4 adds the halves (t = lo + hi), then
  * (t0 + t1) + (t2 + t3); here the halves of keys k and k + 4 are added in
@@ -271,56 +207,6 @@ INLINE __m256 reduce8_keys(const __m256 *x, __m256 scale) {
     return _mm256_mul_ps(_mm256_hadd_ps(h01, h23), scale);
 }
 
-#if !LLM_ATTN_ZMM
-/* hd == 64: the 8 chunks of a K row are converted once, kept in registers,
- * and feed up to 4 queries; per query the chains of scores32_key (chunk c
- * into accumulator c % 4, from +0, then (a0 + a2) + (a1 + a3)) with q read
- * from L1 by the FMAs. 8 row chunks + 4 partials live: 12 ymm. */
-INLINE void scores64_key(const uint16_t *r, const float *qf, const int nq, __m256 *X) {
-    const __m256 k0 = load_h8(r), k1 = load_h8(r + 8), k2 = load_h8(r + 16), k3 = load_h8(r + 24);
-    const __m256 k4 = load_h8(r + 32), k5 = load_h8(r + 40), k6 = load_h8(r + 48), k7 = load_h8(r + 56);
-    const __m256 z = _mm256_setzero_ps();
-    for (int j = 0; j < nq; j++) {
-        const float *q = qf + 64 * j;
-        __m256 a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q), k0, z);
-        __m256 a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), k1, z);
-        __m256 a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 16), k2, z);
-        __m256 a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 24), k3, z);
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 32), k4, a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 40), k5, a1);
-        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 48), k6, a2);
-        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + 56), k7, a3);
-        X[j * 8] = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
-    }
-}
-
-#else
-/* The same chains with 16-lane registers, hd % 32 == 0: one load converts
- * chunks 4i and 4i + 1, so lanes 0-7 of a[j][0] are accumulator 0 (chunks c
- * % 4 == 0) and lanes 8-15 accumulator 1; a[j][1] holds accumulators 2 and
- * 3. Each still takes its chunks ascending from +0, and (a0 + a2) + (a1 +
- * a3) is one add of the two registers, then one of their halves: the bits
- * of scores32_key4 / scores64_key with half the conversions and FMAs. 8
- * accumulators and 2 row chunks live. */
-INLINE void scores_key_z(const uint16_t *r, int64_t hd, const float *qf, const int nq, __m256 *X) {
-    __m512 a[4][2];
-    for (int j = 0; j < nq; j++) a[j][0] = a[j][1] = _mm512_setzero_ps();
-    for (int64_t c = 0; c < hd; c += 32) {
-        const __m512 k0 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r + c)));
-        const __m512 k1 = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r + c + 16)));
-        for (int j = 0; j < nq; j++) {
-            const float *q = qf + j * hd + c;
-            a[j][0] = _mm512_fmadd_ps(_mm512_loadu_ps(q), k0, a[j][0]);
-            a[j][1] = _mm512_fmadd_ps(_mm512_loadu_ps(q + 16), k1, a[j][1]);
-        }
-    }
-    for (int j = 0; j < nq; j++) {
-        const __m512 s = _mm512_add_ps(a[j][0], a[j][1]); /* a0 + a2 | a1 + a3 */
-        X[j * 8] = _mm256_add_ps(_mm512_castps512_ps256(s), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
-    }
-}
-#endif
-
 /* Up to 4 queries of a group (nq, a constant), key by key: each K row comes
  * from memory once for all of them. The score of a key is reduce4(...) *
  * scale, as dot_f16_4acc then the scale; (float)(double) of a float changes
@@ -332,12 +218,7 @@ INLINE void scores_pass4(const llm__kv_rows *k, int64_t len, int64_t hd, const f
     int64_t t = 0;
     for (; t < len; t++) {
         if (t + PF_KEYS < len) prefetch_row(krow(k, t + PF_KEYS), 2 * hd);
-#if LLM_ATTN_ZMM
-        scores_key_z(krow(k, t), hd, qf, nq, X + (t & 7));
-#else
-        if (hd == 64) scores64_key(krow(k, t), qf, nq, X + (t & 7));
-        else scores32_key4(krow(k, t), hd, qf, nq, X + (t & 7));
-#endif
+        attn_key_scores(krow(k, t), hd, qf, nq, X + (t & 7));
         if ((t & 7) == 7) {
             for (int j = 0; j < nq; j++) {
                 _mm256_storeu_ps(scores + j * sstride + t - 7, reduce8_keys(X + j * 8, sc));
@@ -374,7 +255,7 @@ static void scores32_all(const llm__kv_rows *k, int64_t len, int64_t hd, const f
     }
 }
 
-static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t t_start, int64_t len,
+static void attn_scores_f16_g_x86(const llm__kv_rows *k, int64_t t_start, int64_t len,
                                    int64_t hd, const uint16_t *q16, int64_t nq, float scale, int tiled,
                                    float *scores, int64_t sstride, float *qf) {
     /* A score does not depend on its key's index: the loops below run over
@@ -400,26 +281,7 @@ static void attn_scores_f16_g_avx2(const llm__kv_rows *k, int64_t t_start, int64
         scores32_all(k, len, hd, qf, nq, scale, scores, sstride);
         return;
     }
-#if LLM_ATTN_ZMM
-    /* Up to 4 queries by 8 keys in 16 lanes; the last len % 8 keys by the
-     * 8-lane blocks below on a view from there. */
-    for (int64_t j0 = 0; j0 < nq; j0 += 4) {
-        const int64_t m = nq - j0 < 4 ? nq - j0 : 4;
-        const float *q = qf + j0 * hd;
-        float *s = scores + j0 * sstride;
-        int64_t t0;
-        if (m == 4) t0 = scores8_z(k, len, hd, q, 4, scale, s, sstride);
-        else if (m == 3) t0 = scores8_z(k, len, hd, q, 3, scale, s, sstride);
-        else if (m == 2) t0 = scores8_z(k, len, hd, q, 2, scale, s, sstride);
-        else t0 = scores8_z(k, len, hd, q, 1, scale, s, sstride);
-        if (t0 == len) continue;
-        llm__kv_rows kt = *k;
-        kt.offs += t0;
-        scores8_groups(&kt, len - t0, hd, q, m, scale, s + t0, sstride);
-    }
-#else
-    scores8_groups(k, len, hd, qf, nq, scale, scores, sstride);
-#endif
+    attn_scores_tiled(k, len, hd, qf, nq, scale, scores, sstride);
 }
 
 /* --------------------------------------------------------- value sums -- */
@@ -432,7 +294,7 @@ INLINE int64_t slot_first(int64_t sl, int64_t t_start, int64_t S) {
 
 /* For nq <= QB queries, slot sl, d in [d0, d0 + 8 nv): P_j[sl][d] = sum over
  * t_start <= t < nslot, t % S == sl, ascending, of fma(v_t[d], p_j[t], .) --
- * the chain of wsum_slots in kernels_avx2.c, with the row chunk loaded once
+ * the chain of wsum_slots in kernels/x86_256.c, with the row chunk loaded once
  * for all nq queries. (Long F16 chains go in stretches instead: slot_block4.) */
 INLINE void slot_block(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t S, int64_t hd,
                        int64_t d0, const float *p, int64_t pstride, float *P, const int nq, const int nv,
@@ -502,80 +364,6 @@ static void slot_dispatch(const llm__kv_rows *v, int64_t sl, int64_t t_start, in
 }
 #undef SLOT_CASE
 
-#if !LLM_ATTN_ZMM /* the 16-lane copy has slot_block_z */
-/* slot_block's chain (F16 rows, S = 32, from the partials in P)
- * for up to 4 queries (nq, a constant) and 16 dims d0 .. d0 + 15: each row
- * chunk is converted once for all 4 (slot_block takes 3 queries and 32
- * dims, so a group of 4 converted every chunk twice). 8 accumulators, 4
- * probabilities, 2 row chunks: 14 ymm. */
-INLINE void slot_block4(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t hd, int64_t d0,
-                        const float *p, int64_t pstride, float *P, const int nq, const int first) {
-    float *o = P + sl * hd + d0;
-    const int64_t js = 32 * hd; /* one query's partials */
-    __m256 a00 = _mm256_setzero_ps(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00, a30 = a00, a31 = a00;
-    if (!first) { /* first: the chains start here, from +0 (P not read) */
-        a00 = _mm256_loadu_ps(o), a01 = _mm256_loadu_ps(o + 8);
-        if (nq > 1) a10 = _mm256_loadu_ps(o + js), a11 = _mm256_loadu_ps(o + js + 8);
-        if (nq > 2) a20 = _mm256_loadu_ps(o + 2 * js), a21 = _mm256_loadu_ps(o + 2 * js + 8);
-        if (nq > 3) a30 = _mm256_loadu_ps(o + 3 * js), a31 = _mm256_loadu_ps(o + 3 * js + 8);
-    }
-    for (int64_t t = slot_first(sl, t_start, 32); t < nslot; t += 32) {
-        const uint16_t *r = (const uint16_t *)v->base + v->offs[t] + v->head_off + d0;
-        const __m256 x0 = load_h8(r), x1 = load_h8(r + 8);
-        const __m256 p0 = _mm256_broadcast_ss(p + t);
-        a00 = _mm256_fmadd_ps(x0, p0, a00);
-        a01 = _mm256_fmadd_ps(x1, p0, a01);
-        if (nq > 1) {
-            const __m256 p1 = _mm256_broadcast_ss(p + pstride + t);
-            a10 = _mm256_fmadd_ps(x0, p1, a10);
-            a11 = _mm256_fmadd_ps(x1, p1, a11);
-        }
-        if (nq > 2) {
-            const __m256 p2 = _mm256_broadcast_ss(p + 2 * pstride + t);
-            a20 = _mm256_fmadd_ps(x0, p2, a20);
-            a21 = _mm256_fmadd_ps(x1, p2, a21);
-        }
-        if (nq > 3) {
-            const __m256 p3 = _mm256_broadcast_ss(p + 3 * pstride + t);
-            a30 = _mm256_fmadd_ps(x0, p3, a30);
-            a31 = _mm256_fmadd_ps(x1, p3, a31);
-        }
-    }
-    _mm256_storeu_ps(o, a00);
-    _mm256_storeu_ps(o + 8, a01);
-    if (nq > 1) _mm256_storeu_ps(o + js, a10), _mm256_storeu_ps(o + js + 8, a11);
-    if (nq > 2) _mm256_storeu_ps(o + 2 * js, a20), _mm256_storeu_ps(o + 2 * js + 8, a21);
-    if (nq > 3) _mm256_storeu_ps(o + 3 * js, a30), _mm256_storeu_ps(o + 3 * js + 8, a31);
-}
-
-#else
-/* slot_block4's chains (each lane one d, its keys ascending) with 16-lane
- * registers, 16 ND dims from d0 (ND 2 or 4, a constant), S slots (32: the
- * dot-product order's, partials [nq][32][hd]; 8: the tiled order's,
- * slot_block's chains for an F16 cache): up to 16 accumulators, ND row
- * chunks and a probability live. */
-INLINE void slot_block_z(const llm__kv_rows *v, int64_t sl, int64_t t_start, int64_t nslot, int64_t hd, int64_t d0,
-                         const float *p, int64_t pstride, float *P, const int nq, const int ND, const int first,
-                         const int S) {
-    float *o = P + sl * hd + d0;
-    const int64_t js = S * hd; /* one query's partials */
-    __m512 a[4][4];
-    for (int j = 0; j < nq; j++)
-        for (int i = 0; i < ND; i++) a[j][i] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(o + j * js + 16 * i);
-    for (int64_t t = slot_first(sl, t_start, S); t < nslot; t += S) {
-        const uint16_t *r = (const uint16_t *)v->base + v->offs[t] + v->head_off + d0;
-        __m512 x[4];
-        for (int i = 0; i < ND; i++) x[i] = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(r + 16 * i)));
-        for (int j = 0; j < nq; j++) {
-            const __m512 pj = _mm512_set1_ps(p[j * pstride + t]);
-            for (int i = 0; i < ND; i++) a[j][i] = _mm512_fmadd_ps(x[i], pj, a[j][i]);
-        }
-    }
-    for (int j = 0; j < nq; j++)
-        for (int i = 0; i < ND; i++) _mm512_storeu_ps(o + j * js + 16 * i, a[j][i]);
-}
-#endif
-
 /* Keys per stretch of wsum_stretches: 8 rows per slot. */
 #define STRETCH 256
 
@@ -587,10 +375,8 @@ INLINE void slot_block_z(const llm__kv_rows *v, int64_t sl, int64_t t_start, int
  * apart, in other blocks of the cache (two blocks of 16 on), so a slot's
  * whole chain would come from L3 or memory row by row. A stretch's rows (32
  * KB of one head at hd 64) stay in L2 for all its slots, and while one
- * stretch is summed the next is prefetched, in key order. (Session 9 wrote
- * this for the old [block][slot][head] cache, where the rows of a slot also
- * fell in a few cache sets; measured again with head-major blocks, longer
- * stretches of 512 or 1024 keys were no faster.) */
+ * stretch is summed the next is prefetched, in key order. Longer stretches
+ * (512 or 1024 keys) were no faster. */
 static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot, int64_t hd, const float *p,
                            int64_t pstride, int64_t nq, float *scratch) {
     const int64_t tb0 = t_start & ~(int64_t)31;
@@ -610,28 +396,7 @@ static void wsum_stretches(const llm__kv_rows *v, int64_t t_start, int64_t nslot
                 const int64_t m = nq - j0 < 4 ? nq - j0 : 4;
                 const float *pj = p + j0 * pstride;
                 float *P = scratch + j0 * 32 * hd;
-#if LLM_ATTN_ZMM
-                const int64_t dstep = hd % 64 == 0 ? 64 : 32;
-                for (int64_t d0 = 0; d0 < hd; d0 += dstep) {
-#define SBZ(NQ, ND)                                                                       \
-    if (tb == tb0) slot_block_z(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, ND, 1, 32);    \
-    else slot_block_z(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, ND, 0, 32);
-#define SB4(NQ)                                                                           \
-    if (dstep == 64) { SBZ(NQ, 4) }                                                       \
-    else { SBZ(NQ, 2) }
-#else
-                for (int64_t d0 = 0; d0 < hd; d0 += 16) {
-#define SB4(NQ)                                                                            \
-    if (tb == tb0) slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, 1);             \
-    else slot_block4(v, sl, lo, hi, hd, d0, pj, pstride, P, NQ, 0);
-#endif
-                    if (m == 4) { SB4(4) }
-                    else if (m == 3) { SB4(3) }
-                    else if (m == 2) { SB4(2) }
-                    else { SB4(1) }
-#undef SB4
-#undef SBZ
-                }
+                attn_stretch_slot(v, sl, lo, hi, hd, pj, pstride, P, m, tb == tb0);
             }
         }
     }
@@ -646,29 +411,7 @@ static void wsum_slots_g(const llm__kv_rows *v, int64_t t_start, int64_t nslot, 
         wsum_stretches(v, t_start, nslot, hd, p, pstride, nq, scratch);
         return;
     }
-#if LLM_ATTN_ZMM
-    if (S == 8 && v->f16 && hd % 32 == 0) { /* the tiled order's 8 slots, 16 lanes at a time */
-        const int64_t dstep = hd % 64 == 0 ? 64 : 32;
-        for (int64_t j0 = 0; j0 < nq; j0 += 4) {
-            const int64_t m = nq - j0 < 4 ? nq - j0 : 4;
-            const float *pj = p + j0 * pstride;
-            float *P = scratch + j0 * 8 * hd;
-            for (int64_t sl = 0; sl < 8; sl++) { /* every slot stored (from +0: zeros where it has no key) */
-                for (int64_t d0 = 0; d0 < hd; d0 += dstep) {
-#define SZ8(NQ)                                                                             \
-    if (dstep == 64) slot_block_z(v, sl, t_start, nslot, hd, d0, pj, pstride, P, NQ, 4, 1, 8); \
-    else slot_block_z(v, sl, t_start, nslot, hd, d0, pj, pstride, P, NQ, 2, 1, 8);
-                    if (m == 4) { SZ8(4) }
-                    else if (m == 3) { SZ8(3) }
-                    else if (m == 2) { SZ8(2) }
-                    else { SZ8(1) }
-#undef SZ8
-                }
-            }
-        }
-        return;
-    }
-#endif
+    if (S == 8 && attn_slots8_wide(v, t_start, nslot, hd, p, pstride, nq, scratch)) return;
     memset(scratch, 0, sizeof(float) * (size_t)(nq * S * hd));
     for (int64_t j0 = 0; j0 < nq; j0 += QB) {
         const int64_t m = nq - j0 < QB ? nq - j0 : QB;
@@ -694,7 +437,7 @@ static void wsum_slots_g(const llm__kv_rows *v, int64_t t_start, int64_t nslot, 
     }
 }
 
-static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
+static void attn_wsum_g_x86(const llm__kv_rows *v, int64_t t_start, int64_t len, int64_t n_all, int64_t hd,
                              const float *p, int64_t pstride, int64_t nq, int tiled, float *out, float *scratch) {
     if (tiled) {
         /* attn_wsum8_avx2: 8 slots (lane t % 8), folded as llm__hsum8. */
@@ -751,31 +494,5 @@ static void attn_wsum_g_avx2(const llm__kv_rows *v, int64_t t_start, int64_t len
         }
     }
 }
-
-#if LLM_ATTN_ZMM
-int llm__cpu_kernels_avx512_attn(llm__cpu_kernels *k) {
-    __builtin_cpu_init();
-    if (llm__cpu_isa_cap() < LLM__ISA_ALL || !__builtin_cpu_supports("avx512f")) return 0;
-    k->attn_scores_f16_g = attn_scores_f16_g_avx2;
-    k->attn_wsum_g = attn_wsum_g_avx2;
-    return 1;
-}
-#else
-void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k) {
-    k->attn_scores_f16_g = attn_scores_f16_g_avx2;
-    k->attn_wsum_g = attn_wsum_g_avx2;
-}
-#endif
-
-#elif LLM_ATTN_ZMM /* no AVX-512 build: never selected */
-
-int llm__cpu_kernels_avx512_attn(llm__cpu_kernels *k) {
-    (void)k;
-    return 0;
-}
-
-#else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
-
-void llm__cpu_kernels_avx2_attn(llm__cpu_kernels *k) { (void)k; }
 
 #endif

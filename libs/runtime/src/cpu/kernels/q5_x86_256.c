@@ -1,10 +1,10 @@
 /*
- * cpu/kernels_avx2_q5.c -- AVX2 + FMA + F16C dot products for the 5-bit
+ * cpu/kernels/q5_x86_256.c -- AVX2 + FMA + F16C dot products for the 5-bit
  * weight types: Q5_0 x Q8_0, Q5_1 x Q8_1, Q5_K x Q8_K (the pairs the scalar
  * registry sets), each with a 1 x 4 variant.
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake) and installed by
- * llm__cpu_kernels_avx2(), which only runs once the CPU has been checked.
+ * llm__cpu_kernels_x86(), which only runs once the CPU has been checked.
  *
  * Summation order. The project compares logits with llama.cpp, so these
  * kernels sum in the order of ggml's AVX2 vec_dot for the same types:
@@ -37,7 +37,8 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
+#include "cpu/kernels/x86_512.h"
 #include "dtype/blocks.h"
 
 /* c + a * b rounded once (what gcc emits for `c += a * b` in GNU C mode). */
@@ -117,7 +118,7 @@ static void dot4_q5_0_q8_0(int64_t n, const void *w, const void *a, size_t a_str
  * is taken off: the exact integer of q5_0_lanes (sum of (q - 16) y). Then,
  * as dot4, acc = fma(d_w * d_y, float(lane), acc) per block and hsum8 at
  * the end: the same bits. */
-#define Q50_PK (256 + 32)
+#define Q50_PK LLM_Q50_PK /* cpu/kernels/x86_512.h */
 
 static size_t q5_0_pack8_bytes(int64_t n) { return (size_t)(n / LLM_QK32) * Q50_PK; }
 
@@ -137,43 +138,7 @@ static void q5_0_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
 }
 
 #if defined(__GNUC__) && (defined(__clang__) ? __clang_major__ >= 13 : __GNUC__ >= 11)
-#define LLM_Q5_0_AVX512 1
-#define Q5_ZMM_ATTR __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
-
-Q5_ZMM_ATTR static void q5_0_dot8x4_packed_zmm(int64_t n, const void *pk, const void *a, size_t a_stride,
-                                               float *out, size_t o_stride) {
-    __m512 acc[4][4]; /* [row pair p][activation row j]: lanes 0..7 row 2p, 8..15 row 2p + 1 */
-    for (int p = 0; p < 4; p++)
-        for (int j = 0; j < 4; j++) acc[p][j] = _mm512_setzero_ps();
-    const __m512i sixteen = _mm512_set1_epi8(16);
-    for (int64_t b = 0; b < n / LLM_QK32; b++) {
-        const char *P = (const char *)pk + (size_t)b * Q50_PK;
-        const __m512 dw = _mm512_castps256_ps512(_mm256_load_ps((const float *)(P + 256)));
-        __m512 dp[4]; /* [d(2p) x 8 | d(2p + 1) x 8] */
-        for (int p = 0; p < 4; p++) {
-            dp[p] = _mm512_permutexvar_ps(_mm512_set_epi32(2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p + 1,
-                                                           2 * p + 1, 2 * p + 1, 2 * p + 1, 2 * p, 2 * p, 2 * p,
-                                                           2 * p, 2 * p, 2 * p, 2 * p, 2 * p),
-                                          dw);
-        }
-        for (int j = 0; j < 4; j++) {
-            const llm_block_q8_0 *y = (const llm_block_q8_0 *)((const char *)a + (size_t)j * a_stride) + b;
-            const __m512i yv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)y->qs));
-            const __m512i m16 = _mm512_dpbusd_epi32(_mm512_setzero_si512(), sixteen, yv);
-            const __m512 dy = _mm512_set1_ps(h2f(y->d));
-            for (int p = 0; p < 4; p++) {
-                const __m512i q = _mm512_loadu_si512((const void *)(P + 64 * p));
-                const __m512i s = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, yv), m16);
-                acc[p][j] = _mm512_fmadd_ps(_mm512_mul_ps(dp[p], dy), _mm512_cvtepi32_ps(s), acc[p][j]);
-            }
-        }
-    }
-    for (int j = 0; j < 4; j++)
-        for (int p = 0; p < 4; p++) {
-            out[(size_t)j * o_stride + 2 * p] = hsum8(_mm512_castps512_ps256(acc[p][j]));
-            out[(size_t)j * o_stride + 2 * p + 1] = hsum8(_mm512_extractf32x8_ps(acc[p][j], 1));
-        }
-}
+#define LLM_Q5_0_AVX512 1 /* the product (q5_0_x86_512.c) needs this compiler */
 #endif
 
 /* ---------------------------------------------------------------- Q5_1 -- */
@@ -306,7 +271,7 @@ static void dot4_q5_k_q8_k(int64_t n, const void *w, const void *a, size_t a_str
     for (int j = 0; j < 4; j++) out[j] = hsum8(acc[j]) + summs[j];
 }
 
-void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k) {
+void llm__cpu_kernels_q5_x86(llm__cpu_kernels *k, unsigned cpu) {
     /* Activation types stay as the scalar registry set them (Q8_0, Q8_1, Q8_K). */
     k->dot[LLM_DTYPE_Q5_0] = dot_q5_0_q8_0;
     k->dot[LLM_DTYPE_Q5_1] = dot_q5_1_q8_1;
@@ -314,7 +279,7 @@ void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k) {
     k->dot4[LLM_DTYPE_Q5_0] = dot4_q5_0_q8_0;
     k->dot4[LLM_DTYPE_Q5_1] = dot4_q5_1_q8_1;
     k->dot4[LLM_DTYPE_Q5_K] = dot4_q5_k_q8_k;
-    llm__vec_dot8x4_packed_fn prod = llm__q5_0_packed_variant(1);
+    llm__vec_dot8x4_packed_fn prod = (cpu & LLM__CPU_AVX512_VNNI) ? llm__q5_0_packed_variant(1) : NULL;
     if (prod) {
         /* Q5_0's own pair as the tiled one (same dot and dot4), so that
          * prompt passes multiply packed tiles: Gemma 3 270M's Q4_K_M file
@@ -329,7 +294,7 @@ void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k) {
 
 llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which) {
 #ifdef LLM_Q5_0_AVX512
-    if (which == 1) return cpu_has_avx512_vnni() ? q5_0_dot8x4_packed_zmm : NULL;
+    if (which == 1) return cpu_has_avx512_vnni() ? llm__q5_0_dot8x4_packed_x86_512 : NULL;
 #endif
     (void)which;
     return NULL;
@@ -337,7 +302,10 @@ llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which) {
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
-void llm__cpu_kernels_avx2_q5(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_q5_x86(llm__cpu_kernels *k, unsigned cpu) {
+    (void)k;
+    (void)cpu;
+}
 llm__vec_dot8x4_packed_fn llm__q5_0_packed_variant(int which) {
     (void)which;
     return NULL;

@@ -1,5 +1,5 @@
 /*
- * cpu/kernels_avx2_expf.c -- expf of many values at once, with the bits of
+ * cpu/kernels/expf_x86_256.c -- expf of many values at once, with the bits of
  * the C library's expf, for llama.cpp's CPU flash attention (attention_fa.c),
  * which calls libm's expf once per key and query head.
  *

@@ -1,5 +1,5 @@
 /*
- * cpu/kernels_avx2_q2k.c -- Q2_K x Q8_K dot products in llama.cpp's orders,
+ * cpu/kernels/q2_k_x86_256.c -- Q2_K x Q8_K dot products in llama.cpp's orders,
  * so files with Q2_K tensors (llama.cpp's Q2_K mix) load and give its
  * results.
  *
@@ -23,9 +23,9 @@
  * quants (0..3) by vpmaddubsw against the activation (pairs at most 2 * 3 *
  * 128), scaled by vpmaddwd into the 8 lanes.
  *
- * Prompt passes multiply packed tiles (cpu/kq_tile.h, q2k_pack8 below): 1B
- * Q2_K pp512 100 -> 380-417 t/s. On AVX-512 VNNI CPUs the weights are
- * prepared at load instead (kernels_avx2_kq_prep.c: tg64 49 -> 58-62 t/s).
+ * Prompt passes multiply packed tiles (cpu/kernels/kquant_tile.h, q2k_pack8
+ * below). On AVX-512 VNNI CPUs the weights are prepared at load instead
+ * (kernels/prep_q2_k_x86_512.c); both are faster: see docs/PERFORMANCE.md.
  *
  * AVX2 only, as Q3_K: the scalar registry has no Q2_K entry, so a portable
  * build reports Q2_K as unsupported. Golden: tests/runtime/test_kernels_q4_0.c
@@ -39,9 +39,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
 #include "dtype/blocks.h"
-#include "cpu/kq_tile.h"
+#include "cpu/kernels/kquant_tile.h"
 
 /* The super-block's scales as vpmaddwd operands: scv[g] holds sub-block
  * 2g's scale (int16) in its low 128 bits and 2g + 1's in its high 128 bits;
@@ -131,7 +131,7 @@ static void dot4_q2_k_q8_k_tiled(int64_t n, const void *w, const void *a, size_t
     q2_k_tiled(n, w, a, a_stride, 4, out);
 }
 
-/* 8 rows as packed tiles (cpu/kq_tile.h) for prompt passes: the quants as
+/* 8 rows as packed tiles (cpu/kernels/kquant_tile.h) for prompt passes: the quants as
  * they are (0..3), the mins against bsums. */
 static void q2k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     const int64_t nb = n / LLM_QK_K;
@@ -156,16 +156,19 @@ static void q2k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     }
 }
 
-void llm__cpu_kernels_avx2_q2k(llm__cpu_kernels *k) {
+void llm__cpu_kernels_q2_k_x86(llm__cpu_kernels *k, unsigned cpu) {
     k->act_type[LLM_DTYPE_Q2_K] = LLM_DTYPE_Q8_K;
     k->dot[LLM_DTYPE_Q2_K] = dot_q2_k_q8_k;
     k->tiled[LLM_DTYPE_Q2_K].dot = dot_q2_k_q8_k_tiled;
     k->tiled[LLM_DTYPE_Q2_K].dot4 = dot4_q2_k_q8_k_tiled;
-    llm__kqt_install(&k->tiled[LLM_DTYPE_Q2_K], q2k_pack8, 1);
+    llm__kqt_install(&k->tiled[LLM_DTYPE_Q2_K], q2k_pack8, 1, cpu);
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
-void llm__cpu_kernels_avx2_q2k(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_q2_k_x86(llm__cpu_kernels *k, unsigned cpu) {
+    (void)k;
+    (void)cpu;
+}
 
 #endif

@@ -1,7 +1,7 @@
 /*
- * cpu/kernels_avx2_q4_1.c -- a Q4_1 weight prepared at load (kernels.h prep,
+ * cpu/kernels/q4_1_x86_512.c -- a Q4_1 weight prepared at load (kernels.h prep,
  * runtime.h llm_backend_prepare_weight) and its AVX-512 VNNI product, which
- * keeps the bits of dot_q4_1_q8_1 (kernels_avx2.c: llama.cpp's vec_dot, the
+ * keeps the bits of dot_q4_1_q8_1 (kernels/x86_256.c: llama.cpp's vec_dot, the
  * only order its CPU matmul has for Q4_1, at every activation count).
  *
  * Per group of 16 rows, per pair of blocks 2p, 2p + 1 (Q41R_PAIR bytes,
@@ -23,9 +23,8 @@
  * scalar chain; one 16-lane register covers the group's rows) and added
  * last: the bits of dot_q4_1_q8_1.
  *
- * Compiled with -mavx2 -mfma -mf16c (sources.cmake); the product has its
- * AVX-512 target attribute and is registered only on CPUs with AVX-512
- * VNNI.
+ * Compiled with AVX-512 F, BW, DQ, VL and VNNI (sources.cmake); installed
+ * by llm__cpu_kernels_x86 only on CPUs with AVX-512 VNNI.
  */
 #include "cpu/kernels.h"
 
@@ -35,13 +34,14 @@
 #include <immintrin.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
+#include "cpu/kernels/x86_512.h"
 #include "dtype/blocks.h"
 
 #define Q41R_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
 
 #define Q41R_PAIR 640
-/* The prefetch distance of a streaming pass (as Q40R_PF, kernels_avx2_q4_0.c). */
+/* The prefetch distance of a streaming pass (as Q40R_PF, kernels/q4_0_x86_256.c). */
 #define Q41R_PF 10240
 
 static size_t q41r_group_bytes(int64_t K) { return (size_t)((K / LLM_QK32 + 1) / 2) * Q41R_PAIR; }
@@ -123,7 +123,7 @@ q41r_pass(int64_t K, const char *G, int i0, const char *a, size_t a_stride, floa
 }
 
 /* The group in passes of NP row pairs: all 8 for one or two activation
- * rows, 4 for three or four (as q80r_dotN, kernels_avx2_q8_0.c). */
+ * rows, 4 for three or four (as q80r_dotN, kernels/q8_0_x86_256.c). */
 Q41R_TARGET static inline __attribute__((always_inline)) void
 q41r_dotN(int64_t K, const char *G, const char *a, size_t a_stride, float *out, size_t o_stride, const int NA,
           const int PF) {
@@ -141,18 +141,16 @@ Q41R_TARGET static void q41r_dot(int64_t K, const void *grp, const void *a, size
     LLM_PREP_DISPATCH4(n_a, flags, q41r_dotN, K, G, A, a_stride, out, o_stride)
 }
 
-void llm__cpu_kernels_avx2_q4_1(llm__cpu_kernels *k) {
-    if (cpu_has_avx512_vnni()) {
-        k->prep[LLM_DTYPE_Q4_1] = (struct llm__prep_kernels){.group_bytes = q41r_group_bytes,
-                                                             .repack = q41r_repack,
-                                                             .dot = q41r_dot,
-                                                             .max_a = 4,
-                                                             .unpack_row = q41r_unpack_row};
-    }
+void llm__cpu_kernels_q4_1_x86_512(llm__cpu_kernels *k) {
+    k->prep[LLM_DTYPE_Q4_1] = (struct llm__prep_kernels){.group_bytes = q41r_group_bytes,
+                                                         .repack = q41r_repack,
+                                                         .dot = q41r_dot,
+                                                         .max_a = 4,
+                                                         .unpack_row = q41r_unpack_row};
 }
 
 #else /* no AVX2 build, or a compiler without these intrinsics: never selected */
 
-void llm__cpu_kernels_avx2_q4_1(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_q4_1_x86_512(llm__cpu_kernels *k) { (void)k; }
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * cpu/gemm_avx2.c -- the register-tiled product's block (kernels.h,
+ * cpu/gemm_x86_256.c -- the register-tiled product's block (kernels.h,
  * llm__gemm_block_fn) with AVX2 + FMA: tiles of 3 activation rows by 4 weight
  * rows (half a strip), twelve 8-lane accumulators, each the lanes of one
  * output. Per 8-element chunk: 3 activation loads and 4 weight loads feed 12

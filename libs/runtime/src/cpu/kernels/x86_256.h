@@ -1,5 +1,5 @@
 /*
- * cpu/avx2_common.h -- PRIVATE: the small AVX2 helpers every AVX2 kernel file
+ * cpu/kernels/x86_256.h -- PRIVATE: the small AVX2 helpers every AVX2 kernel file
  * uses. Include only from files compiled with -mavx2 -mfma -mf16c (see
  * sources.cmake) and inside their AVX2 guard. The float folds here fix an
  * order of additions that llama.cpp's kernels share; kernels.h says which
@@ -13,63 +13,13 @@
 #include <math.h>
 #include <stdint.h>
 
-#include <cpuid.h>
-
 #include "cpu/kernels.h"
 
-/* AVX-VNNI (VEX vpdpbusd / vpdpwssd on ymm): CPUID leaf 7 sub-leaf 1, EAX
- * bit 4. The YMM state is enabled, since AVX2 was checked before any AVX2
- * file is used. */
-static inline int cpu_has_avx_vnni(void) {
-    unsigned ea = 0, eb = 0, ec = 0, ed = 0;
-    if (llm__cpu_isa_cap() < LLM__ISA_AVX_VNNI) return 0;
-    return __get_cpuid_count(7, 1, &ea, &eb, &ec, &ed) && (ea & (1u << 4));
-}
-
-/* The 4 bytes at p in every int32 lane of a 512-bit register, by a
- * broadcast from memory: a load, no shuffle. (Left to itself GCC loads an
- * activation's 32 bytes once and broadcasts each dword from a register, a
- * shuffle per chunk, which made the 512-bit packed products slower.) */
-__attribute__((target("avx512f"))) static inline __m512i zmm_bcast4(const void *p) {
-    __m512i r;
-    __asm__("vpbroadcastd %1, %0" : "=v"(r) : "m"(*(const char(*)[4])p));
-    return r;
-}
-
-/* The two groups' tiles of a 16-row packed product (kernels.h
- * dot16x4_packed): the 32 bytes at off of tile T0 in the low half, those of
- * T1 in the high half (T1 == T0 for one group); as floats; and the 16
- * outputs of each of 4 activation rows stored (ng 2) or the first 8 (ng 1). */
-__attribute__((target("avx512f"))) static inline __m512i zmm_tile2(const char *T0, const char *T1, size_t off) {
-    return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_load_si256((const __m256i *)(T0 + off))),
-                              _mm256_load_si256((const __m256i *)(T1 + off)), 1);
-}
-
-__attribute__((target("avx512f,avx512dq"))) static inline __m512 zmm_tile2f(const char *T0, const char *T1, size_t off) {
-    return _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_load_ps((const float *)(T0 + off))),
-                              _mm256_load_ps((const float *)(T1 + off)), 1);
-}
-
-__attribute__((target("avx512f"))) static inline void zmm_store16x4(float *out, size_t o_stride, const __m512 r[4],
-                                                                    int ng) {
-    for (int j = 0; j < 4; j++) {
-        if (ng == 2) {
-            _mm512_storeu_ps(out + (size_t)j * o_stride, r[j]);
-        } else {
-            _mm256_storeu_ps(out + (size_t)j * o_stride, _mm512_castps512_ps256(r[j]));
-        }
-    }
-}
-
-/* AVX-512 F, BW, DQ, VL and VNNI (every CPU with VNNI has the other four),
- * with the OS saving the 512-bit state (libgcc's check includes XGETBV). */
-static inline int cpu_has_avx512_vnni(void) {
-    if (llm__cpu_isa_cap() < LLM__ISA_ALL) return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
-           __builtin_cpu_supports("avx512vnni");
-}
+/* The running CPU's AVX-VNNI and AVX-512 VNNI (cpu_features.c), for the
+ * variant getters tests call; the registry fill takes its flags from its
+ * caller instead. */
+static inline int cpu_has_avx_vnni(void) { return (llm__cpu_features() & LLM__CPU_AVX_VNNI) != 0; }
+static inline int cpu_has_avx512_vnni(void) { return (llm__cpu_features() & LLM__CPU_AVX512_VNNI) != 0; }
 
 static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -228,8 +178,8 @@ static inline __attribute__((always_inline)) void transpose8x32(__m256i v[8]) {
  * group of rows (from w + rows * w_stride) in proportion to b, so they are in
  * cache when the caller moves on to that group, as matmul_cpu.c's tiles do.
  * Rows of 1-2 KiB read eight at a time are too short for the hardware
- * prefetcher to follow: a one-thread Q4_0 mat-vec over 460 MB read 4.3 GB/s
- * without this and 9.0 GB/s with it (10 GB/s in cache). A prefetch never
+ * prefetcher to follow (this doubles a one-thread mat-vec's read rate: see
+ * docs/PERFORMANCE.md). A prefetch never
  * faults, so the group past a tensor's end costs nothing but the hint. */
 static inline void prefetch_next_group(const char *w, size_t w_stride, int rows, int64_t b, int64_t nb) {
     const size_t group = (size_t)rows * w_stride, step = (group + (size_t)nb - 1) / (size_t)nb;

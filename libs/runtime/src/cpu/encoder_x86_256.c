@@ -1,5 +1,5 @@
 /*
- * cpu/encoder_avx2.c -- AVX2 variant of the erf GELU row (encoder_cpu.c has
+ * cpu/encoder_x86_256.c -- AVX2 variant of the erf GELU row (encoder_cpu.c has
  * the scalar reference and describes the method): the same expression, eight
  * lanes at a time, with the exponential of vexp.h; the tail goes through the
  * scalar reference. And attention_full per (sequence, head), keys eight at a

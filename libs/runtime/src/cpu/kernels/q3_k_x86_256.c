@@ -1,5 +1,5 @@
 /*
- * cpu/kernels_avx2_q3k.c -- Q3_K x Q8_K dot product in the order of llama.cpp's
+ * cpu/kernels/q3_k_x86_256.c -- Q3_K x Q8_K dot product in the order of llama.cpp's
  * AVX2 ggml_vec_dot_q3_K_q8_K, so models with Q3_K tensors (llama.cpp's Q2_K
  * and Q3_K mixes) load and give llama.cpp's results for lone activation rows.
  *
@@ -22,14 +22,12 @@
  * (0..7) by vpmaddubsw against the activation, less 4 y by a second one, the
  * pairs scaled by vpmaddwd into the 8 lanes; the tiled order's total takes
  * the 4 y term once per super-block from the activation's per-16 sums
- * (bsums) instead, and its 4-row dot decodes each group once (1B Q3_K_M,
- * 2 threads: pp512 2.0 -> 120 t/s, tg64 2.0 -> 36-40 t/s against the scalar
- * loop per element this replaced).
+ * (bsums) instead, and its 4-row dot decodes each group once.
  *
  * Prompt passes (8 or more rows, the tiled order) multiply packed tiles
- * (cpu/kq_tile.h, q3k_pack8 below): 1B Q3_K_M pp512 120 -> 381-444 t/s. On
- * AVX-512 VNNI CPUs the weights are prepared at load instead
- * (kernels_avx2_kq_prep.c: tg64 40 -> 62-64 t/s).
+ * (cpu/kernels/kquant_tile.h, q3k_pack8 below). On AVX-512 VNNI CPUs the
+ * weights are prepared at load instead (kernels/prep_q3_k_x86_512.c); each
+ * step's gain: see docs/PERFORMANCE.md.
  *
  * AVX2 only: the scalar registry has no Q3_K entry, so a portable build still
  * reports Q3_K as unsupported. Golden: tests/runtime/test_kernels_q4_0.c
@@ -43,9 +41,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
 #include "dtype/blocks.h"
-#include "cpu/kq_tile.h"
+#include "cpu/kernels/kquant_tile.h"
 
 /* The 16 scales of a super-block (6 bits, minus 32), each as int16 in both
  * halves' pattern: scv[g] holds sub-block 2g's scale in its low 128 bits
@@ -159,7 +157,7 @@ static float dot_q3_k_q8_k(int64_t n, const void *w, const void *a) {
     return hsum8(acc);
 }
 
-/* 8 rows as packed tiles (cpu/kq_tile.h) for prompt passes: the quants as
+/* 8 rows as packed tiles (cpu/kernels/kquant_tile.h) for prompt passes: the quants as
  * q + 4 (0..7), the -4 y term as the offsets -4 sc against bsums. */
 static void q3k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     const int64_t nb = n / LLM_QK_K;
@@ -187,16 +185,19 @@ static void q3k_pack8(int64_t n, const void *w, size_t w_stride, void *dst) {
     }
 }
 
-void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k) {
+void llm__cpu_kernels_q3_k_x86(llm__cpu_kernels *k, unsigned cpu) {
     k->act_type[LLM_DTYPE_Q3_K] = LLM_DTYPE_Q8_K;
     k->dot[LLM_DTYPE_Q3_K] = dot_q3_k_q8_k;
     k->tiled[LLM_DTYPE_Q3_K].dot = dot_q3_k_q8_k_tiled;
     k->tiled[LLM_DTYPE_Q3_K].dot4 = dot4_q3_k_q8_k_tiled;
-    llm__kqt_install(&k->tiled[LLM_DTYPE_Q3_K], q3k_pack8, 0);
+    llm__kqt_install(&k->tiled[LLM_DTYPE_Q3_K], q3k_pack8, 0, cpu);
 }
 
 #else /* no AVX2 build: never selected (llm__cpu_has_avx2 returns 0) */
 
-void llm__cpu_kernels_avx2_q3k(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_q3_k_x86(llm__cpu_kernels *k, unsigned cpu) {
+    (void)k;
+    (void)cpu;
+}
 
 #endif

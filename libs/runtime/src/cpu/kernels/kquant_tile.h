@@ -1,9 +1,9 @@
 /*
- * cpu/kq_tile.h -- PRIVATE: the packed tile of 8 K-quant weight rows that
+ * cpu/kernels/kquant_tile.h -- PRIVATE: the packed tile of 8 K-quant weight rows that
  * the tiled order's prompt passes of Q6_K, Q5_K, Q3_K and Q2_K multiply
- * (kernels.h llm__pack8_fn; the products are in kernels_avx2_kq_tile.c, each
+ * (kernels.h llm__pack8_fn; the products are in kernels/kquant_tile_x86_256.c, each
  * type's packer beside its other kernels). Include only from files compiled
- * with -mavx2 -mfma -mf16c, inside their AVX2 guard, after avx2_common.h.
+ * with -mavx2 -mfma -mf16c, inside their AVX2 guard, after kernels/x86_256.h.
  *
  * llama.cpp's tiled order for these types needs, per super-block and row
  * pair (weight row, activation row), only exact integers: S1 = sum_i sc(i)

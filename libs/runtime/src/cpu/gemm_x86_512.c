@@ -1,5 +1,5 @@
 /*
- * cpu/gemm_avx512.c -- the register-tiled product's block (kernels.h,
+ * cpu/gemm_x86_512.c -- the register-tiled product's block (kernels.h,
  * llm__gemm_block_fn) with AVX-512 F + DQ, in the same 8-lane order as the
  * scalar reference and the AVX2 block (same bits): each 16-lane register
  * holds the 8 lanes of two outputs, weight rows 2p and 2p + 1 of a strip
@@ -171,11 +171,7 @@ static void gemm_rows_bf16_avx512(int64_t K, const float *x, size_t x_stride, in
     rows16(2, K, x, x_stride, n_rows, w, w_row, m_rows, out, o_stride);
 }
 
-static int has_avx512fdq(void) {
-    if (llm__cpu_isa_cap() < LLM__ISA_ALL) return 0;
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-}
+static int has_avx512fdq(void) { return (llm__cpu_features() & LLM__CPU_AVX512DQ) != 0; }
 
 llm__gemm_block_fn llm__gemm_block_avx512_get(void) { return has_avx512fdq() ? gemm_block_avx512 : NULL; }
 

@@ -1,5 +1,5 @@
 /*
- * cpu/kernels_avx2_kq8_body.h -- PRIVATE: the bodies of kernels_avx2_kq8.c, included
+ * cpu/kernels/kquant_rows8_body.h -- PRIVATE: the bodies of kernels/kquant_rows8_x86_256.c, included
  * there twice: with KQ8_MADD_ACC(acc, s, p) = acc + madd(s, p) (AVX2) and = vpdpwssd
  * (AVX-VNNI, KQ8_ATTR its target attribute, KQ8_NAME adding _vnni). Include
  * nowhere else.

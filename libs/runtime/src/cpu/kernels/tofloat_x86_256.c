@@ -1,5 +1,5 @@
 /*
- * cpu/kernels_avx2_tofloat.c -- AVX2 + F16C: rows of the quantized KV cache
+ * cpu/kernels/tofloat_x86_256.c -- AVX2 + F16C: rows of the quantized KV cache
  * types (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1), F16 and BF16 to floats: the V rows
  * of flash attention (attention_fa.c), which dequantizes one row per key,
  * and the weights the tiled product packs (gemm_cpu.c).
@@ -13,7 +13,7 @@
  * own, so vector width changes no bit.
  *
  * Compiled with -mavx2 -mfma -mf16c (sources.cmake) and installed by
- * llm__cpu_kernels_avx2(), which only runs once the CPU has been checked.
+ * llm__cpu_kernels_x86(), which only runs once the CPU has been checked.
  */
 #include "cpu/kernels.h"
 
@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "cpu/avx2_common.h"
+#include "cpu/kernels/x86_256.h"
 #include "dtype/blocks.h"
 
 /* 32 signed bytes -> y[0..32) = float(byte) * d. */
@@ -136,7 +136,7 @@ static void to_float_f16(const void *x, float *y, int64_t n) {
     }
 }
 
-void llm__cpu_kernels_avx2_tofloat(llm__cpu_kernels *k) {
+void llm__cpu_kernels_tofloat_x86(llm__cpu_kernels *k) {
     k->to_float[LLM_DTYPE_F16] = to_float_f16;
     k->to_float[LLM_DTYPE_Q8_0] = to_float_q8_0;
     k->to_float[LLM_DTYPE_Q4_0] = to_float_q4_0;
@@ -148,6 +148,6 @@ void llm__cpu_kernels_avx2_tofloat(llm__cpu_kernels *k) {
 
 #else
 
-void llm__cpu_kernels_avx2_tofloat(llm__cpu_kernels *k) { (void)k; }
+void llm__cpu_kernels_tofloat_x86(llm__cpu_kernels *k) { (void)k; }
 
 #endif
