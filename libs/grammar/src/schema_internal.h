@@ -15,7 +15,7 @@
  *   schema_api.c      the public functions of llama/json_schema.h.
  *
  * Memory: everything a conversion allocates comes from one arena in its
- * js_ctx and is released at once by llm__js_ctx_free(); error paths only
+ * js_ctx and is released at once by ctx_free() (schema_api.c); error paths only
  * return. Errors are sticky: the first llm__js_fail() records the status
  * and the message (in the library's error slot); later calls return early.
  */

@@ -15,9 +15,10 @@
  * when all nth are done. On an idle machine each thread claims one piece, as
  * before. On an oversubscribed one (more runnable threads than cores) a worker
  * that is not running simply claims nothing: the caller runs its piece too,
- * instead of waiting a scheduler time slice for it (with a fixed assignment
- * 2-thread decode fell to 2 tok/s against 11 tok/s single-threaded). Each
- * piece still runs exactly once, on one thread, so results do not change.
+ * instead of waiting a scheduler time slice for it: with a fixed assignment
+ * every op of a decode would wait for the slowest thread's next time slice
+ * (see docs/PERFORMANCE.md). Each piece still runs exactly once, on one
+ * thread, so results do not change.
  * The claim word packs (job sequence, nth, next piece) so that a worker that
  * arrives late never claims a piece of a job that is already over.
  *

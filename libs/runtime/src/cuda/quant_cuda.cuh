@@ -9,7 +9,7 @@
  * adds use the explicitly rounded intrinsics (__fmul_rn, __fadd_rn, ... via
  * llm__mul_rn etc.)
  * because nvcc would otherwise fuse d * q + m into one FMA and change a
- * rounding. llm__cuda_check_layouts() compares the byte sizes below with
+ * rounding. check_layouts() (backend_cuda.cu) compares the byte sizes below with
  * llm_dtype_block_bytes() when the backend starts.
  */
 #ifndef LLM_RUNTIME_CUDA_QUANT_CUH
@@ -284,7 +284,7 @@ LLM_UNROLL
 /*
  * The CPU backend multiplies Q4_0/Q5_0/Q8_0 weights with activations
  * quantized to Q8_0, and Q4_1/Q5_1 weights with Q8_1, summing integers per
- * block of 32 (cpu/kernels_scalar.c). The decode mat-vec does the same so its
+ * block of 32 (cpu/kernels/ref.c). The decode mat-vec does the same so its
  * block sums are identical to the CPU's; only the order of the float sum over
  * blocks differs. Quantized activations live in our own layout: q int8
  * [n][K] (4-byte aligned), d and s float [n][K/32] holding the half-rounded

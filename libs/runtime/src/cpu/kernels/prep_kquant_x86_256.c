@@ -196,7 +196,7 @@ void llm__cpu_kernels_prep_kquant_x86(llm__cpu_kernels *k, unsigned cpu) {
     if ((cpu & LLM__CPU_GFNI) && k->tiled[LLM_DTYPE_Q5_K].dot == llm__q5_k_dot_tiled) {
         llm__prep_q5_k_x86_512(&k->prep[LLM_DTYPE_Q5_K]);
     }
-    /* Q3_K's and Q2_K's pairs are registered by kernels/q3_k_x86_256.c / _q2k.c (before this) */
+    /* Q3_K's and Q2_K's pairs are registered by kernels/q3_k_x86_256.c / q2_k_x86_256.c (before this) */
     if (k->dot[LLM_DTYPE_Q3_K] && k->tiled[LLM_DTYPE_Q3_K].dot4 && k->tiled[LLM_DTYPE_Q3_K].pack8) {
         llm__prep_q3_k_x86_512(&k->prep[LLM_DTYPE_Q3_K]);
     }
