@@ -1,0 +1,4 @@
+# GBNF tests (grammar language, matcher, token masks).
+# Against llama.cpp's cases (golden/*.json, made by scripts/golden/grammar/extract_llamacpp_cases.py).
+llm_add_test(test_grammar_gbnf_golden SOURCES test_gbnf_golden.c LIBS llama::grammar)
+target_include_directories(test_grammar_gbnf_golden PRIVATE ${PROJECT_SOURCE_DIR}/libs/grammar/src)
