@@ -2,3 +2,6 @@
 # Against llama.cpp's cases (golden/*.json, made by scripts/golden/grammar/extract_llamacpp_cases.py).
 llm_add_test(test_grammar_gbnf_golden SOURCES test_gbnf_golden.c LIBS llama::grammar)
 target_include_directories(test_grammar_gbnf_golden PRIVATE ${PROJECT_SOURCE_DIR}/libs/grammar/src)
+# Masks against a brute-force reference on the default model's and Qwen2's vocabularies
+# (the test reads token bytes through the engine's tokenizer loader).
+llm_add_test(test_grammar_gbnf_masks SOURCES test_gbnf_masks.c LIBS llama::grammar llama::engine)

@@ -92,6 +92,19 @@ void llm_grammar_vocab_free(llm_grammar_vocab *v) {
 
 int32_t llm_grammar_vocab_n_tokens(const llm_grammar_vocab *v) { return v ? v->n_tokens : 0; }
 
+const char *llm_grammar_vocab_token_bytes(const llm_grammar_vocab *v, int32_t t, size_t *len) {
+    if (!v || t < 0 || t >= v->n_tokens) {
+        if (len) *len = 0;
+        return NULL;
+    }
+    if (len) *len = v->off[t + 1] - v->off[t];
+    return v->bytes + v->off[t];
+}
+
+unsigned llm_grammar_vocab_token_flags(const llm_grammar_vocab *v, int32_t t) {
+    return v && t >= 0 && t < v->n_tokens ? v->flags[t] : 0u;
+}
+
 llm_status llm_grammar_vocab_create(const char *const *bytes, const size_t *lens, int32_t n_tokens,
                                     const uint8_t *flags, llm_grammar_vocab **out) {
     if (out) *out = NULL;

@@ -97,6 +97,13 @@ void llm_grammar_vocab_free(llm_grammar_vocab *vocab);
 /* Number of tokens of the vocabulary (0 for NULL). */
 int32_t llm_grammar_vocab_n_tokens(const llm_grammar_vocab *vocab);
 
+/* The LLM_GRAMMAR_TOKEN_* flags of token t (0 for NULL or t out of range). */
+unsigned llm_grammar_vocab_token_flags(const llm_grammar_vocab *vocab, int32_t t);
+
+/* The bytes of token t (not NUL-terminated), *len their count; NULL (and
+ * *len 0) for NULL or t out of range. Owned by the vocabulary. */
+const char *llm_grammar_vocab_token_bytes(const llm_grammar_vocab *vocab, int32_t t, size_t *len);
+
 /* ------------------------------------------------------------------- grammar */
 
 typedef struct llm_grammar llm_grammar;
