@@ -31,6 +31,8 @@ typedef struct parser {
     char **names;    /* [n_sym] */
     prule *rules;    /* [n_sym] */
     uint32_t n_sym, cap_sym;
+    uint32_t *index;  /* open addressing over symbol ids + 1, 0 = free; [index_cap] */
+    uint32_t index_cap;
     size_t n_elems;
     int depth;
 } parser;
@@ -81,6 +83,37 @@ static llm_status rule_push(parser *P, prule *r, uint32_t type, uint32_t value) 
     return LLM_OK;
 }
 
+static uint32_t name_hash(const char *s, size_t len) {
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+static llm_status index_grow(parser *P) {
+    uint32_t cap = P->index_cap ? 2 * P->index_cap : 64;
+    uint32_t *t = calloc(cap, sizeof *t);
+    if (!t) return GERR(LLM_ERR_NO_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < P->n_sym; i++) {
+        uint32_t h = name_hash(P->names[i], strlen(P->names[i])) & (cap - 1);
+        while (t[h]) h = (h + 1) & (cap - 1);
+        t[h] = i + 1;
+    }
+    free(P->index);
+    P->index = t;
+    P->index_cap = cap;
+    return LLM_OK;
+}
+
+/* The slot of name in the index: holding its id + 1, or 0 (free) when absent. */
+static uint32_t *index_slot(parser *P, const char *name, size_t len) {
+    uint32_t mask = P->index_cap - 1, h = name_hash(name, len) & mask;
+    for (;;) {
+        uint32_t k = P->index[h];
+        if (!k || (strlen(P->names[k - 1]) == len && memcmp(P->names[k - 1], name, len) == 0)) return &P->index[h];
+        h = (h + 1) & mask;
+    }
+}
+
 static llm_status add_symbol(parser *P, const char *name, size_t len, uint32_t *id) {
     if (P->n_sym == P->cap_sym) {
         uint32_t cap = P->cap_sym ? P->cap_sym * 2 : 32;
@@ -92,10 +125,16 @@ static llm_status add_symbol(parser *P, const char *name, size_t len, uint32_t *
         P->rules = nr;
         P->cap_sym = cap;
     }
+    if (2 * (P->n_sym + 1) > P->index_cap) {
+        llm_status st = index_grow(P);
+        if (st != LLM_OK) return st;
+    }
     char *s = malloc(len + 1);
     if (!s) return GERR(LLM_ERR_NO_MEMORY, "out of memory");
     memcpy(s, name, len);
     s[len] = 0;
+    uint32_t *slot = index_slot(P, s, len);
+    if (!*slot) *slot = P->n_sym + 1; /* a generated name equal to a user's keeps the first */
     P->names[P->n_sym] = s;
     memset(&P->rules[P->n_sym], 0, sizeof P->rules[0]);
     *id = P->n_sym++;
@@ -103,11 +142,13 @@ static llm_status add_symbol(parser *P, const char *name, size_t len, uint32_t *
 }
 
 static llm_status symbol_id(parser *P, const char *name, size_t len, uint32_t *id) {
-    for (uint32_t i = 0; i < P->n_sym; i++)
-        if (strlen(P->names[i]) == len && memcmp(P->names[i], name, len) == 0) {
-            *id = i;
+    if (P->index_cap) {
+        uint32_t k = *index_slot(P, name, len);
+        if (k) {
+            *id = k - 1;
             return LLM_OK;
         }
+    }
     return add_symbol(P, name, len, id);
 }
 
@@ -585,6 +626,7 @@ llm_status llm_grammar_parse(const char *text, size_t len, const llm_grammar_voc
             st = check_left_recursion(g);
         }
     }
+    free(P.index);
     if (P.names == NULL) { /* names moved to g */
         for (uint32_t i = 0; i < P.n_sym; i++) free(P.rules[i].v);
         free(P.rules);
