@@ -118,7 +118,22 @@ typedef struct gstep_ctx {
     gids arena;          /* scratch of trie walks */
     gwalk_level *lv;     /* [lv_cap] */
     uint32_t lv_cap;
+    /* memo of llm__gstack_accept_cp: (stack, code point) -> result stacks,
+     * direct-mapped; a trie walk meets the same pair at many nodes */
+    struct gmemo_slot *memo; /* [GMEMO_SLOTS] */
+    gids memo_ids;           /* the results, concatenated */
 } gstep_ctx;
+
+#define GMEMO_SLOTS (1u << 14)
+
+typedef struct gmemo_slot {
+    uint32_t key_id; /* stack id + 1; 0: empty slot */
+    uint32_t cp;
+    uint32_t off, n; /* results: memo_ids.v[off..off+n) */
+} gmemo_slot;
+
+/* Frees a context's scratch and memo. */
+void llm__gstep_ctx_free(gstep_ctx *c);
 
 llm_status llm__gpool_init(gpool *p);
 void llm__gpool_free(gpool *p);

@@ -3,16 +3,18 @@
  * position token classes computed once (the xgrammar idea).
  *
  * The tokens a stack set allows are the union of what each stack allows.
- * For a stack whose top is the character class at position pos, the walk of
- * the trie from the stack (pos, BOTTOM) -- BOTTOM standing for whatever the
- * real stack holds below its top frame -- sorts every token into
- *   accepted:  consumed without looking below the top frame (or ending
- *              exactly as the frame ends), so accepted under any stack;
- *   rejected:  refused before the frame ends, so refused under any stack;
- *   uncertain: it reaches the frame's end with bytes to spare.
- * A class is kept per (pos, pending partial UTF-8) for the life of the
- * table; a mask ORs the accepted bitsets of its stacks' tops and walks the
- * trie from the real stacks only through subtrees holding uncertain tokens.
+ * A stack's top GMASK_CONTEXT_DEPTH frames (its "context") decide most
+ * tokens: the walk of the trie from the context alone, with BOTTOM standing
+ * for whatever the real stack holds below it, sorts every token into
+ *   accepted:  consumed within the context (or ending exactly as it ends),
+ *              so accepted under any stack with this context;
+ *   rejected:  refused within the context, so refused under any such stack;
+ *   uncertain: it pops the whole context with bytes to spare.
+ * A stack no deeper than the context is its own context, with no uncertain
+ * tokens. A class is kept per (context, pending partial UTF-8) for the life
+ * of the table (up to GMASK_MAX_CLASSES); a mask ORs the accepted bitsets
+ * of its stacks' contexts and walks the trie from the real stacks only
+ * through subtrees holding uncertain tokens.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,8 +22,18 @@
 
 #include "gbnf_internal.h"
 
+/* Frames of a stack's context; deeper means fewer uncertain tokens but more
+ * contexts to classify (see docs/PERFORMANCE.md). */
+#define GMASK_CONTEXT_DEPTH 6
+/* Bounds the table: a class is a bitset over the vocabulary. Past it, masks
+ * of new contexts are walked in full, uncached. */
+#define GMASK_MAX_CLASSES 1024
+
 typedef struct gclass {
-    uint32_t pos;
+    uint32_t key[GMASK_CONTEXT_DEPTH]; /* positions of the context, top first */
+    uint32_t key_len;
+    uint32_t exact;   /* the context is the whole stack */
+    uint32_t hash;
     gpartial p;
     uint32_t *accept; /* [n_words] bitset by token id */
     int32_t *unc;     /* [n_unc] ranks in vocab->sorted, ascending */
@@ -203,25 +215,55 @@ static llm_status walk(gstep_ctx *c, const llm_grammar_vocab *v, const uint32_t 
     return LLM_OK;
 }
 
-/* The class of position pos with partial p, computed on first use. */
-static llm_status get_class(gmask_table *t, gstep_ctx *c, uint32_t pos, gpartial p, const gclass **out) {
+typedef struct gctx_key {
+    uint32_t key[GMASK_CONTEXT_DEPTH];
+    uint32_t len, exact, hash;
+} gctx_key;
+
+static void context_of(const gstep_ctx *c, uint32_t s, gpartial p, gctx_key *k) {
+    k->len = 0;
+    while (s > GSTACK_BOTTOM && k->len < GMASK_CONTEXT_DEPTH) {
+        k->key[k->len++] = c->pool->nodes[s].pos;
+        s = c->pool->nodes[s].parent;
+    }
+    k->exact = s == GSTACK_EMPTY;
+    uint32_t h = 2166136261u ^ k->exact ^ (p.value << 3) ^ ((uint32_t)p.n_remain << 29);
+    for (uint32_t i = 0; i < k->len; i++) h = (h ^ k->key[i]) * 16777619u;
+    k->hash = h;
+}
+
+static int same_context(const gctx_key *a, const gctx_key *b) {
+    return a->hash == b->hash && a->len == b->len && a->exact == b->exact &&
+           memcmp(a->key, b->key, a->len * sizeof a->key[0]) == 0;
+}
+
+/* The class of context k with partial p, computed on first use; *out NULL
+ * when the table is full. */
+static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpartial p, const gclass **out) {
+    *out = NULL;
     pthread_mutex_lock(&t->mu);
     for (uint32_t i = 0; i < t->n_cls; i++) {
-        const gclass *k = &t->cls[i];
-        if (k->pos == pos && k->p.value == p.value && k->p.n_remain == p.n_remain) {
-            *out = k;
+        const gclass *x = &t->cls[i];
+        if (x->hash == k->hash && x->key_len == k->len && x->exact == k->exact && x->p.value == p.value &&
+            x->p.n_remain == p.n_remain && memcmp(x->key, k->key, k->len * sizeof k->key[0]) == 0) {
+            *out = x;
             pthread_mutex_unlock(&t->mu);
             return LLM_OK;
         }
     }
+    if (t->n_cls >= GMASK_MAX_CLASSES) {
+        pthread_mutex_unlock(&t->mu);
+        return LLM_OK;
+    }
     llm_status st = LLM_OK;
-    gclass k = {.pos = pos, .p = p};
+    gclass x = {.key_len = k->len, .exact = k->exact, .hash = k->hash, .p = p};
+    memcpy(x.key, k->key, k->len * sizeof k->key[0]);
     gids unc = {0};
-    uint32_t top;
-    k.accept = calloc(t->n_words, sizeof *k.accept);
-    if (!k.accept) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
-    if (st == LLM_OK) st = llm__gpool_intern(c->pool, pos, GSTACK_BOTTOM, &top);
-    if (st == LLM_OK) st = walk(c, t->v, &top, 1, p, NULL, 0, k.accept, &unc);
+    uint32_t top = k->exact ? GSTACK_EMPTY : GSTACK_BOTTOM;
+    for (uint32_t i = k->len; i-- > 0 && st == LLM_OK;) st = llm__gpool_intern(c->pool, k->key[i], top, &top);
+    x.accept = calloc(t->n_words, sizeof *x.accept);
+    if (st == LLM_OK && !x.accept) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
+    if (st == LLM_OK) st = walk(c, t->v, &top, 1, p, NULL, 0, x.accept, &unc);
     if (st == LLM_OK && t->n_cls == t->cap_cls) {
         uint32_t cap = t->cap_cls ? 2 * t->cap_cls : 32;
         gclass *nc = realloc(t->cls, cap * sizeof *nc);
@@ -232,14 +274,14 @@ static llm_status get_class(gmask_table *t, gstep_ctx *c, uint32_t pos, gpartial
         }
     }
     if (st != LLM_OK) {
-        free(k.accept);
+        free(x.accept);
         llm__gids_free(&unc);
         pthread_mutex_unlock(&t->mu);
         return st;
     }
-    k.unc = (int32_t *)unc.v; /* ranks fit in int32 */
-    k.n_unc = unc.n;
-    t->cls[t->n_cls] = k;
+    x.unc = (int32_t *)unc.v; /* ranks fit in int32 */
+    x.n_unc = unc.n;
+    t->cls[t->n_cls] = x;
     *out = &t->cls[t->n_cls++];
     pthread_mutex_unlock(&t->mu);
     return LLM_OK;
@@ -253,6 +295,10 @@ llm_status llm__gmask_fill(gmask_table *t, gstep_ctx *c, const uint32_t *set, ui
     gids group = {0};
     uint32_t n_not = 0, not_id = 0;
     int not_all = 0;
+    gctx_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys) return GERR(LLM_ERR_NO_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        if (set[i] > GSTACK_BOTTOM) context_of(c, set[i], p, &keys[i]);
     for (uint32_t i = 0; i < n && st == LLM_OK; i++) {
         uint32_t s = set[i];
         if (s <= GSTACK_BOTTOM) continue;
@@ -269,19 +315,23 @@ llm_status llm__gmask_fill(gmask_table *t, gstep_ctx *c, const uint32_t *set, ui
             n_not++;
             continue;
         }
-        int done = 0; /* a stack with the same top was grouped already */
-        for (uint32_t j = 0; j < i && !done; j++)
-            done = set[j] > GSTACK_BOTTOM && c->pool->nodes[set[j]].pos == pos;
+        int done = 0; /* a stack with the same context was grouped already */
+        for (uint32_t j = 0; j < i && !done; j++) done = set[j] > GSTACK_BOTTOM && same_context(&keys[j], &keys[i]);
         if (done) continue;
         group.n = 0;
         for (uint32_t j = i; j < n && st == LLM_OK; j++)
-            if (set[j] > GSTACK_BOTTOM && c->pool->nodes[set[j]].pos == pos) st = llm__gids_push(&group, set[j]);
+            if (set[j] > GSTACK_BOTTOM && same_context(&keys[j], &keys[i])) st = llm__gids_push(&group, set[j]);
         const gclass *k = NULL;
-        if (st == LLM_OK) st = get_class(t, c, pos, p, &k);
+        if (st == LLM_OK) st = get_class(t, c, &keys[i], p, &k);
         if (st != LLM_OK) break;
+        if (!k) { /* table full: the whole walk, uncached */
+            st = walk(c, v, group.v, group.n, p, NULL, 0, mask, NULL);
+            continue;
+        }
         for (size_t w = 0; w < t->n_words; w++) mask[w] |= k->accept[w];
         if (k->n_unc) st = walk(c, v, group.v, group.n, p, k->unc, k->n_unc, mask, NULL);
     }
+    free(keys);
     llm__gids_free(&group);
     if (st == LLM_OK && n_not) {
         uint32_t keep = 0, w0 = not_id >> 5, b0 = 1u << (not_id & 31);

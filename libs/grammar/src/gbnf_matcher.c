@@ -72,10 +72,7 @@ static const hstep *cur_step(const llm_grammar_matcher *m) { return &m->steps[m-
 void llm_grammar_matcher_free(llm_grammar_matcher *m) {
     if (!m) return;
     llm__gpool_free(&m->pool);
-    llm__gids_free(&m->ctx.todo);
-    llm__gids_free(&m->ctx.seen);
-    llm__gids_free(&m->ctx.arena);
-    free(m->ctx.lv);
+    llm__gstep_ctx_free(&m->ctx);
     llm__gids_free(&m->hist);
     llm__gids_free(&m->cur);
     llm__gids_free(&m->tmp);
@@ -173,6 +170,8 @@ llm_status llm_grammar_matcher_create(const llm_grammar *g, const llm_grammar_vo
         else memcpy(m->ttok, p.trigger_tokens, (size_t)p.n_trigger_tokens * sizeof *m->ttok);
         m->n_ttok = p.n_trigger_tokens;
     }
+    /* the class table exists from the start, so that every clone shares it */
+    if (st == LLM_OK && v) st = llm__gmask_table_create(g, v, &m->table);
     if (st == LLM_OK) st = llm__gstack_initial(&m->ctx, &m->cur);
     if (st == LLM_OK) {
         hstep s0 = {0};

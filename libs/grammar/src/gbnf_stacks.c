@@ -290,8 +290,7 @@ llm_status llm__gstack_advance(gstep_ctx *c, uint32_t id, gids *out) {
     return st;
 }
 
-llm_status llm__gstack_accept_cp(gstep_ctx *c, uint32_t id, uint32_t cp, gids *out) {
-    if (id <= GSTACK_BOTTOM) return LLM_OK;
+static llm_status accept_cp_uncached(gstep_ctx *c, uint32_t id, uint32_t cp, gids *out) {
     gnode nd = c->pool->nodes[id];
     const gelem *e = c->g->elems;
     if (!llm__gelem_is_char(e[nd.pos].type)) return LLM_OK; /* token elements take whole tokens */
@@ -303,6 +302,54 @@ llm_status llm__gstack_accept_cp(gstep_ctx *c, uint32_t id, uint32_t cp, gids *o
         if (st != LLM_OK) return st;
     }
     return llm__gstack_advance(c, ns, out);
+}
+
+/* Bounds the memo's results; past it the memo starts over. */
+#define GMEMO_MAX_IDS (1u << 20)
+
+llm_status llm__gstack_accept_cp(gstep_ctx *c, uint32_t id, uint32_t cp, gids *out) {
+    if (id <= GSTACK_BOTTOM) return LLM_OK;
+    if (!c->memo) {
+        c->memo = calloc(GMEMO_SLOTS, sizeof *c->memo);
+        if (!c->memo) return accept_cp_uncached(c, id, cp, out); /* no memo: correct, slower */
+    }
+    gmemo_slot *slot = &c->memo[((id * 0x9E3779B1u) ^ (cp * 0x85EBCA77u)) & (GMEMO_SLOTS - 1)];
+    if (slot->key_id == id + 1 && slot->cp == cp) {
+        for (uint32_t i = 0; i < slot->n; i++) {
+            llm_status st = llm__gids_push(out, c->memo_ids.v[slot->off + i]);
+            if (st != LLM_OK) return st;
+        }
+        return LLM_OK;
+    }
+    uint32_t start = out->n;
+    llm_status st = accept_cp_uncached(c, id, cp, out);
+    if (st != LLM_OK) return st;
+    uint32_t n = out->n - start;
+    if (c->memo_ids.n + n > GMEMO_MAX_IDS) {
+        memset(c->memo, 0, GMEMO_SLOTS * sizeof *c->memo);
+        c->memo_ids.n = 0;
+    }
+    uint32_t off = c->memo_ids.n;
+    for (uint32_t i = 0; i < n; i++)
+        if (llm__gids_push(&c->memo_ids, out->v[start + i]) != LLM_OK) {
+            c->memo_ids.n = off; /* not memoized; the result stands */
+            slot->key_id = 0;
+            return LLM_OK;
+        }
+    *slot = (gmemo_slot){id + 1, cp, off, n};
+    return LLM_OK;
+}
+
+void llm__gstep_ctx_free(gstep_ctx *c) {
+    llm__gids_free(&c->todo);
+    llm__gids_free(&c->seen);
+    llm__gids_free(&c->arena);
+    llm__gids_free(&c->memo_ids);
+    free(c->lv);
+    free(c->memo);
+    c->lv = NULL;
+    c->memo = NULL;
+    c->lv_cap = 0;
 }
 
 llm_status llm__gstack_accept_token(gstep_ctx *c, uint32_t id, int32_t token, gids *out) {
