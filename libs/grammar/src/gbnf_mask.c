@@ -22,8 +22,8 @@
 
 #include "gbnf_internal.h"
 
-/* Frames of a stack's context; deeper means fewer uncertain tokens but more
- * contexts to classify (see docs/PERFORMANCE.md). */
+/* Frames of a stack's context: deeper means fewer uncertain tokens but more
+ * contexts to classify; 6 did best on bench/grammar's JSON walk. */
 #define GMASK_CONTEXT_DEPTH 6
 /* Bounds the table: a class is a bitset over the vocabulary. Past it, masks
  * of new contexts are walked in full, uncached. */

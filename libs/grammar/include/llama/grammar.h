@@ -40,11 +40,25 @@
  * only token references, never text; tokens flagged LLM_GRAMMAR_TOKEN_EOG
  * are allowed exactly when the grammar can end.
  *
+ * Where this differs from llama.cpp (on purpose): special tokens never match
+ * text (llama.cpp matches their text, e.g. "<|im_end|>" against a string
+ * rule); a token reference matches only a whole token at a token boundary
+ * (llama.cpp's mask, unlike its accept, also tests the id of a token that
+ * reaches the reference part-way); lazy triggers are literal words and
+ * tokens, not regular expressions, and the earliest word in the text wins;
+ * bytes F8..FF are invalid UTF-8; the start rule is always `root`.
+ *
+ * Cost: fill_mask ORs precomputed token classes, one per stack "context"
+ * (its top frames); the first mask in a new context walks the whole
+ * vocabulary trie (tens of milliseconds at 150k tokens), later ones take
+ * microseconds. Classes live in a table shared by a matcher and all its
+ * clones: keep one matcher per (grammar, vocabulary) as a prototype and
+ * clone it for each new sequence, so sequences reuse each other's classes.
+ *
  * Thread safety: a grammar and a vocabulary are immutable after creation and
  * may be shared by any number of threads and matchers. A matcher is used by
- * one thread at a time; clones of a matcher share an internal cache of
- * per-position token classes (guarded by a lock), so clones may run in
- * different threads.
+ * one thread at a time; clones of a matcher share the class table (guarded
+ * by a lock), so clones may run in different threads.
  */
 #ifndef LLAMA_GRAMMAR_H
 #define LLAMA_GRAMMAR_H
@@ -185,7 +199,8 @@ llm_status llm_grammar_matcher_create(const llm_grammar *grammar, const llm_gram
 void llm_grammar_matcher_free(llm_grammar_matcher *m);
 
 /* Copies m, history included: the copy accepts, rolls back and masks
- * independently of m (a fork for speculative branches). Returns LLM_OK,
+ * independently of m (a fork for speculative branches, or a new sequence
+ * from a prototype at the start), sharing m's table of token classes. Returns LLM_OK,
  * LLM_ERR_INVALID_ARG or LLM_ERR_NO_MEMORY (*out NULL). */
 llm_status llm_grammar_matcher_clone(const llm_grammar_matcher *m, llm_grammar_matcher **out);
 
