@@ -11,8 +11,10 @@
 /* Bounds the work of one advance: an ambiguous grammar can otherwise expand
  * exponentially many stacks from one step. */
 #define GSTACK_MAX_ADVANCE_WORK (1u << 20)
-/* Bounds the stack pool of one matcher (16 bytes a node with its table). */
-#define GPOOL_MAX_NODES (1u << 24)
+/* Bounds the stack pool of one matcher (about 24 bytes a node with its
+ * table, so under 100 MiB): distinct stacks, never freed while the matcher
+ * lives. */
+#define GPOOL_MAX_NODES (1u << 22)
 
 static uint32_t node_hash(uint32_t pos, uint32_t parent) {
     uint64_t h = ((uint64_t)pos << 32 | parent) * 0x9E3779B97F4A7C15ull;
