@@ -200,7 +200,8 @@ void llm_grammar_matcher_free(llm_grammar_matcher *m);
 
 /* Copies m, history included: the copy accepts, rolls back and masks
  * independently of m (a fork for speculative branches, or a new sequence
- * from a prototype at the start), sharing m's table of token classes. Returns LLM_OK,
+ * from a prototype at the start), sharing m's table of token classes. The
+ * copy costs O(distinct stacks m has seen + steps taken). Returns LLM_OK,
  * LLM_ERR_INVALID_ARG or LLM_ERR_NO_MEMORY (*out NULL). */
 llm_status llm_grammar_matcher_clone(const llm_grammar_matcher *m, llm_grammar_matcher **out);
 
@@ -226,7 +227,9 @@ llm_status llm_grammar_matcher_accept_token(llm_grammar_matcher *m, int32_t toke
 int llm_grammar_matcher_can_end(const llm_grammar_matcher *m);
 
 /* Undoes the last n accepted steps (tokens or accept_bytes calls), in
- * O(n). Returns LLM_OK, or LLM_ERR_INVALID_ARG when n < 0 or n exceeds the
+ * O(1): every step's stack set stays in the matcher's history (a few dozen
+ * bytes a step, more when the set changes), which lives as long as the
+ * matcher. Returns LLM_OK, or LLM_ERR_INVALID_ARG when n < 0 or n exceeds the
  * number of steps taken (nothing is undone then). */
 llm_status llm_grammar_matcher_rollback(llm_grammar_matcher *m, int32_t n);
 
