@@ -177,3 +177,24 @@ Test(gbnf_fuzz, random_mutations, .timeout = 300) {
         llm_grammar_free(g);
     }
 }
+
+/* Found by fuzz_grammar: nullable rules repeated 12+ times, 1-6 times over,
+ * give tens of thousands of duplicate stacks per character before dedup
+ * (once an insertion sort: 20 s). */
+Test(gbnf_fuzz, ambiguous_repetition_stays_fast, .timeout = 10) {
+    const char *g_text = "root ::=[b-z] *(\"x\" | y){12,}{1,6}\ny ::= [^q]*";
+    llm_grammar *g = NULL;
+    cr_assert_eq(llm_grammar_parse(g_text, strlen(g_text), NULL, &g), LLM_OK, "%s", llm_grammar_last_error());
+    llm_grammar_matcher_params p = llm_grammar_matcher_default_params();
+    p.max_stacks = 256;
+    llm_grammar_matcher *m = NULL;
+    cr_assert_eq(llm_grammar_matcher_create(g, NULL, &p, &m), LLM_OK);
+    const char text[] = "*\0z](=f1,6}\nx ::= [^q]\n\0z]*\0(=fb-b-\0\0\x10x";
+    for (int rep = 0; rep < 20; rep++)
+        for (size_t i = 0; i + 1 < sizeof text; i++) {
+            llm_status st = llm_grammar_matcher_accept_bytes(m, text + i, 1);
+            cr_assert(st == LLM_OK || st == LLM_ERR_BAD_FORMAT || st == LLM_ERR_EXHAUSTED, "%s", llm_status_str(st));
+        }
+    llm_grammar_matcher_free(m);
+    llm_grammar_free(g);
+}

@@ -115,6 +115,7 @@ typedef struct gstep_ctx {
     gpool *pool;
     uint32_t max_stacks;
     gids todo, seen;     /* scratch of gstack_advance */
+    uint32_t work;       /* stacks expanded since the caller last reset it */
     gids arena;          /* scratch of trie walks */
     gwalk_level *lv;     /* [lv_cap] */
     uint32_t lv_cap;
@@ -143,12 +144,14 @@ llm_status llm__gpool_intern(gpool *p, uint32_t pos, uint32_t parent, uint32_t *
 
 llm_status llm__gids_push(gids *a, uint32_t v);
 void llm__gids_free(gids *a);
-/* Sorts and removes duplicates. */
+/* Sorts and removes duplicates (of a, or of v[0..n), returning the new count). */
 void llm__gids_sort_unique(gids *a);
+uint32_t llm__sort_unique_u32(uint32_t *v, uint32_t n);
 
 /* Expands stack id until every resulting stack has a terminal on top (or
  * is EMPTY/BOTTOM) and appends the results to out (unsorted, possibly with
- * duplicates). */
+ * duplicates). Fails with LLM_ERR_EXHAUSTED when c->work, which callers
+ * reset once per code point, passes GSTACK_MAX_STEP_WORK. */
 llm_status llm__gstack_advance(gstep_ctx *c, uint32_t id, gids *out);
 /* The stacks that follow accepting code point cp on stack id (appended). */
 llm_status llm__gstack_accept_cp(gstep_ctx *c, uint32_t id, uint32_t cp, gids *out);

@@ -86,21 +86,6 @@ void llm__gmask_table_release(gmask_table *t) {
     free(t);
 }
 
-static uint32_t sort_unique(uint32_t *v, uint32_t n) {
-    for (uint32_t i = 1; i < n; i++) {
-        uint32_t x = v[i], j = i;
-        while (j > 0 && v[j - 1] > x) {
-            v[j] = v[j - 1];
-            j--;
-        }
-        v[j] = x;
-    }
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (k == 0 || v[k - 1] != v[i]) v[k++] = v[i];
-    return k;
-}
-
 /* Some stack of arena[off..off+n) can take a completion of partial p. */
 static int partial_alive(const gstep_ctx *c, uint32_t off, uint32_t n, gpartial p) {
     for (uint32_t k = 0; k < n; k++) {
@@ -175,12 +160,13 @@ static llm_status walk(gstep_ctx *c, const llm_grammar_vocab *v, const uint32_t 
             }
         } else {
             N->off = c->arena.n;
+            c->work = 0;
             for (uint32_t k = 0; k < L->n; k++) {
                 st = llm__gstack_accept_cp(c, c->arena.v[L->off + k], cp, &c->arena);
                 if (st != LLM_OK) return st;
             }
             uint32_t *s = c->arena.v + N->off;
-            uint32_t m = sort_unique(s, c->arena.n - N->off);
+            uint32_t m = llm__sort_unique_u32(s, c->arena.n - N->off);
             if (m > 0 && s[0] == GSTACK_EMPTY && m > 1 && s[1] == GSTACK_BOTTOM) {
                 N->has_bottom = 1;
                 s[1] = s[0];

@@ -262,6 +262,7 @@ static llm_status step_piece(llm_grammar_matcher *m, const uint32_t *set, uint32
     gids *cur = &m->cur, *nxt = &m->tmp;
     llm_status st = LLM_OK;
     gids by_token = {0};
+    c->work = 0;
     if (token >= 0)
         for (uint32_t i = 0; i < n && st == LLM_OK; i++) st = llm__gstack_accept_token(c, set[i], token, &by_token);
     cur->n = 0;
@@ -276,6 +277,7 @@ static llm_status step_piece(llm_grammar_matcher *m, const uint32_t *set, uint32
         }
         if (r == 0) continue;
         nxt->n = 0;
+        c->work = 0;
         for (uint32_t i = 0; i < cur->n && st == LLM_OK; i++) st = llm__gstack_accept_cp(c, cur->v[i], cp, nxt);
         llm__gids_sort_unique(nxt);
         if (st == LLM_OK && nxt->n > c->max_stacks)

@@ -8,9 +8,9 @@
 
 #include "gbnf_internal.h"
 
-/* Bounds the work of one advance: an ambiguous grammar can otherwise expand
- * exponentially many stacks from one step. */
-#define GSTACK_MAX_ADVANCE_WORK (1u << 20)
+/* Bounds the expansions of one code point over all stacks: an ambiguous
+ * grammar can otherwise expand exponentially many stacks from one step. */
+#define GSTACK_MAX_STEP_WORK (1u << 18)
 /* Bounds the stack pool of one matcher (about 24 bytes a node with its
  * table, so under 100 MiB): distinct stacks, never freed while the matcher
  * lives. */
@@ -119,22 +119,31 @@ void llm__gids_free(gids *a) {
     memset(a, 0, sizeof *a);
 }
 
-void llm__gids_sort_unique(gids *a) {
-    /* sets are small: insertion sort */
-    uint32_t *v = a->v, n = a->n;
-    for (uint32_t i = 1; i < n; i++) {
-        uint32_t x = v[i], j = i;
-        while (j > 0 && v[j - 1] > x) {
-            v[j] = v[j - 1];
-            j--;
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint32_t llm__sort_unique_u32(uint32_t *v, uint32_t n) {
+    if (n > 32) { /* an ambiguous grammar's sets before dedup can be large */
+        qsort(v, n, sizeof *v, cmp_u32);
+    } else { /* sets are usually a handful of stacks */
+        for (uint32_t i = 1; i < n; i++) {
+            uint32_t x = v[i], j = i;
+            while (j > 0 && v[j - 1] > x) {
+                v[j] = v[j - 1];
+                j--;
+            }
+            v[j] = x;
         }
-        v[j] = x;
     }
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++)
         if (k == 0 || v[k - 1] != v[i]) v[k++] = v[i];
-    a->n = k;
+    return k;
 }
+
+void llm__gids_sort_unique(gids *a) { a->n = llm__sort_unique_u32(a->v, a->n); }
 
 int llm__gelem_is_char(uint32_t type) {
     return type == GE_CHAR || type == GE_CHAR_NOT || type == GE_CHAR_ANY;
@@ -259,14 +268,13 @@ llm_status llm__gstack_advance(gstep_ctx *c, uint32_t id, gids *out) {
     llm_status st = seen_reset(&c->seen, 16);
     c->todo.n = 0;
     if (st == LLM_OK) st = llm__gids_push(&c->todo, id);
-    uint32_t work = 0;
     while (st == LLM_OK && c->todo.n > 0) {
         uint32_t s = c->todo.v[--c->todo.n];
         if (2 * (c->seen.n + 1) > c->seen.cap && (st = seen_grow(&c->seen)) != LLM_OK) break;
         if (!seen_insert(&c->seen, s)) continue;
-        if (++work > GSTACK_MAX_ADVANCE_WORK)
-            return GERR(LLM_ERR_EXHAUSTED, "grammar too ambiguous: one step expands over %u stacks",
-                        GSTACK_MAX_ADVANCE_WORK);
+        if (++c->work > GSTACK_MAX_STEP_WORK)
+            return GERR(LLM_ERR_EXHAUSTED, "grammar too ambiguous: one character expands over %u stacks",
+                        GSTACK_MAX_STEP_WORK);
         if (s <= GSTACK_BOTTOM) {
             st = llm__gids_push(out, s);
             continue;
@@ -374,6 +382,7 @@ llm_status llm__gstack_initial(gstep_ctx *c, gids *out) {
     uint32_t a = c->g->rule_start[c->g->root];
     llm_status st = LLM_OK;
     out->n = 0;
+    c->work = 0;
     gids tmp = {0};
     while (st == LLM_OK) {
         uint32_t s = GSTACK_EMPTY;
