@@ -5,6 +5,6 @@ target_include_directories(test_grammar_gbnf_golden PRIVATE ${PROJECT_SOURCE_DIR
 # Masks against a brute-force reference on the default model's and Qwen2's vocabularies
 # (the test reads token bytes through the engine's tokenizer loader).
 llm_add_test(test_grammar_gbnf_masks SOURCES test_gbnf_masks.c LIBS llama::grammar llama::engine)
-llm_add_test(test_grammar_gbnf_matcher SOURCES test_gbnf_matcher.c LIBS llama::grammar)
+llm_add_test(test_grammar_gbnf_matcher SOURCES test_gbnf_matcher.c LIBS llama::grammar Threads::Threads)
 llm_add_test(test_grammar_gbnf_fuzz SOURCES test_gbnf_fuzz.c LIBS llama::grammar)
 llm_add_test(test_grammar_gbnf_header SOURCES test_gbnf_header.cpp gbnf_header_c11.c LIBS llama::grammar)

@@ -282,3 +282,94 @@ Test(gbnf_matcher, arguments_are_checked) {
     cr_expect_gt(need, sizeof buf);
     llm_grammar_free(g);
 }
+
+/* Clones of one prototype fill masks in parallel threads, computing and
+ * sharing token classes: every mask equals the one of an unshared matcher. */
+#include <pthread.h>
+
+#define PAR_THREADS 4
+#define PAR_STEPS 40
+
+typedef struct par_job {
+    const llm_grammar_matcher *proto;
+    const llm_grammar_vocab *v;
+    const int32_t *toks; /* [n_steps] */
+    int n_steps;
+    uint32_t masks[PAR_STEPS][8];
+    int ok;
+} par_job;
+
+static void *par_run(void *arg) {
+    par_job *j = arg;
+    llm_grammar_matcher *m = NULL;
+    j->ok = llm_grammar_matcher_clone(j->proto, &m) == LLM_OK;
+    for (int s = 0; s < j->n_steps && j->ok; s++) {
+        j->ok = llm_grammar_matcher_fill_mask(m, j->masks[s], 8) == LLM_OK &&
+                llm_grammar_matcher_accept_token(m, j->toks[s]) == LLM_OK;
+    }
+    llm_grammar_matcher_free(m);
+    return NULL;
+}
+
+Test(gbnf_matcher, clones_share_classes_across_threads) {
+    /* tokens: every string of one or two characters over a small alphabet */
+    static const char alpha[] = "{}[]\":, ab01";
+    static char store[200][3];
+    const char *b[200];
+    size_t l[200];
+    int32_t n = 0;
+    for (size_t i = 0; i < sizeof alpha - 1; i++) {
+        store[n][0] = alpha[i];
+        b[n] = store[n], l[n] = 1, n++;
+        for (size_t k = 0; k < sizeof alpha - 1; k++) {
+            store[n][0] = alpha[i], store[n][1] = alpha[k];
+            b[n] = store[n], l[n] = 2, n++;
+        }
+    }
+    llm_grammar_vocab *v = NULL;
+    cr_assert_eq(llm_grammar_vocab_create(b, l, n, NULL, &v), LLM_OK);
+    cr_assert_leq(n, 256);
+    llm_grammar *g = parse("root ::= value\nvalue ::= \"{\" (str \":\" value (\",\" str \":\" value)*)? \"}\""
+                           " | \"[\" (value (\",\" value)*)? \"]\" | str | [01]+\nstr ::= \"\\\"\" [ab ]* \"\\\"\"",
+                           v);
+    const char *text = "{\"ab\":[1,0,{\"b\":\"a a\"}],\"\":{\"a\":[[],{}]},\"bb\":\"\"}";
+    int32_t toks[PAR_STEPS];
+    size_t at = 0;
+    int n_steps = 0;
+    for (int s = 0; s < PAR_STEPS && text[at]; s++, n_steps++) { /* two characters a token, one at the end */
+        size_t len = text[at] && text[at + 1] ? 2 : 1;
+        toks[s] = -1;
+        for (int32_t t = 0; t < n; t++)
+            if (l[t] == len && memcmp(b[t], text + at, len) == 0) toks[s] = t;
+        cr_assert_geq(toks[s], 0);
+        at += len;
+    }
+    cr_assert_eq(at, strlen(text));
+    /* reference: one matcher, its own classes */
+    uint32_t ref[PAR_STEPS][8] = {{0}};
+    llm_grammar_matcher *m = NULL;
+    cr_assert_eq(llm_grammar_matcher_create(g, v, NULL, &m), LLM_OK);
+    for (int s = 0; s < n_steps; s++) {
+        cr_assert_eq(llm_grammar_matcher_fill_mask(m, ref[s], 8), LLM_OK);
+        cr_assert_eq(llm_grammar_matcher_accept_token(m, toks[s]), LLM_OK, "step %d", s);
+    }
+    cr_expect(llm_grammar_matcher_can_end(m));
+    llm_grammar_matcher_free(m);
+    llm_grammar_matcher *proto = NULL;
+    cr_assert_eq(llm_grammar_matcher_create(g, v, NULL, &proto), LLM_OK);
+    static par_job jobs[PAR_THREADS];
+    pthread_t th[PAR_THREADS];
+    for (int i = 0; i < PAR_THREADS; i++) {
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].proto = proto, jobs[i].v = v, jobs[i].toks = toks, jobs[i].n_steps = n_steps;
+        cr_assert_eq(pthread_create(&th[i], NULL, par_run, &jobs[i]), 0);
+    }
+    for (int i = 0; i < PAR_THREADS; i++) {
+        pthread_join(th[i], NULL);
+        cr_expect(jobs[i].ok, "thread %d failed", i);
+        cr_expect_eq(memcmp(jobs[i].masks, ref, sizeof ref), 0, "thread %d: masks differ", i);
+    }
+    llm_grammar_matcher_free(proto);
+    llm_grammar_free(g);
+    llm_grammar_vocab_free(v);
+}

@@ -45,7 +45,8 @@ struct gmask_table {
     const llm_grammar_vocab *v;
     int refs;
     pthread_mutex_t mu; /* guards refs and cls */
-    gclass *cls;
+    gclass **cls; /* [n_cls]; each class allocated alone, so that a pointer
+                     handed out stays valid while another thread adds one */
     uint32_t n_cls, cap_cls;
     size_t n_words;
 };
@@ -78,8 +79,9 @@ void llm__gmask_table_release(gmask_table *t) {
     pthread_mutex_unlock(&t->mu);
     if (left) return;
     for (uint32_t i = 0; i < t->n_cls; i++) {
-        free(t->cls[i].accept);
-        free(t->cls[i].unc);
+        free(t->cls[i]->accept);
+        free(t->cls[i]->unc);
+        free(t->cls[i]);
     }
     free(t->cls);
     pthread_mutex_destroy(&t->mu);
@@ -229,7 +231,7 @@ static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpa
     *out = NULL;
     pthread_mutex_lock(&t->mu);
     for (uint32_t i = 0; i < t->n_cls; i++) {
-        const gclass *x = &t->cls[i];
+        const gclass *x = t->cls[i];
         if (x->hash == k->hash && x->key_len == k->len && x->exact == k->exact && x->p.value == p.value &&
             x->p.n_remain == p.n_remain && memcmp(x->key, k->key, k->len * sizeof k->key[0]) == 0) {
             *out = x;
@@ -250,9 +252,11 @@ static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpa
     x.accept = calloc(t->n_words, sizeof *x.accept);
     if (st == LLM_OK && !x.accept) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
     if (st == LLM_OK) st = walk(c, t->v, &top, 1, p, NULL, 0, x.accept, &unc);
+    gclass *xp = st == LLM_OK ? malloc(sizeof *xp) : NULL;
+    if (st == LLM_OK && !xp) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
     if (st == LLM_OK && t->n_cls == t->cap_cls) {
         uint32_t cap = t->cap_cls ? 2 * t->cap_cls : 32;
-        gclass *nc = realloc(t->cls, cap * sizeof *nc);
+        gclass **nc = realloc(t->cls, cap * sizeof *nc);
         if (!nc) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
         else {
             t->cls = nc;
@@ -260,6 +264,7 @@ static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpa
         }
     }
     if (st != LLM_OK) {
+        free(xp);
         free(x.accept);
         llm__gids_free(&unc);
         pthread_mutex_unlock(&t->mu);
@@ -267,8 +272,9 @@ static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpa
     }
     x.unc = (int32_t *)unc.v; /* ranks fit in int32 */
     x.n_unc = unc.n;
-    t->cls[t->n_cls] = x;
-    *out = &t->cls[t->n_cls++];
+    *xp = x;
+    t->cls[t->n_cls++] = xp;
+    *out = xp;
     pthread_mutex_unlock(&t->mu);
     return LLM_OK;
 }
