@@ -256,3 +256,22 @@ Test(gbnf_golden, llamacpp_example_grammars_parse) {
     cr_expect_eq(json_array_size(json_object_get(doc, "grammar_files")), 8);
     json_decref(doc);
 }
+
+/* Our own printer's text (not llama.cpp's: its print writes no valid GBNF
+ * for generated rules): escapes, classes, groups and repetitions. */
+Test(gbnf_golden, print_writes_gbnf) {
+    const char *text = "root ::= \"a\\n\\\"\" [^\"\\\\x-z\\]^] . x? <[5]> !<[6]> ( \"b\" | ) {2}\n"
+                       "x ::= \"\xc3\xa9\\x01\" | [\\u4e00-\\u9fff]+\n";
+    const char *want = "root ::= \"a\\n\\\"\" [^\\\"\\\\x-z\\]\\x5E] . root-2 <[5]> !<[6]> root-3 root-3\n"
+                       "x ::= \"\xc3\xa9\\x01\" | [\xe4\xb8\x80-\xe9\xbf\xbf] x-4\n"
+                       "root-2 ::= x | \"\"\n"
+                       "root-3 ::= \"b\" | \"\"\n"
+                       "x-4 ::= [\xe4\xb8\x80-\xe9\xbf\xbf] x-4 | \"\"\n";
+    llm_grammar *g = parse_str(text);
+    char buf[1024];
+    size_t n = 0;
+    cr_assert_eq(llm_grammar_print(g, buf, sizeof buf, &n), LLM_OK);
+    cr_expect_str_eq(buf, want);
+    cr_expect_eq(n, strlen(want));
+    llm_grammar_free(g);
+}
