@@ -1,0 +1,336 @@
+/*
+ * gbnf_mask.c -- token masks: a walk of the vocabulary trie, and per grammar
+ * position token classes computed once (the xgrammar idea).
+ *
+ * The tokens a stack set allows are the union of what each stack allows.
+ * A stack's top GMASK_CONTEXT_DEPTH frames (its "context") decide most
+ * tokens: the walk of the trie from the context alone, with BOTTOM standing
+ * for whatever the real stack holds below it, sorts every token into
+ *   accepted:  consumed within the context (or ending exactly as it ends),
+ *              so accepted under any stack with this context;
+ *   rejected:  refused within the context, so refused under any such stack;
+ *   uncertain: it pops the whole context with bytes to spare.
+ * A stack no deeper than the context is its own context, with no uncertain
+ * tokens. A class is kept per (context, pending partial UTF-8) for the life
+ * of the table (up to GMASK_MAX_CLASSES); a mask ORs the accepted bitsets
+ * of its stacks' contexts and walks the trie from the real stacks only
+ * through subtrees holding uncertain tokens.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gbnf_internal.h"
+
+/* Frames of a stack's context: deeper means fewer uncertain tokens but more
+ * contexts to classify; 6 did best on bench/grammar's JSON walk. */
+#define GMASK_CONTEXT_DEPTH 6
+/* Bounds the table: a class is a bitset over the vocabulary. Past it, masks
+ * of new contexts are walked in full, uncached. */
+#define GMASK_MAX_CLASSES 1024
+
+typedef struct gclass {
+    uint32_t key[GMASK_CONTEXT_DEPTH]; /* positions of the context, top first */
+    uint32_t key_len;
+    uint32_t exact;   /* the context is the whole stack */
+    uint32_t hash;
+    gpartial p;
+    uint32_t *accept; /* [n_words] bitset by token id */
+    int32_t *unc;     /* [n_unc] ranks in vocab->sorted, ascending */
+    uint32_t n_unc;
+} gclass;
+
+struct gmask_table {
+    const llm_grammar *g;
+    const llm_grammar_vocab *v;
+    int refs;
+    pthread_mutex_t mu; /* guards refs and cls */
+    gclass **cls; /* [n_cls]; each class allocated alone, so that a pointer
+                     handed out stays valid while another thread adds one */
+    uint32_t n_cls, cap_cls;
+    size_t n_words;
+};
+
+llm_status llm__gmask_table_create(const llm_grammar *g, const llm_grammar_vocab *v, gmask_table **out) {
+    gmask_table *t = calloc(1, sizeof *t);
+    if (!t) return GERR(LLM_ERR_NO_MEMORY, "out of memory");
+    if (pthread_mutex_init(&t->mu, NULL) != 0) {
+        free(t);
+        return GERR(LLM_ERR_NO_MEMORY, "mutex init failed");
+    }
+    t->g = g;
+    t->v = v;
+    t->refs = 1;
+    t->n_words = LLM_GRAMMAR_MASK_WORDS(v->n_tokens);
+    *out = t;
+    return LLM_OK;
+}
+
+void llm__gmask_table_retain(gmask_table *t) {
+    pthread_mutex_lock(&t->mu);
+    t->refs++;
+    pthread_mutex_unlock(&t->mu);
+}
+
+void llm__gmask_table_release(gmask_table *t) {
+    if (!t) return;
+    pthread_mutex_lock(&t->mu);
+    int left = --t->refs;
+    pthread_mutex_unlock(&t->mu);
+    if (left) return;
+    for (uint32_t i = 0; i < t->n_cls; i++) {
+        free(t->cls[i]->accept);
+        free(t->cls[i]->unc);
+        free(t->cls[i]);
+    }
+    free(t->cls);
+    pthread_mutex_destroy(&t->mu);
+    free(t);
+}
+
+/* Some stack of arena[off..off+n) can take a completion of partial p. */
+static int partial_alive(const gstep_ctx *c, uint32_t off, uint32_t n, gpartial p) {
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t s = c->arena.v[off + k];
+        if (s <= GSTACK_BOTTOM) continue;
+        uint32_t pos = c->pool->nodes[s].pos;
+        if (llm__gelem_is_char(c->g->elems[pos].type) && llm__gclass_match_partial(c->g->elems, pos, p)) return 1;
+    }
+    return 0;
+}
+
+/* Is some rank of r[0..n) (ascending) in [lo, hi)? */
+static int any_in(const int32_t *r, uint32_t n, uint32_t lo, uint32_t hi) {
+    uint32_t a = 0, b = n;
+    while (a < b) {
+        uint32_t m = (a + b) / 2;
+        if ((uint32_t)r[m] < lo) a = m + 1;
+        else b = m;
+    }
+    return a < n && (uint32_t)r[a] < hi;
+}
+
+static llm_status unc_range(gids *unc, uint32_t lo, uint32_t hi) {
+    llm_status st = LLM_OK;
+    for (uint32_t k = lo; k < hi && st == LLM_OK; k++) st = llm__gids_push(unc, k);
+    return st;
+}
+
+/* Walks the trie from set[0..n) with pending partial p0. Accepted tokens
+ * set their bit in accept. With unc (classification), uncertain tokens are
+ * appended to it as ranks. With restrict_, only subtrees holding one of
+ * its ranks are visited. */
+static llm_status walk(gstep_ctx *c, const llm_grammar_vocab *v, const uint32_t *set, uint32_t n, gpartial p0,
+                       const int32_t *restrict_, uint32_t n_restrict, uint32_t *accept, gids *unc) {
+    if (c->lv_cap < v->max_len + 2) {
+        gwalk_level *lv = realloc(c->lv, ((size_t)v->max_len + 2) * sizeof *lv);
+        if (!lv) return GERR(LLM_ERR_NO_MEMORY, "out of memory");
+        c->lv = lv;
+        c->lv_cap = v->max_len + 2;
+    }
+    llm_status st = LLM_OK;
+    c->arena.n = 0;
+    for (uint32_t k = 0; k < n && st == LLM_OK; k++) st = llm__gids_push(&c->arena, set[k]);
+    if (st != LLM_OK) return st;
+    c->lv[0] = (gwalk_level){0, n, p0, 0, 0};
+    const gtrie_node *trie = v->trie;
+    uint32_t i = 0;
+    while (i < v->n_nodes) {
+        const gtrie_node *nd = &trie[i];
+        if (restrict_ && !any_in(restrict_, n_restrict, nd->lo, nd->hi)) {
+            i = nd->skip;
+            continue;
+        }
+        gwalk_level *L = &c->lv[nd->depth], *N = &c->lv[nd->depth + 1];
+        c->arena.n = L->off + L->n;
+        N->p = L->p;
+        N->bseen = L->bseen || L->has_bottom;
+        N->has_bottom = 0;
+        uint32_t cp;
+        int r = llm__gutf8_step(&N->p, (uint8_t)nd->byte, &cp);
+        if (r < 0) {
+            i = nd->skip;
+            continue;
+        }
+        if (r == 0) {
+            N->off = L->off;
+            N->n = L->n;
+            if (!partial_alive(c, N->off, N->n, N->p)) {
+                if (unc && N->bseen && (st = unc_range(unc, nd->lo, nd->hi)) != LLM_OK) return st;
+                i = nd->skip;
+                continue;
+            }
+        } else {
+            N->off = c->arena.n;
+            c->work = 0;
+            for (uint32_t k = 0; k < L->n; k++) {
+                st = llm__gstack_accept_cp(c, c->arena.v[L->off + k], cp, &c->arena);
+                if (st != LLM_OK) return st;
+            }
+            uint32_t *s = c->arena.v + N->off;
+            uint32_t m = llm__sort_unique_u32(s, c->arena.n - N->off);
+            if (m > 0 && s[0] == GSTACK_EMPTY && m > 1 && s[1] == GSTACK_BOTTOM) {
+                N->has_bottom = 1;
+                s[1] = s[0];
+                s++;
+                N->off++;
+                m--;
+            } else if (m > 0 && s[0] == GSTACK_BOTTOM) {
+                N->has_bottom = 1;
+                N->off++;
+                m--;
+            }
+            N->n = m;
+            c->arena.n = N->off + m;
+            if (m > c->max_stacks)
+                return GERR(LLM_ERR_EXHAUSTED, "grammar too ambiguous: %u stacks (max_stacks %u)", m, c->max_stacks);
+            if (m == 0 && !N->has_bottom) {
+                if (unc && N->bseen && (st = unc_range(unc, nd->lo, nd->hi)) != LLM_OK) return st;
+                i = nd->skip;
+                continue;
+            }
+        }
+        if (nd->n_end) {
+            int acc = N->p.n_remain == 0 ? (N->n > 0 || N->has_bottom) : partial_alive(c, N->off, N->n, N->p);
+            for (uint32_t k = nd->lo; k < nd->lo + nd->n_end; k++) {
+                int32_t tok = v->sorted[k];
+                if (acc) accept[tok >> 5] |= 1u << (tok & 31);
+                else if (unc && (N->bseen || N->has_bottom) && (st = llm__gids_push(unc, k)) != LLM_OK) return st;
+            }
+        }
+        i++;
+    }
+    return LLM_OK;
+}
+
+typedef struct gctx_key {
+    uint32_t key[GMASK_CONTEXT_DEPTH];
+    uint32_t len, exact, hash;
+} gctx_key;
+
+static void context_of(const gstep_ctx *c, uint32_t s, gpartial p, gctx_key *k) {
+    k->len = 0;
+    while (s > GSTACK_BOTTOM && k->len < GMASK_CONTEXT_DEPTH) {
+        k->key[k->len++] = c->pool->nodes[s].pos;
+        s = c->pool->nodes[s].parent;
+    }
+    k->exact = s == GSTACK_EMPTY;
+    uint32_t h = 2166136261u ^ k->exact ^ (p.value << 3) ^ ((uint32_t)p.n_remain << 29);
+    for (uint32_t i = 0; i < k->len; i++) h = (h ^ k->key[i]) * 16777619u;
+    k->hash = h;
+}
+
+static int same_context(const gctx_key *a, const gctx_key *b) {
+    return a->hash == b->hash && a->len == b->len && a->exact == b->exact &&
+           memcmp(a->key, b->key, a->len * sizeof a->key[0]) == 0;
+}
+
+/* The class of context k with partial p, computed on first use; *out NULL
+ * when the table is full. */
+static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpartial p, const gclass **out) {
+    *out = NULL;
+    pthread_mutex_lock(&t->mu);
+    for (uint32_t i = 0; i < t->n_cls; i++) {
+        const gclass *x = t->cls[i];
+        if (x->hash == k->hash && x->key_len == k->len && x->exact == k->exact && x->p.value == p.value &&
+            x->p.n_remain == p.n_remain && memcmp(x->key, k->key, k->len * sizeof k->key[0]) == 0) {
+            *out = x;
+            pthread_mutex_unlock(&t->mu);
+            return LLM_OK;
+        }
+    }
+    if (t->n_cls >= GMASK_MAX_CLASSES) {
+        pthread_mutex_unlock(&t->mu);
+        return LLM_OK;
+    }
+    llm_status st = LLM_OK;
+    gclass x = {.key_len = k->len, .exact = k->exact, .hash = k->hash, .p = p};
+    memcpy(x.key, k->key, k->len * sizeof k->key[0]);
+    gids unc = {0};
+    uint32_t top = k->exact ? GSTACK_EMPTY : GSTACK_BOTTOM;
+    for (uint32_t i = k->len; i-- > 0 && st == LLM_OK;) st = llm__gpool_intern(c->pool, k->key[i], top, &top);
+    x.accept = calloc(t->n_words, sizeof *x.accept);
+    if (st == LLM_OK && !x.accept) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
+    if (st == LLM_OK) st = walk(c, t->v, &top, 1, p, NULL, 0, x.accept, &unc);
+    gclass *xp = st == LLM_OK ? malloc(sizeof *xp) : NULL;
+    if (st == LLM_OK && !xp) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
+    if (st == LLM_OK && t->n_cls == t->cap_cls) {
+        uint32_t cap = t->cap_cls ? 2 * t->cap_cls : 32;
+        gclass **nc = realloc(t->cls, cap * sizeof *nc);
+        if (!nc) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
+        else {
+            t->cls = nc;
+            t->cap_cls = cap;
+        }
+    }
+    if (st != LLM_OK) {
+        free(xp);
+        free(x.accept);
+        llm__gids_free(&unc);
+        pthread_mutex_unlock(&t->mu);
+        return st;
+    }
+    x.unc = (int32_t *)unc.v; /* ranks fit in int32 */
+    x.n_unc = unc.n;
+    *xp = x;
+    t->cls[t->n_cls++] = xp;
+    *out = xp;
+    pthread_mutex_unlock(&t->mu);
+    return LLM_OK;
+}
+
+llm_status llm__gmask_fill(gmask_table *t, gstep_ctx *c, const uint32_t *set, uint32_t n, gpartial p,
+                           uint32_t *mask) {
+    const gelem *e = c->g->elems;
+    const llm_grammar_vocab *v = t->v;
+    llm_status st = LLM_OK;
+    gids group = {0};
+    uint32_t n_not = 0, not_id = 0;
+    int not_all = 0;
+    gctx_key *keys = malloc((n ? n : 1) * sizeof *keys);
+    if (!keys) return GERR(LLM_ERR_NO_MEMORY, "out of memory");
+    for (uint32_t i = 0; i < n; i++)
+        if (set[i] > GSTACK_BOTTOM) context_of(c, set[i], p, &keys[i]);
+    for (uint32_t i = 0; i < n && st == LLM_OK; i++) {
+        uint32_t s = set[i];
+        if (s <= GSTACK_BOTTOM) continue;
+        uint32_t pos = c->pool->nodes[s].pos;
+        uint32_t type = e[pos].type;
+        if (type == GE_TOKEN) {
+            if (e[pos].value < (uint32_t)v->n_tokens) mask[e[pos].value >> 5] |= 1u << (e[pos].value & 31);
+            continue;
+        }
+        if (type == GE_TOKEN_NOT) {
+            /* allows every token but its own: with two different ones, all */
+            not_all = not_all || (n_not && not_id != e[pos].value);
+            not_id = e[pos].value;
+            n_not++;
+            continue;
+        }
+        int done = 0; /* a stack with the same context was grouped already */
+        for (uint32_t j = 0; j < i && !done; j++) done = set[j] > GSTACK_BOTTOM && same_context(&keys[j], &keys[i]);
+        if (done) continue;
+        group.n = 0;
+        for (uint32_t j = i; j < n && st == LLM_OK; j++)
+            if (set[j] > GSTACK_BOTTOM && same_context(&keys[j], &keys[i])) st = llm__gids_push(&group, set[j]);
+        const gclass *k = NULL;
+        if (st == LLM_OK) st = get_class(t, c, &keys[i], p, &k);
+        if (st != LLM_OK) break;
+        if (!k) { /* table full: the whole walk, uncached */
+            st = walk(c, v, group.v, group.n, p, NULL, 0, mask, NULL);
+            continue;
+        }
+        for (size_t w = 0; w < t->n_words; w++) mask[w] |= k->accept[w];
+        if (k->n_unc) st = walk(c, v, group.v, group.n, p, k->unc, k->n_unc, mask, NULL);
+    }
+    free(keys);
+    llm__gids_free(&group);
+    if (st == LLM_OK && n_not) {
+        uint32_t keep = 0, w0 = not_id >> 5, b0 = 1u << (not_id & 31);
+        int in = !not_all && not_id < (uint32_t)v->n_tokens;
+        if (in) keep = mask[w0] & b0;
+        for (size_t w = 0; w < t->n_words; w++) mask[w] = ~0u;
+        if (in) mask[w0] = (mask[w0] & ~b0) | keep;
+    }
+    return st;
+}
