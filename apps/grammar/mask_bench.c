@@ -81,17 +81,19 @@ static int pass(llm_grammar_matcher *m, const llm_tokenizer *tok, const int32_t 
     return 0;
 }
 
-/* Prints one row: the first mask apart, then median / p99 / max of the rest. */
+/* Prints one row: the first mask apart, then median / p99 / max of the
+ * rest, and the sum of all. */
 static void report(const char *what, double *us, int32_t n_steps) {
-    double first = us[0];
+    double first = us[0], total = 0;
+    for (int32_t i = 0; i < n_steps; i++) total += us[i];
     int32_t k = n_steps - 1;
     double *rest = us + 1;
     if (k > 0) qsort(rest, (size_t)k, sizeof *rest, cmp_d);
     if (k > 0)
-        printf("%-5s first %9.1f us   median %8.1f us   p99 %8.1f us   max %9.1f us\n", what, first, rest[k / 2],
-               rest[(k * 99) / 100], rest[k - 1]);
+        printf("%-5s first %9.1f us   median %8.1f us   p99 %8.1f us   max %9.1f us   total %8.2f ms\n", what,
+               first, rest[k / 2], rest[(k * 99) / 100], rest[k - 1], total / 1e3);
     else
-        printf("%-5s first %9.1f us\n", what, first);
+        printf("%-5s first %9.1f us   total %8.2f ms\n", what, first, total / 1e3);
 }
 
 int gt_mask_bench(const llm_grammar *g, const llm_grammar_vocab *v, const llm_tokenizer *tok,
