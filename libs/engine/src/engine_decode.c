@@ -63,6 +63,7 @@ llm_status llm_session_next_token(llm_session *s, llm_token *tok_out, const char
     int32_t tok;
     llm_status st = llm_sampler_chain_sample(s->gen.chain, s->logits, m->info.n_vocab, &tok);
     if (st != LLM_OK) return SFAIL(s, st, "sampling: %s", llm_sampling_last_error());
+    if (s->gen.con && (st = llm__constraint_accept(s->gen.con, c->n, tok, s->err)) != LLM_OK) return st;
     llm_sampler_chain_accept(s->gen.chain, tok);
     const bool eog = llm__model_is_eog(m, tok);
     if (!eog) {

@@ -17,6 +17,7 @@
 #include "engine_fwd.h"
 #include "engine_kv.h"
 #include "engine_chat_bridge.h"
+#include "engine_constraint.h"
 
 #include "engine_error.h"
 
@@ -59,6 +60,7 @@ struct llm_model {
      * n_state_free of the n_state_slots slot numbers 1..n_state_slots. */
     int32_t *state_free;
     int32_t n_state_free, n_state_slots;
+    llm__model_grammar grammar; /* constraints: vocabulary and compiled grammars (engine_constraint.c) */
 };
 
 /* ---- the batch loop (engine_compute.c) ----------------------------------- */
@@ -102,7 +104,10 @@ typedef struct llm__context {
 /* Turning logits into text: sampler, stop strings, detokenizer. */
 typedef struct llm__generation {
     llm_sampling_params sp;
-    llm_sampler_chain *chain;
+    llm_sampler_chain *chain; /* [constraint mask ->] bias -> the usual chain of sp */
+    llm_logit_bias *bias;     /* [n_bias] (scheduler requests) */
+    size_t n_bias;
+    llm__constraint *con;     /* NULL: unconstrained */
     char **stops;
     size_t n_stops;
     llm_stop_matcher *stop;
@@ -141,7 +146,10 @@ llm_status llm__ctx_reserve(llm_session *s, int32_t n);
  * telemetry, and on failure cuts the context back to what was computed; a
  * decode step's pending token stays pending on failure. */
 llm_status llm__session_compute(llm_session *s, float *all, int32_t rows_from, bool decoding);
-/* Resets the stop matcher and detokenizer for a new answer. */
+/* Rebuilds the sampler chain from gen.sp, gen.bias and gen.con (the RNG
+ * restarts from the seed) (engine_session.c). On failure the old chain stays. */
+llm_status llm__session_build_chain(llm_session *s);
+/* Resets the stop matcher and the detokenizer for a new answer. */
 void llm__session_start_generation(llm_session *s);
 
 /* The sampling library's parameters for a session's llm_sampling_params

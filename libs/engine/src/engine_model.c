@@ -238,6 +238,7 @@ void llm_model_free(llm_model *m) {
     llm_backend_free(m->be);
     llm_model_desc_free(m->desc);
     pthread_mutex_destroy(&m->lock);
+    llm__model_grammar_free(&m->grammar);
     free(m->name);
     free(m->arch);
     free(m->chat_template);
@@ -263,6 +264,7 @@ llm_status llm_load_model(const char *path, const llm_model_params *params, llm_
     llm_model *m = calloc(1, sizeof *m);
     if (!m) return llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
     pthread_mutex_init(&m->lock, NULL);
+    llm__model_grammar_init(&m->grammar);
     llm_status st;
     if (p.vocab_only) {
         st = llm__model_load_vocab(m, path);

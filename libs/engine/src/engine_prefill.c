@@ -45,6 +45,7 @@ static llm_status prefill_append(llm_session *s, const llm_token *tokens, int32_
     if (n) memcpy(c->tokens + c->n, tokens, (size_t)n * sizeof *tokens);
     c->n += n;
     if (c->n_cached == c->n) c->n_cached--; /* nothing new: recompute the last token for its logits */
+    if (n > 0) llm__constraint_restart(s->gen.con); /* a new answer; n == 0 continues this one */
     st = llm__session_compute(s, all, rows_from, false);
     llm__session_start_generation(s);
     return st;
@@ -80,6 +81,8 @@ llm_status llm_prefill_context(llm_session *s, const llm_token *tokens, int32_t 
         return SFAIL(s, LLM_CONTEXT_FULL, "prompt does not fit: %d tokens > context size %d", n, s->n_ctx);
     if (take_cancel(s)) return SFAIL(s, LLM_CANCELLED, "cancelled");
     if ((st = llm__ctx_reserve(s, n)) != LLM_OK) return st;
+    /* The same context again continues the answer; anything else starts a new one. */
+    if (n != c->n || memcmp(c->tokens, tokens, (size_t)n * sizeof *tokens) != 0) llm__constraint_restart(s->gen.con);
     int32_t keep = 0;
     while (keep < c->n_cached && keep < n && c->tokens[keep] == tokens[keep]) keep++;
     if (keep == n) keep = n - 1; /* recompute the last token for its logits */

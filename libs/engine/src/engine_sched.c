@@ -42,7 +42,7 @@ static void sreq_free(llm__sreq *r) {
 }
 
 /* Builds the request's session: the prompt as its context (nothing
- * computed), its sampler (with logit bias) and stop strings. */
+ * computed), its sampler (with logit bias and constraint) and stop strings. */
 static llm_status sreq_make(llm_sched *sc, const llm_sched_request *q, llm__sreq **out) {
     llm_model *m = sc->m;
     *out = NULL;
@@ -62,18 +62,25 @@ static llm_status sreq_make(llm_sched *sc, const llm_sched_request *q, llm__sreq
         return st;
     }
     if (q->n_bias) {
-        llm_sampler_params p = llm__sampler_params_from(&s->gen.sp, m->info.n_vocab);
-        p.logit_bias = (const llm_logit_bias *)(const void *)q->bias;
-        p.n_logit_bias = q->n_bias;
-        llm_sampler_chain *ch = NULL;
-        st = llm_sampler_chain_from_params(&p, &ch);
-        if (st != LLM_OK) {
-            llm__fail(NULL, st, "sampler: %s", llm_sampling_last_error());
+        s->gen.bias = malloc(q->n_bias * sizeof *s->gen.bias);
+        if (!s->gen.bias) {
+            llm__fail(NULL, LLM_ERR_NO_MEMORY, "out of memory");
             sreq_free(r);
-            return st;
+            return LLM_ERR_NO_MEMORY;
         }
-        llm_sampler_chain_free(s->gen.chain);
-        s->gen.chain = ch;
+        memcpy(s->gen.bias, q->bias, q->n_bias * sizeof *s->gen.bias);
+        s->gen.n_bias = q->n_bias;
+    }
+    if (q->constraint && (q->constraint->grammar || q->constraint->json_schema) &&
+        (st = llm__constraint_new(m, q->constraint, &s->gen.con, s->err)) != LLM_OK) {
+        llm__fail(NULL, st, "%s", s->err);
+        sreq_free(r);
+        return st;
+    }
+    if ((q->n_bias || s->gen.con) && (st = llm__session_build_chain(s)) != LLM_OK) {
+        llm__fail(NULL, st, "%s", s->err);
+        sreq_free(r);
+        return st;
     }
     if ((st = llm__ctx_reserve(s, q->n_prompt + 1)) != LLM_OK) {
         llm__fail(NULL, st, "out of memory");

@@ -15,8 +15,14 @@
 
 /* ---- sampler / stop / detok setup --------------------------------------- */
 
-static llm_status build_chain(llm_session *s) {
+llm_status llm__session_build_chain(llm_session *s) {
     llm_sampler_params p = llm__sampler_params_from(&s->gen.sp, s->m->info.n_vocab);
+    p.logit_bias = s->gen.bias;
+    p.n_logit_bias = s->gen.n_bias;
+    if (s->gen.con) {
+        p.mask = llm__constraint_mask;
+        p.mask_user = s->gen.con;
+    }
     llm_sampler_chain *ch = NULL;
     llm_status st = llm_sampler_chain_from_params(&p, &ch);
     if (st != LLM_OK) return SFAIL(s, st, "sampler: %s", llm_sampling_last_error());
@@ -55,7 +61,7 @@ llm_status llm_session_new(llm_model *m, const llm_session_params *params, llm_s
     s->logits = malloc((size_t)m->info.n_vocab * sizeof *s->logits);
     llm_status st = LLM_ERR_NO_MEMORY;
     if (!s->logits || !s->ctx.tokens) goto fail;
-    if ((st = build_chain(s)) != LLM_OK) goto fail;
+    if ((st = llm__session_build_chain(s)) != LLM_OK) goto fail;
     if ((st = build_stop(s)) != LLM_OK) goto fail;
     st = llm_detokenizer_create(m->tok, LLM_DETOKENIZE_SKIP_SPECIAL, &s->gen.detok);
     if (st != LLM_OK) goto fail;
@@ -78,6 +84,18 @@ llm_status llm_session_fork(const llm_session *src, llm_session **out) {
     if (st != LLM_OK) return st;
     if ((st = llm__ctx_reserve(s, src->ctx.n)) != LLM_OK ||
         (st = llm_session_set_stop(s, (const char *const *)src->gen.stops, src->gen.n_stops)) != LLM_OK) {
+        llm__fail(NULL, st, "llm_session_fork: %s", s->err);
+        llm_session_free(s);
+        return st;
+    }
+    if (src->gen.n_bias && (s->gen.bias = malloc(src->gen.n_bias * sizeof *s->gen.bias)) != NULL) {
+        memcpy(s->gen.bias, src->gen.bias, src->gen.n_bias * sizeof *s->gen.bias);
+        s->gen.n_bias = src->gen.n_bias;
+    }
+    if ((src->gen.n_bias && !s->gen.bias) ||
+        (src->gen.con && (st = llm__constraint_clone(src->gen.con, &s->gen.con, s->err)) != LLM_OK) ||
+        ((src->gen.n_bias || src->gen.con) && (st = llm__session_build_chain(s)) != LLM_OK)) {
+        if (st == LLM_OK) st = LLM_ERR_NO_MEMORY;
         llm__fail(NULL, st, "llm_session_fork: %s", s->err);
         llm_session_free(s);
         return st;
@@ -116,6 +134,8 @@ void llm_session_free(llm_session *s) {
     if (!s) return;
     release_seq(s);
     llm_sampler_chain_free(s->gen.chain);
+    llm__constraint_free(s->gen.con);
+    free(s->gen.bias);
     llm_stop_matcher_free(s->gen.stop);
     llm_detokenizer_free(s->gen.detok);
     for (size_t i = 0; i < s->gen.n_stops; i++) free(s->gen.stops[i]);
@@ -132,6 +152,7 @@ llm_status llm_session_reset(llm_session *s) {
     s->ctx.n = s->ctx.n_cached = 0;
     s->logits_ready = false;
     llm_sampler_chain_reset(s->gen.chain);
+    llm__constraint_restart(s->gen.con);
     llm__session_start_generation(s);
     atomic_store(&s->cancel, 0);
     return LLM_OK;
@@ -141,6 +162,7 @@ llm_status llm_session_truncate(llm_session *s, int32_t n_keep) {
     if (!s || n_keep < 0 || n_keep > s->ctx.n_cached)
         return llm__fail(s ? s->err : NULL, LLM_ERR_INVALID_ARG, "llm_session_truncate: n_keep out of range");
     s->ctx.n = s->ctx.n_cached = n_keep;
+    llm__constraint_truncate(s->gen.con, n_keep);
     if (n_keep == 0) {
         release_seq(s);
     } else if (llm__kvs_live(&s->ctx.seq)) {
@@ -166,7 +188,7 @@ llm_status llm_session_set_sampler(llm_session *s, const llm_sampling_params *p)
     if (!s || !p) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_session_set_sampler: NULL argument");
     llm_sampling_params old = s->gen.sp;
     s->gen.sp = *p;
-    llm_status st = build_chain(s);
+    llm_status st = llm__session_build_chain(s);
     if (st != LLM_OK) s->gen.sp = old;
     return st;
 }
@@ -200,6 +222,25 @@ llm_status llm_session_set_stop(llm_session *s, const char *const *stops, size_t
     for (size_t i = 0; i < old_n; i++) free(old[i]);
     free(old);
     return st;
+}
+
+llm_status llm_session_set_constraint(llm_session *s, const llm_constraint *c) {
+    if (!s) return llm__fail(NULL, LLM_ERR_INVALID_ARG, "llm_session_set_constraint: NULL session");
+    llm__constraint *k = NULL;
+    if (c && (c->grammar || c->json_schema)) {
+        llm_status st = llm__constraint_new(s->m, c, &k, s->err);
+        if (st != LLM_OK) return st;
+    }
+    llm__constraint *old = s->gen.con;
+    s->gen.con = k;
+    llm_status st = llm__session_build_chain(s);
+    if (st != LLM_OK) {
+        s->gen.con = old;
+        llm__constraint_free(k);
+        return st;
+    }
+    llm__constraint_free(old);
+    return LLM_OK;
 }
 
 void llm_session_cancel(llm_session *s) {

@@ -304,6 +304,8 @@ llm_sampler_params llm_sampler_default_params(void) {
     p.logit_bias = NULL;
     p.n_logit_bias = 0;
     p.min_keep = 1;
+    p.mask = NULL;
+    p.mask_user = NULL;
     return p;
 }
 
@@ -319,6 +321,7 @@ llm_status llm_sampler_chain_from_params(const llm_sampler_params *p, llm_sample
         st = (call);                                                                               \
         if (st != LLM_OK) goto fail;                                                               \
     } while (0)
+    if (p->mask) TRY(llm_sampler_chain_add_mask(ch, p->mask, p->mask_user));
     if (p->n_logit_bias > 0) TRY(llm_sampler_chain_add_logit_bias(ch, p->logit_bias, p->n_logit_bias));
     if (p->penalty_window != 0 &&
         (p->repeat_penalty != 1.0f || p->frequency_penalty != 0.0f || p->presence_penalty != 0.0f))

@@ -388,7 +388,8 @@ llm_status llm_session_new(llm_model *model, const llm_session_params *params,
  * (a shared, partially filled block is copied only when one of the two
  * sessions writes into it), so forking is cheap and both sessions produce
  * exactly the logits an unforked session would. The sessions are
- * independent afterwards. The fork's sampler RNG and penalty history restart
+ * independent afterwards. A constraint (llm_session_set_constraint) is
+ * copied with its state: the fork continues the structure where src is. The fork's sampler RNG and penalty history restart
  * from the sampling seed, and its streaming detokenizer and stop matcher
  * start empty. On success *out is owned by the caller (llm_session_free(),
  * before the model). On failure *out is NULL, src is unchanged and the
@@ -421,6 +422,60 @@ llm_status llm_session_set_sampler(llm_session *s, const llm_sampling_params *pa
  * not to be. LLM_OK, LLM_ERR_NO_MEMORY, LLM_ERR_INVALID_ARG (NULL or empty
  * string). */
 llm_status llm_session_set_stop(llm_session *s, const char *const *stops, size_t n);
+
+/* A constraint on generated text (structured output): a GBNF grammar
+ * (llama.cpp's language; the grammar library's header llama/grammar.h
+ * describes it) or a JSON Schema, converted to GBNF as llama.cpp converts
+ * it (llama/json_schema.h lists the keywords it supports). Zero-initialize
+ * and set one of grammar / json_schema. */
+typedef struct llm_constraint {
+    const char *grammar;     /* GBNF text with a `root` rule, NUL-terminated; or NULL */
+    const char *json_schema; /* JSON Schema text, NUL-terminated; or NULL (not both) */
+    bool lazy;               /* unconstrained until a trigger appears in the output, then
+                                the grammar applies from the trigger on */
+    const char *const *trigger_words; /* [n_trigger_words] non-empty UTF-8 strings */
+    size_t n_trigger_words;
+    const llm_token *trigger_tokens;  /* [n_trigger_tokens]: sampling one starts the grammar */
+    size_t n_trigger_tokens;
+} llm_constraint;
+
+/* Sets the constraint every token the session samples must follow, or
+ * clears it (c NULL, or neither grammar nor json_schema set). The strings
+ * and lists are copied. Every sampled token is masked to those the
+ * grammar allows next (the mask comes first in the sampler chain, before
+ * penalties, top-k and the draw), and the sampled token advances the
+ * grammar. End-of-generation tokens are allowed exactly where the grammar
+ * can end, so when the structure is complete and nothing may follow, the
+ * answer ends (LLM_END_OF_STREAM); max_tokens inside the structure simply
+ * stops there, incomplete. Text the grammar accepts is what the
+ * detokenizer prints; control tokens never match text.
+ *
+ * The constraint applies to each answer: a prefill that adds tokens (and
+ * llm_session_reset) restarts it at the grammar's start for the next
+ * generated token. llm_session_truncate to a point inside the current
+ * answer rolls it back to that point, and llm_prefill(s, NULL, 0) (or
+ * llm_prefill_context with exactly the current context) then continues the
+ * answer from there; a cut before the answer's first constrained token
+ * restarts it. llm_session_fork copies its state.
+ * Setting or clearing it restarts the sampler's RNG from the seed (as
+ * llm_session_set_sampler does).
+ *
+ * The model compiles grammars on its vocabulary and keeps the last few
+ * compiled, so sessions and requests that reuse a grammar skip the parse
+ * and share its token classes (the first mask in each new grammar state
+ * walks the vocabulary; later ones take microseconds).
+ *
+ * Returns LLM_OK; LLM_ERR_INVALID_ARG (NULL session, both grammar and
+ * json_schema, a NULL or empty trigger word, a trigger token out of range,
+ * lazy without triggers); LLM_ERR_BAD_FORMAT (a GBNF syntax error, an
+ * undefined rule, no root, left recursion; a schema that is not JSON or not
+ * a schema); LLM_ERR_BAD_UTF8; LLM_ERR_UNSUPPORTED (a JSON Schema keyword
+ * the converter does not support, a remote $ref, a grammar beyond the
+ * grammar library's limits); LLM_ERR_EXHAUSTED (a schema too large);
+ * LLM_ERR_NO_MEMORY. The message names the problem, e.g. "grammar: line 1,
+ * column 9: ..." or "json_schema: keyword 'uniqueItems' ... at
+ * #/properties/tags". On failure the previous constraint stays. */
+llm_status llm_session_set_constraint(llm_session *s, const llm_constraint *c);
 
 /* Appends `n` tokens to the session's context and computes them, leaving the
  * logits of the last one ready for sampling. Full KV blocks whose token
@@ -534,7 +589,8 @@ int32_t llm_session_n_ctx(const llm_session *s);
 int32_t llm_session_tokens(const llm_session *s, llm_token *out, int32_t cap);
 
 /* Shortens the context to its first `n_keep` tokens (n_keep <= n_past),
- * e.g. to regenerate an answer. No logits are ready afterwards. LLM_OK,
+ * e.g. to regenerate an answer. No logits are ready afterwards. A
+ * constraint rolls back with the cut (see llm_session_set_constraint). LLM_OK,
  * LLM_ERR_INVALID_ARG. A model with sliding-window layers (Gemma 3) keeps
  * only the last window of their K/V: a cut more than about a window before
  * the end recomputes the kept tokens here (from the prefix cache where it

@@ -15,7 +15,8 @@
  * kept, so its text continues where it was); nothing is ever corrupted. A
  * cancelled request leaves at the next step and its blocks return to the
  * pool. Each request samples with its own sampler and seed
- * (llm_sampling_params, llama/engine.h).
+ * (llm_sampling_params, llama/engine.h), and may carry a constraint (a
+ * grammar or a JSON schema, llm_constraint) with its own matcher.
  *
  * Determinism: the forward treats every sequence of a batch on its own, so
  * with the CPU backend a request's logits, and so its tokens for a given
@@ -129,12 +130,14 @@ typedef struct llm_sched_request {
     size_t n_stops;
     const llm_token_bias *bias; /* [n_bias] */
     size_t n_bias;
+    const llm_constraint *constraint; /* grammar or JSON schema the output must follow (see
+                                   llm_session_set_constraint); NULL: none */
     llm_sched_callback callback; /* required */
     void *user;
 } llm_sched_request;
 
 /* A request with defaults: no prompt, max_tokens 0, default sampling, no
- * stops, no bias, no callback. Never fails. */
+ * stops, no bias, no constraint, no callback. Never fails. */
 llm_sched_request llm_sched_default_request(void);
 
 /* Creates a scheduler on `model` (`params` may be NULL) and starts its
@@ -155,7 +158,8 @@ void llm_sched_free(llm_sched *sched);
  * n_ctx); LLM_ERR_EXHAUSTED (the waiting queue is full: try again later);
  * LLM_ERR_STATE (the scheduler is shutting down); LLM_ERR_INVALID_ARG (no
  * callback, empty prompt, a token id outside [0, n_vocab), bad stop string
- * or sampling parameter); LLM_ERR_NO_MEMORY. The message is in
+ * or sampling parameter); a constraint's errors (LLM_ERR_BAD_FORMAT,
+ * LLM_ERR_UNSUPPORTED, ... as llm_session_set_constraint); LLM_ERR_NO_MEMORY. The message is in
  * llm_last_error(). */
 llm_status llm_sched_submit(llm_sched *sched, const llm_sched_request *req, uint64_t *id);
 

@@ -254,14 +254,16 @@ typedef struct llm_sampler_params {
     const llm_logit_bias *logit_bias; /* [n_logit_bias], copied; may be NULL */
     size_t n_logit_bias;
     size_t min_keep;            /* for top-p, min-p, typical */
+    llm_sampler_mask_fn mask;   /* NULL: none; else the chain's first sampler (constraints) */
+    void *mask_user;            /* passed to mask, not owned */
 } llm_sampler_params;
 
 /* Defaults: n_vocab_max 262144, seed 0x5eed, temperature 0.8, top_k 40,
  * top_p 0.95, min_p 0.05, typical_p 1 (off), repeat 1, presence 0,
- * frequency 0, window 64, no bias, min_keep 1. */
+ * frequency 0, window 64, no bias, min_keep 1, no mask. */
 llm_sampler_params llm_sampler_default_params(void);
 
-/* Build the usual chain, in llama.cpp's order: logit bias -> penalties ->
+/* Build the usual chain, in llama.cpp's order: [mask ->] logit bias -> penalties ->
  * top-k -> typical -> top-p -> min-p -> temperature -> dist; with
  * temperature <= 0: logit bias -> penalties -> greedy. Disabled stages are
  * left out. Returns as llm_sampler_chain_create plus the adders' codes. */
