@@ -48,6 +48,15 @@ static json_t *whole_answer(const greq *g, const char *model) {
     return root;
 }
 
+/* True when a failed submit's message is about the request's constraint
+ * (llm_session_set_constraint names its messages so): a client error, even
+ * where its status (LLM_ERR_EXHAUSTED: a schema too large) would mean a busy
+ * server for another request. */
+static bool constraint_error(const char *msg) {
+    return strncmp(msg, "grammar", 7) == 0 || strncmp(msg, "json_schema", 11) == 0 ||
+           strncmp(msg, "constraint", 10) == 0;
+}
+
 static int generate(server *sv, struct MHD_Connection *c, json_t *body, bool chat, reply *r) {
     if (atomic_load(&sv->draining)) {
         r->retry_after = "5";
@@ -112,17 +121,26 @@ static int generate(server *sv, struct MHD_Connection *c, json_t *body, bool cha
     q.n_stops = gp.n_stops;
     q.bias = gp.bias;
     q.n_bias = gp.n_bias;
+    llm_constraint con = {0};
+    con.grammar = gp.grammar;
+    con.json_schema = gp.json_schema;
+    if (gp.grammar || gp.json_schema) q.constraint = &con;
     q.callback = greq_on_event;
     q.user = g;
     g->t_submit = now_s();
     atomic_fetch_add(&sv->inflight, 1);
     llm_status st = llm_sched_submit(sv->sched, &q, &g->id);
     free(toks);
+    const char *cparam = gp.constraint_param;
     gen_params_free(&gp);
     if (st != LLM_OK) {
         atomic_fetch_sub(&sv->inflight, 1);
         g->refs = 1;
         greq_release(g);
+        if (cparam && constraint_error(llm_last_error())) {
+            metrics_outcome(&sv->met, OUT_INVALID);
+            return reply_error(r, 400, "invalid_request_error", cparam, "%s", llm_last_error());
+        }
         if (st == LLM_ERR_EXHAUSTED || st == LLM_ERR_STATE) {
             r->retry_after = "1";
             metrics_outcome(&sv->met, OUT_REJECTED);

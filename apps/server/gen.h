@@ -15,6 +15,9 @@ typedef struct gen_params {
     size_t n_stops;
     llm_token_bias *bias;
     size_t n_bias;
+    char *grammar;            /* GBNF (the `grammar` field), malloc'd, or NULL */
+    char *json_schema;        /* JSON Schema text (`json_schema`, `response_format`), malloc'd, or NULL */
+    const char *constraint_param; /* the field that set one of them, for error replies */
 } gen_params;
 
 /* Parses the sampling / length / stream fields of a request body. 0, or -1

@@ -12,6 +12,8 @@
 void gen_params_free(gen_params *p) {
     for (size_t i = 0; i < p->n_stops; i++) free(p->stops[i]);
     free(p->bias);
+    free(p->grammar);
+    free(p->json_schema);
     memset(p, 0, sizeof *p);
 }
 
@@ -71,6 +73,85 @@ static uint64_t random_seed(void) {
     x *= 0xff51afd7ed558ccdull;
     x ^= x >> 33;
     return x;
+}
+
+/* A schema value (object or boolean) as JSON text into *out. */
+static int schema_text(json_t *v, const char *param, char **out, reply *r) {
+    if (!json_is_object(v) && !json_is_boolean(v))
+        return reply_error(r, 400, "invalid_request_error", param, "'%s' must be a JSON Schema object", param), -1;
+    *out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (!*out) return reply_error(r, 500, "server_error", NULL, "out of memory"), -1;
+    return 0;
+}
+
+/* The output constraint: llama-server's `grammar` (GBNF) and `json_schema`
+ * fields, and OpenAI's `response_format` ({"type": "text"}, {"type":
+ * "json_object"} (any object, or llama-server's "schema" in it) and
+ * {"type": "json_schema", "json_schema": {"name", "schema", "strict"}}).
+ * At most one of them. */
+static int constraint_parse(json_t *b, gen_params *p, reply *r) {
+    json_t *v;
+    int n = 0;
+    if ((v = json_object_get(b, "grammar")) && !json_is_null(v)) {
+        if (!json_is_string(v)) return reply_error(r, 400, "invalid_request_error", "grammar", "'grammar' must be a string"), -1;
+        if (json_string_length(v)) {
+            if (!(p->grammar = strdup(json_string_value(v)))) return reply_error(r, 500, "server_error", NULL, "out of memory"), -1;
+            p->constraint_param = "grammar";
+            n++;
+        }
+    }
+    if ((v = json_object_get(b, "json_schema")) && !json_is_null(v)) {
+        if (schema_text(v, "json_schema", &p->json_schema, r)) return -1;
+        p->constraint_param = "json_schema";
+        n++;
+    }
+    if ((v = json_object_get(b, "response_format")) && !json_is_null(v)) {
+        const char *type = json_is_object(v) ? json_string_value(json_object_get(v, "type")) : NULL;
+        if (!type)
+            return reply_error(r, 400, "invalid_request_error", "response_format",
+                               "'response_format' must be an object with a string 'type'"),
+                   -1;
+        char *text = NULL;
+        if (strcmp(type, "json_object") == 0) {
+            json_t *sc = json_object_get(v, "schema");
+            if (sc && !json_is_null(sc)) {
+                if (schema_text(sc, "response_format", &text, r)) return -1;
+            } else if (!(text = strdup("{\"type\": \"object\"}"))) {
+                return reply_error(r, 500, "server_error", NULL, "out of memory"), -1;
+            }
+        } else if (strcmp(type, "json_schema") == 0) {
+            json_t *js = json_object_get(v, "json_schema");
+            if (!json_is_object(js))
+                return reply_error(r, 400, "invalid_request_error", "response_format",
+                                   "'response_format.json_schema' must be an object"),
+                       -1;
+            json_t *sc = json_object_get(js, "schema");
+            if (sc && !json_is_null(sc)) {
+                if (schema_text(sc, "response_format", &text, r)) return -1;
+            } else if (!(text = strdup("{}"))) { /* OpenAI: an absent schema allows any JSON value */
+                return reply_error(r, 500, "server_error", NULL, "out of memory"), -1;
+            }
+        } else if (strcmp(type, "text") != 0) {
+            return reply_error(r, 400, "invalid_request_error", "response_format",
+                               "unknown 'response_format' type '%s' (expected text, json_object or json_schema)", type),
+                   -1;
+        }
+        if (text) {
+            if (p->json_schema) {
+                free(text);
+                n++;
+            } else {
+                p->json_schema = text;
+                p->constraint_param = "response_format";
+                n++;
+            }
+        }
+    }
+    if (n > 1)
+        return reply_error(r, 400, "invalid_request_error", p->constraint_param,
+                           "give at most one of 'grammar', 'json_schema' and a JSON 'response_format'"),
+               -1;
+    return 0;
 }
 
 int gen_params_parse(server *sv, json_t *b, gen_params *p, reply *r) {
@@ -154,5 +235,5 @@ int gen_params_parse(server *sv, json_t *b, gen_params *p, reply *r) {
             p->n_bias++;
         }
     }
-    return 0;
+    return constraint_parse(b, p, r);
 }
