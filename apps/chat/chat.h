@@ -25,7 +25,13 @@ typedef struct chat_opts {
     bool no_prefix_cache;
     bool verbose;           /* --verbose: print stats after each answer */
     bool interactive;       /* -i: force interactive even with -p */
+    const char *grammar;    /* --grammar / --grammar-file: GBNF every answer follows, or NULL */
+    const char *json_schema; /* -j / --json-schema / --json-schema-file, or NULL (not both) */
+    char *files[2];         /* text read from --grammar-file, --json-schema-file (malloc'd) */
 } chat_opts;
+
+/* Frees what chat_parse_args allocated. */
+void chat_opts_free(chat_opts *o);
 
 /* Parses argv. Returns 0 to run, 1 to exit successfully (--help, --version),
  * -1 on a usage error (message already printed to stderr). */

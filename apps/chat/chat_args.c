@@ -41,6 +41,12 @@ static void usage(FILE *f) {
         "  -n, --n-predict N       most tokens per answer, >= 1 (default -1: until end of turn\n"
         "                          or full context)\n"
         "\n"
+        "structured output (every answer follows it; one of these):\n"
+        "      --grammar TEXT      a GBNF grammar (llama.cpp's; its rule `root` starts)\n"
+        "      --grammar-file FILE the grammar from FILE\n"
+        "  -j, --json-schema SCHEMA  a JSON Schema the answer is JSON of, e.g. {} for any value\n"
+        "      --json-schema-file FILE  the schema from FILE\n"
+        "\n"
         "sampling (llama.cpp names; --temp 0 is greedy and deterministic):\n"
         "  -s, --seed N            RNG seed (default 12648430)\n"
         "      --temp X            temperature (default 0.8)\n"
@@ -67,6 +73,31 @@ static void usage(FILE *f) {
 }
 
 void chat_default_model(char *buf, size_t cap) { app_default_model(buf, cap); }
+
+void chat_opts_free(chat_opts *o) {
+    free(o->files[0]);
+    free(o->files[1]);
+    o->files[0] = o->files[1] = NULL;
+}
+
+/* --grammar-file / --json-schema-file: the whole file as text. */
+static int read_text(const char *opt, const char *path, char **slot, const char **out) {
+    size_t len = 0;
+    char *t = app_read_file(path, &len);
+    if (!t) {
+        fprintf(stderr, P ": %s: cannot read '%s'\n", opt, path);
+        return -1;
+    }
+    if (strlen(t) != len) {
+        fprintf(stderr, P ": %s: '%s' holds a NUL byte\n", opt, path);
+        free(t);
+        return -1;
+    }
+    free(*slot);
+    *slot = t;
+    *out = t;
+    return 0;
+}
 
 int chat_parse_args(int argc, char **argv, chat_opts *o) {
     memset(o, 0, sizeof *o);
@@ -152,6 +183,18 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
         } else if (IS("--repeat-last-n", "--repeat-last-n")) {
             NEEDV();
             if (app_parse_i32(P, a, v, 0, INT32_MAX, &o->sp.repeat_last_n)) return -1;
+        } else if (IS("--grammar", "--grammar")) {
+            NEEDV();
+            o->grammar = v;
+        } else if (IS("--grammar-file", "--grammar-file")) {
+            NEEDV();
+            if (read_text(a, v, &o->files[0], &o->grammar)) return -1;
+        } else if (IS("-j", "--json-schema")) {
+            NEEDV();
+            o->json_schema = v;
+        } else if (IS("--json-schema-file", "--json-schema-file")) {
+            NEEDV();
+            if (read_text(a, v, &o->files[1], &o->json_schema)) return -1;
         } else if (IS("--raw", "--raw")) {
             o->raw = true;
         } else if (IS("--force", "--force")) {
@@ -171,6 +214,10 @@ int chat_parse_args(int argc, char **argv, chat_opts *o) {
     }
     if (o->prompt && !*o->prompt) {
         fprintf(stderr, "llm-chat: the prompt given with -p is empty\n");
+        return -1;
+    }
+    if (o->grammar && o->json_schema) {
+        fprintf(stderr, "llm-chat: give a grammar or a JSON schema, not both\n");
         return -1;
     }
     return 0;

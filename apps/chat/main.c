@@ -366,7 +366,10 @@ int main(int argc, char **argv) {
     app a;
     memset(&a, 0, sizeof a);
     int r = chat_parse_args(argc, argv, &a.o);
-    if (r) return r > 0 ? app_finish_stdout("llm-chat") : APP_EXIT_USAGE;
+    if (r) {
+        chat_opts_free(&a.o);
+        return r > 0 ? app_finish_stdout("llm-chat") : APP_EXIT_USAGE;
+    }
 
     char defpath[4096];
     const char *path = a.o.model;
@@ -432,6 +435,19 @@ int main(int argc, char **argv) {
         llm_model_free(a.model);
         return 1;
     }
+    if (a.o.grammar || a.o.json_schema) {
+        llm_constraint con = {0};
+        con.grammar = a.o.grammar;
+        con.json_schema = a.o.json_schema;
+        if (llm_session_set_constraint(a.sess, &con) != LLM_OK) {
+            fprintf(stderr, "llm-chat: %s: %s\n", a.o.grammar ? "--grammar" : "--json-schema",
+                    llm_session_last_error(a.sess));
+            llm_session_free(a.sess);
+            llm_model_free(a.model);
+            chat_opts_free(&a.o);
+            return 1;
+        }
+    }
     if (a.o.system) {
         a.system = strdup(a.o.system);
         clear_msgs(&a);
@@ -472,5 +488,6 @@ int main(int argc, char **argv) {
     free(a.answer.p);
     llm_session_free(a.sess);
     llm_model_free(a.model);
+    chat_opts_free(&a.o);
     return rc;
 }
