@@ -66,7 +66,7 @@ static llm_status build_vocab_locked(llm_model *m, char *err) {
             bytes[t] = b ? b : "";
             lens[t] = b ? len : 0;
             const llm_token_type ty = t < n_tok ? llm_tokenizer_token_type(m->tok, t) : LLM_TOKEN_TYPE_UNUSED;
-            if (llm__model_is_eog(m, t)) flags[t] |= LLM_GRAMMAR_TOKEN_EOG;
+            if (t < n_tok && llm_tokenizer_is_eog(m->tok, t)) flags[t] |= LLM_GRAMMAR_TOKEN_EOG;
             if (ty == LLM_TOKEN_TYPE_CONTROL || ty == LLM_TOKEN_TYPE_UNKNOWN || ty == LLM_TOKEN_TYPE_UNUSED)
                 flags[t] |= LLM_GRAMMAR_TOKEN_SPECIAL;
         }
@@ -75,7 +75,7 @@ static llm_status build_vocab_locked(llm_model *m, char *err) {
     free(bytes);
     free(lens);
     free(flags);
-    if (st != LLM_OK) return llm__fail(err, st, "grammar vocabulary: %s", llm_grammar_last_error());
+    if (st != LLM_OK) return llm__fail(err, st, "the model's token table for grammars: %s", llm_grammar_last_error());
     return LLM_OK;
 }
 

@@ -472,9 +472,11 @@ typedef struct llm_constraint {
  * a schema); LLM_ERR_BAD_UTF8; LLM_ERR_UNSUPPORTED (a JSON Schema keyword
  * the converter does not support, a remote $ref, a grammar beyond the
  * grammar library's limits); LLM_ERR_EXHAUSTED (a schema too large);
- * LLM_ERR_NO_MEMORY. The message names the problem, e.g. "grammar: line 1,
- * column 9: ..." or "json_schema: keyword 'uniqueItems' ... at
- * #/properties/tags". On failure the previous constraint stays. */
+ * LLM_ERR_NO_MEMORY. The message of an error in the constraint itself
+ * starts with "grammar: ", "json_schema: " or "constraint: " and names the
+ * problem, e.g. "grammar: line 1, column 9: ..." or "json_schema: keyword
+ * 'uniqueItems' ... at #/properties/tags". On failure the previous
+ * constraint stays. */
 llm_status llm_session_set_constraint(llm_session *s, const llm_constraint *c);
 
 /* Appends `n` tokens to the session's context and computes them, leaving the
