@@ -2,6 +2,8 @@
  * constraint) on the default model:
  * - greedy output under a grammar and under a JSON schema is text a fresh
  *   matcher of the same grammar accepts (complete when the answer ended);
+ * - a second session on the same prompt (prefix cache, cached grammar)
+ *   gives the same answer;
  * - a fork continues the structure exactly as the original does;
  * - truncate inside the answer rolls the grammar back, truncate to the
  *   answer's start restarts it: regenerating gives the same answer;
@@ -159,6 +161,17 @@ Test(constraint, json_schema_output_accepted) {
     cr_log_info("json: %s (%s)", o.text, end == LLM_END_OF_STREAM ? "complete" : "length");
     cr_assert(o.n_text > 0 && o.text[0] == '{', "'%s'", o.text);
     cr_assert(accepts(gbnf, o.text, o.n_text, end == LLM_END_OF_STREAM), "grammar refuses '%s'", o.text);
+    /* A second session takes the prompt's full blocks from the prefix cache
+     * and the compiled grammar from the model's cache: the same answer. */
+    out o2 = {0};
+    llm_status end2;
+    llm_session *s2 = json_answer(PERSON, "Describe a person as JSON.", 128, &o2, &p, &end2);
+    llm_telemetry t;
+    cr_assert_eq(llm_session_telemetry(s2, &t), LLM_OK);
+    cr_assert_gt(t.reused_tokens, 0);
+    cr_assert_eq(end2, end);
+    cr_assert_str_eq(o2.text, o.text);
+    llm_session_free(s2);
     llm_session_free(s);
     llm_json_schema_free(gbnf);
 }
