@@ -12,7 +12,9 @@
  *   uncertain: it pops the whole context with bytes to spare.
  * A stack no deeper than the context is its own context, with no uncertain
  * tokens. A class is kept per (context, pending partial UTF-8) for the life
- * of the table (up to GMASK_MAX_CLASSES); a mask ORs the accepted bitsets
+ * of the table (up to GMASK_MAX_CLASSES); a context deeper than
+ * GMASK_SHARED_DEPTH starts from its top frames' class and walks only that
+ * class's uncertain tokens again. A mask ORs the accepted bitsets
  * of its stacks' contexts and walks the trie from the real stacks only
  * through subtrees holding uncertain tokens.
  */
@@ -23,11 +25,22 @@
 #include "gbnf_internal.h"
 
 /* Frames of a stack's context: deeper means fewer uncertain tokens but more
- * contexts to classify; 6 did best on bench/grammar's JSON walk. */
+ * contexts to classify; 6 did best on bench/grammar's JSON walk. Tests
+ * build other depths to check masks stay exact. */
+#ifndef GMASK_CONTEXT_DEPTH
 #define GMASK_CONTEXT_DEPTH 6
+#endif
+/* Frames of the shared prefix a deeper context's class is derived from
+ * (see get_class_locked); 3 holds a JSON string's body, which is where the
+ * costly classes are. See docs/PERFORMANCE.md, "Grammar masks". */
+#ifndef GMASK_SHARED_DEPTH
+#define GMASK_SHARED_DEPTH 3
+#endif
 /* Bounds the table: a class is a bitset over the vocabulary. Past it, masks
  * of new contexts are walked in full, uncached. */
+#ifndef GMASK_MAX_CLASSES
 #define GMASK_MAX_CLASSES 1024
+#endif
 
 typedef struct gclass {
     uint32_t key[GMASK_CONTEXT_DEPTH]; /* positions of the context, top first */
@@ -208,6 +221,12 @@ typedef struct gctx_key {
     uint32_t len, exact, hash;
 } gctx_key;
 
+static void hash_context(gctx_key *k, gpartial p) {
+    uint32_t h = 2166136261u ^ k->exact ^ (p.value << 3) ^ ((uint32_t)p.n_remain << 29);
+    for (uint32_t i = 0; i < k->len; i++) h = (h ^ k->key[i]) * 16777619u;
+    k->hash = h;
+}
+
 static void context_of(const gstep_ctx *c, uint32_t s, gpartial p, gctx_key *k) {
     k->len = 0;
     while (s > GSTACK_BOTTOM && k->len < GMASK_CONTEXT_DEPTH) {
@@ -215,9 +234,7 @@ static void context_of(const gstep_ctx *c, uint32_t s, gpartial p, gctx_key *k) 
         s = c->pool->nodes[s].parent;
     }
     k->exact = s == GSTACK_EMPTY;
-    uint32_t h = 2166136261u ^ k->exact ^ (p.value << 3) ^ ((uint32_t)p.n_remain << 29);
-    for (uint32_t i = 0; i < k->len; i++) h = (h ^ k->key[i]) * 16777619u;
-    k->hash = h;
+    hash_context(k, p);
 }
 
 static int same_context(const gctx_key *a, const gctx_key *b) {
@@ -225,25 +242,51 @@ static int same_context(const gctx_key *a, const gctx_key *b) {
            memcmp(a->key, b->key, a->len * sizeof a->key[0]) == 0;
 }
 
-/* The class of context k with partial p, computed on first use; *out NULL
- * when the table is full. */
-static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpartial p, const gclass **out) {
-    *out = NULL;
-    pthread_mutex_lock(&t->mu);
+/* Ranks of a[0..na) also in b[0..nb) (both ascending), in place in a. */
+static uint32_t intersect_ranks(int32_t *a, uint32_t na, const int32_t *b, uint32_t nb) {
+    uint32_t i = 0, j = 0, n = 0;
+    while (i < na && j < nb) {
+        if (a[i] < b[j]) i++;
+        else if (a[i] > b[j]) j++;
+        else a[n++] = a[i++], j++;
+    }
+    return n;
+}
+
+static const gclass *find_class(const gmask_table *t, const gctx_key *k, gpartial p) {
     for (uint32_t i = 0; i < t->n_cls; i++) {
         const gclass *x = t->cls[i];
         if (x->hash == k->hash && x->key_len == k->len && x->exact == k->exact && x->p.value == p.value &&
-            x->p.n_remain == p.n_remain && memcmp(x->key, k->key, k->len * sizeof k->key[0]) == 0) {
-            *out = x;
-            pthread_mutex_unlock(&t->mu);
-            return LLM_OK;
-        }
+            x->p.n_remain == p.n_remain && memcmp(x->key, k->key, k->len * sizeof k->key[0]) == 0)
+            return x;
     }
-    if (t->n_cls >= GMASK_MAX_CLASSES) {
-        pthread_mutex_unlock(&t->mu);
-        return LLM_OK;
-    }
+    return NULL;
+}
+
+/* The class of context k with partial p, computed on first use; *out NULL
+ * when the table is full. Called with t->mu held.
+ *
+ * A context's top frames alone (its prefix, one frame shorter, with BOTTOM
+ * below) already decide most tokens: what the prefix accepts or rejects, k
+ * does too. So k's class is its prefix's, with only the prefix's uncertain
+ * tokens walked again from k. Contexts that differ only deep down (every
+ * string value of a JSON object) then share the one expensive whole-trie
+ * walk of their common top. */
+static llm_status get_class_locked(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpartial p,
+                                   const gclass **out) {
+    *out = find_class(t, k, p);
+    if (*out || t->n_cls >= GMASK_MAX_CLASSES) return LLM_OK;
     llm_status st = LLM_OK;
+    const gclass *up = NULL;
+    if (k->len > GMASK_SHARED_DEPTH) {
+        gctx_key pk = *k;
+        pk.len = GMASK_SHARED_DEPTH;
+        pk.exact = 0;
+        hash_context(&pk, p);
+        st = get_class_locked(t, c, &pk, p, &up);
+        if (st != LLM_OK) return st;
+        if (!up || t->n_cls >= GMASK_MAX_CLASSES) return LLM_OK;
+    }
     gclass x = {.key_len = k->len, .exact = k->exact, .hash = k->hash, .p = p};
     memcpy(x.key, k->key, k->len * sizeof k->key[0]);
     gids unc = {0};
@@ -251,7 +294,16 @@ static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpa
     for (uint32_t i = k->len; i-- > 0 && st == LLM_OK;) st = llm__gpool_intern(c->pool, k->key[i], top, &top);
     x.accept = calloc(t->n_words, sizeof *x.accept);
     if (st == LLM_OK && !x.accept) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
-    if (st == LLM_OK) st = walk(c, t->v, &top, 1, p, NULL, 0, x.accept, &unc);
+    if (st == LLM_OK && up) {
+        memcpy(x.accept, up->accept, t->n_words * sizeof *x.accept);
+        /* a restricted walk pays a search per node: not worth it when most tokens are uncertain */
+        int restrict_ = 2 * (uint64_t)up->n_unc < (uint64_t)t->v->n_text;
+        if (up->n_unc)
+            st = walk(c, t->v, &top, 1, p, restrict_ ? up->unc : NULL, restrict_ ? up->n_unc : 0, x.accept, &unc);
+        if (st == LLM_OK) unc.n = intersect_ranks((int32_t *)unc.v, unc.n, up->unc, up->n_unc);
+    } else if (st == LLM_OK) {
+        st = walk(c, t->v, &top, 1, p, NULL, 0, x.accept, &unc);
+    }
     gclass *xp = st == LLM_OK ? malloc(sizeof *xp) : NULL;
     if (st == LLM_OK && !xp) st = GERR(LLM_ERR_NO_MEMORY, "out of memory");
     if (st == LLM_OK && t->n_cls == t->cap_cls) {
@@ -267,7 +319,6 @@ static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpa
         free(xp);
         free(x.accept);
         llm__gids_free(&unc);
-        pthread_mutex_unlock(&t->mu);
         return st;
     }
     x.unc = (int32_t *)unc.v; /* ranks fit in int32 */
@@ -275,8 +326,14 @@ static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpa
     *xp = x;
     t->cls[t->n_cls++] = xp;
     *out = xp;
-    pthread_mutex_unlock(&t->mu);
     return LLM_OK;
+}
+
+static llm_status get_class(gmask_table *t, gstep_ctx *c, const gctx_key *k, gpartial p, const gclass **out) {
+    pthread_mutex_lock(&t->mu);
+    llm_status st = get_class_locked(t, c, k, p, out);
+    pthread_mutex_unlock(&t->mu);
+    return st;
 }
 
 llm_status llm__gmask_fill(gmask_table *t, gstep_ctx *c, const uint32_t *set, uint32_t n, gpartial p,
