@@ -67,11 +67,16 @@ struct llm_grammar_vocab {
     int32_t n_text;
     int32_t *rank;     /* [n_tokens] position in sorted, -1 for non-text tokens */
     gtrie_node *trie;  /* [n_nodes] pre-order; children follow their parent */
+    uint64_t (*below)[2];  /* [n_nodes][2] bit b: ASCII byte b occurs below the node */
+    uint8_t *below_flags;  /* [n_nodes] GBELOW_* of the node's tokens */
     uint32_t n_nodes;
     uint32_t max_len;  /* longest text token */
     int32_t *eog;      /* [n_eog] */
     int32_t n_eog;
 };
+
+#define GBELOW_NONASCII 1u /* a token holds a code point of two bytes or more */
+#define GBELOW_BAD 2u      /* a token is not whole, valid UTF-8 of code points 0x80.. as multi-byte */
 
 /* ------------------------------------------------------------ stacks */
 
@@ -108,7 +113,21 @@ typedef struct gwalk_level {
     gpartial p;
     uint8_t has_bottom;  /* BOTTOM was reached by the code point that ends here */
     uint8_t bseen;       /* BOTTOM was reached before */
+    uint8_t loop;        /* the set is the walk's loop set */
+    /* what every code point 0x80..0x10FFFF does to the set, when all do the
+     * same: 0 not known yet, 1 they do, 2 they do not, 3 result known:
+     * gstep_ctx.na_ids[na_off..na_off+na_n) and na_bottom */
+    uint8_t na, na_bottom;
+    uint32_t na_off, na_n;
 } gwalk_level;
+
+#define GLOOP_SLOTS 1024u
+
+/* A code point known to take a trie walk's loop set back to itself. */
+typedef struct gloop_slot {
+    uint32_t cp;   /* code point + 1; 0: empty slot */
+    uint32_t same; /* 1: back to the loop set; 0: elsewhere */
+} gloop_slot;
 
 typedef struct gstep_ctx {
     const llm_grammar *g;
@@ -117,10 +136,20 @@ typedef struct gstep_ctx {
     gids todo, seen;     /* scratch of gstack_advance */
     uint32_t work;       /* stacks expanded since the caller last reset it */
     gids arena;          /* scratch of trie walks */
+    /* a trie walk's loop set: the stack set that a code point took back to
+     * itself (a string body), and per code point whether it does, so that
+     * most nodes below such a set need no step */
+    gids loop;
+    gloop_slot *loop_cp; /* [GLOOP_SLOTS] */
+    gids na_ids;         /* the levels' non-ASCII results (gwalk_level.na) */
+    uint64_t loop_known[2]; /* ASCII code points tried on the loop set */
+    uint64_t loop_same[2];  /* those that take it back to itself */
+    int loop_nonascii;      /* 1: so do all code points 0x80..0x10FFFF; -1: not tried */
     gwalk_level *lv;     /* [lv_cap] */
     uint32_t lv_cap;
-    /* memo of llm__gstack_accept_cp: (stack, code point) -> result stacks,
-     * direct-mapped; a trie walk meets the same pair at many nodes */
+    /* memo of llm__gstack_accept_cp: stack -> the stacks after its top class
+     * took a code point, direct-mapped; a trie walk meets the same stack at
+     * many nodes */
     struct gmemo_slot *memo; /* [GMEMO_SLOTS] */
     gids memo_ids;           /* the results, concatenated */
 } gstep_ctx;
@@ -129,7 +158,6 @@ typedef struct gstep_ctx {
 
 typedef struct gmemo_slot {
     uint32_t key_id; /* stack id + 1; 0: empty slot */
-    uint32_t cp;
     uint32_t off, n; /* results: memo_ids.v[off..off+n) */
 } gmemo_slot;
 

@@ -129,6 +129,113 @@ static llm_status unc_range(gids *unc, uint32_t lo, uint32_t hi) {
     return st;
 }
 
+/* Whether all code points 0x80..0x10FFFF do the same to the stacks of
+ * set[0..n): no top class splits that range. */
+static int nonascii_uniform(const gstep_ctx *c, const uint32_t *set, uint32_t n) {
+    const gelem *e = c->g->elems;
+    for (uint32_t k = 0; k < n; k++) {
+        if (set[k] <= GSTACK_BOTTOM) continue;
+        uint32_t pos = c->pool->nodes[set[k]].pos;
+        if (!llm__gelem_is_char(e[pos].type)) continue;
+        do {
+            uint32_t lo = e[pos].value, hi = lo;
+            if (e[pos + 1].type == GE_RNG_UPPER) hi = e[pos + 1].value, pos += 2;
+            else if (e[pos].type == GE_CHAR_ANY) lo = 0, hi = 0x10FFFF, pos += 1;
+            else pos += 1;
+            if (!(hi < 0x80 || (lo <= 0x80 && hi >= 0x10FFFF))) return 0;
+        } while (e[pos].type == GE_CHAR_ALT);
+    }
+    return 1;
+}
+
+/* Level N's stacks from level L's after code point cp (at the arena's
+ * end, BOTTOM dropped into N->has_bottom). A non-ASCII code point reuses
+ * L's result for another when their effect cannot differ. */
+static llm_status step_level(gstep_ctx *c, gwalk_level *L, gwalk_level *N, uint32_t cp) {
+    int na = cp >= 0x80 && cp <= 0x10FFFF;
+    if (na && L->na == 0) L->na = nonascii_uniform(c, c->arena.v + L->off, L->n) ? 1 : 2;
+    llm_status st = LLM_OK;
+    N->off = c->arena.n;
+    if (na && L->na == 3) {
+        for (uint32_t k = 0; k < L->na_n && st == LLM_OK; k++) st = llm__gids_push(&c->arena, c->na_ids.v[L->na_off + k]);
+        N->n = L->na_n;
+        N->has_bottom = L->na_bottom;
+        return st;
+    }
+    c->work = 0;
+    for (uint32_t k = 0; k < L->n && st == LLM_OK; k++)
+        st = llm__gstack_accept_cp(c, c->arena.v[L->off + k], cp, &c->arena);
+    if (st != LLM_OK) return st;
+    uint32_t *s = c->arena.v + N->off;
+    uint32_t m = llm__sort_unique_u32(s, c->arena.n - N->off);
+    if (m > 0 && s[0] == GSTACK_EMPTY && m > 1 && s[1] == GSTACK_BOTTOM) {
+        N->has_bottom = 1;
+        s[1] = s[0];
+        N->off++;
+        m--;
+    } else if (m > 0 && s[0] == GSTACK_BOTTOM) {
+        N->has_bottom = 1;
+        N->off++;
+        m--;
+    }
+    N->n = m;
+    c->arena.n = N->off + m;
+    if (na && L->na == 1) {
+        L->na_off = c->na_ids.n;
+        for (uint32_t k = 0; k < m && st == LLM_OK; k++) st = llm__gids_push(&c->na_ids, c->arena.v[N->off + k]);
+        L->na_n = m;
+        L->na_bottom = N->has_bottom;
+        L->na = 3;
+    }
+    return st;
+}
+
+/* Level N holds the same stacks as level L. */
+static void same_set(gwalk_level *N, const gwalk_level *L) {
+    N->off = L->off;
+    N->n = L->n;
+    N->loop = L->loop;
+    N->na = L->na;
+    N->na_bottom = L->na_bottom;
+    N->na_off = L->na_off;
+    N->na_n = L->na_n;
+}
+
+/* Whether code point cp takes the loop set c->loop back to itself. */
+static llm_status loop_step(gstep_ctx *c, uint32_t cp, int *same) {
+    gids *a = &c->arena;
+    uint32_t base = a->n;
+    llm_status st = LLM_OK;
+    c->work = 0;
+    for (uint32_t k = 0; k < c->loop.n && st == LLM_OK; k++) st = llm__gstack_accept_cp(c, c->loop.v[k], cp, a);
+    uint32_t m = st == LLM_OK ? llm__sort_unique_u32(a->v + base, a->n - base) : 0;
+    *same = st == LLM_OK && m == c->loop.n && memcmp(a->v + base, c->loop.v, m * sizeof *a->v) == 0;
+    a->n = base;
+    return st;
+}
+
+/* Learns, for the ASCII bytes of want[2] not known yet, whether they take
+ * the loop set back to itself (c->loop_same), and once whether all code
+ * points 0x80.. do (c->loop_nonascii): then a subtree under the loop set
+ * whose tokens hold only such code points accepts them all without a step
+ * per node. */
+static llm_status loop_learn(gstep_ctx *c, const uint64_t want[2]) {
+    llm_status st = LLM_OK;
+    for (uint32_t w = 0; w < 2; w++)
+        for (uint64_t need = want[w] & ~c->loop_known[w]; need && st == LLM_OK; need &= need - 1) {
+            uint32_t cp = 64 * w + (uint32_t)__builtin_ctzll(need);
+            int same = 0;
+            st = loop_step(c, cp, &same);
+            c->loop_known[w] |= 1ull << (cp & 63);
+            if (same) c->loop_same[w] |= 1ull << (cp & 63);
+        }
+    if (st != LLM_OK || c->loop_nonascii >= 0) return st;
+    int same = 0;
+    if (nonascii_uniform(c, c->loop.v, c->loop.n)) st = loop_step(c, 0x80, &same);
+    c->loop_nonascii = same;
+    return st;
+}
+
 /* Walks the trie from set[0..n) with pending partial p0. Accepted tokens
  * set their bit in accept. With unc (classification), uncertain tokens are
  * appended to it as ranks. With restrict_, only subtrees holding one of
@@ -141,11 +248,16 @@ static llm_status walk(gstep_ctx *c, const llm_grammar_vocab *v, const uint32_t 
         c->lv = lv;
         c->lv_cap = v->max_len + 2;
     }
+    c->loop.n = 0;
+    c->loop_known[0] = c->loop_known[1] = c->loop_same[0] = c->loop_same[1] = 0;
+    c->loop_nonascii = -1;
+    int have_loop = 0;
     llm_status st = LLM_OK;
     c->arena.n = 0;
     for (uint32_t k = 0; k < n && st == LLM_OK; k++) st = llm__gids_push(&c->arena, set[k]);
     if (st != LLM_OK) return st;
-    c->lv[0] = (gwalk_level){0, n, p0, 0, 0};
+    c->lv[0] = (gwalk_level){.off = 0, .n = n, .p = p0};
+    c->na_ids.n = 0;
     const gtrie_node *trie = v->trie;
     uint32_t i = 0;
     while (i < v->n_nodes) {
@@ -159,46 +271,65 @@ static llm_status walk(gstep_ctx *c, const llm_grammar_vocab *v, const uint32_t 
         N->p = L->p;
         N->bseen = L->bseen || L->has_bottom;
         N->has_bottom = 0;
+        N->loop = 0;
+        N->na = 0;
         uint32_t cp;
         int r = llm__gutf8_step(&N->p, (uint8_t)nd->byte, &cp);
         if (r < 0) {
             i = nd->skip;
             continue;
         }
+        gloop_slot *ls = r > 0 && L->loop ? &c->loop_cp[(cp * 0x9E3779B1u) >> 22] : NULL;
         if (r == 0) {
-            N->off = L->off;
-            N->n = L->n;
+            same_set(N, L);
             if (!partial_alive(c, N->off, N->n, N->p)) {
                 if (unc && N->bseen && (st = unc_range(unc, nd->lo, nd->hi)) != LLM_OK) return st;
                 i = nd->skip;
                 continue;
             }
+        } else if (L->loop && cp >= 0x80 && cp <= 0x10FFFF && c->loop_nonascii < 0 &&
+                   (st = loop_learn(c, (const uint64_t[2]){0, 0})) != LLM_OK) {
+            return st;
+        } else if ((ls && ls->cp == cp + 1 && ls->same) ||
+                   (L->loop && cp >= 0x80 && cp <= 0x10FFFF && c->loop_nonascii == 1)) {
+            same_set(N, L); /* the loop set again: share L's stacks */
         } else {
-            N->off = c->arena.n;
-            c->work = 0;
-            for (uint32_t k = 0; k < L->n; k++) {
-                st = llm__gstack_accept_cp(c, c->arena.v[L->off + k], cp, &c->arena);
-                if (st != LLM_OK) return st;
-            }
-            uint32_t *s = c->arena.v + N->off;
-            uint32_t m = llm__sort_unique_u32(s, c->arena.n - N->off);
-            if (m > 0 && s[0] == GSTACK_EMPTY && m > 1 && s[1] == GSTACK_BOTTOM) {
-                N->has_bottom = 1;
-                s[1] = s[0];
-                s++;
-                N->off++;
-                m--;
-            } else if (m > 0 && s[0] == GSTACK_BOTTOM) {
-                N->has_bottom = 1;
-                N->off++;
-                m--;
-            }
-            N->n = m;
-            c->arena.n = N->off + m;
+            if ((st = step_level(c, L, N, cp)) != LLM_OK) return st;
+            uint32_t *s = c->arena.v + N->off, m = N->n;
             if (m > c->max_stacks)
                 return GERR(LLM_ERR_EXHAUSTED, "grammar too ambiguous: %u stacks (max_stacks %u)", m, c->max_stacks);
+            if (!N->has_bottom && m > 0) {
+                const uint32_t *ref = have_loop ? c->loop.v : c->arena.v + L->off;
+                uint32_t n_ref = have_loop ? c->loop.n : L->n;
+                N->loop = m == n_ref && memcmp(s, ref, m * sizeof *s) == 0;
+                if (N->loop && !have_loop) { /* the first set a code point took back to itself */
+                    if (!c->loop_cp && !(c->loop_cp = malloc(GLOOP_SLOTS * sizeof *c->loop_cp)))
+                        return GERR(LLM_ERR_NO_MEMORY, "out of memory");
+                    memset(c->loop_cp, 0, GLOOP_SLOTS * sizeof *c->loop_cp);
+                    for (uint32_t k = 0; k < m && st == LLM_OK; k++) st = llm__gids_push(&c->loop, s[k]);
+                    if (st != LLM_OK) return st;
+                    have_loop = 1;
+                    L->loop = 1;
+                    ls = &c->loop_cp[(cp * 0x9E3779B1u) >> 22];
+                }
+            }
+            if (ls) *ls = (gloop_slot){cp + 1, N->loop};
             if (m == 0 && !N->has_bottom) {
                 if (unc && N->bseen && (st = unc_range(unc, nd->lo, nd->hi)) != LLM_OK) return st;
+                i = nd->skip;
+                continue;
+            }
+        }
+        if (N->loop && N->p.n_remain == 0 && nd->skip > i + 1) {
+            const uint64_t *b = v->below[i];
+            uint8_t f = v->below_flags[i];
+            if ((st = loop_learn(c, b)) != LLM_OK) return st;
+            if (!(b[0] & ~c->loop_same[0]) && !(b[1] & ~c->loop_same[1]) && !(f & GBELOW_BAD) &&
+                (!(f & GBELOW_NONASCII) || c->loop_nonascii == 1)) {
+                for (uint32_t k = nd->lo; k < nd->hi; k++) {
+                    int32_t tok = v->sorted[k];
+                    accept[tok >> 5] |= 1u << (tok & 31);
+                }
                 i = nd->skip;
                 continue;
             }

@@ -300,12 +300,11 @@ llm_status llm__gstack_advance(gstep_ctx *c, uint32_t id, gids *out) {
     return st;
 }
 
-static llm_status accept_cp_uncached(gstep_ctx *c, uint32_t id, uint32_t cp, gids *out) {
+/* The stacks after stack id's top class took a code point it matches;
+ * next: the position after the class. */
+static llm_status accept_cp_uncached(gstep_ctx *c, uint32_t id, uint32_t next, gids *out) {
     gnode nd = c->pool->nodes[id];
     const gelem *e = c->g->elems;
-    if (!llm__gelem_is_char(e[nd.pos].type)) return LLM_OK; /* token elements take whole tokens */
-    uint32_t next;
-    if (!llm__gclass_match(e, nd.pos, cp, &next)) return LLM_OK;
     uint32_t ns = nd.parent;
     if (!is_end_of_seq(&e[next])) {
         llm_status st = llm__gpool_intern(c->pool, next, nd.parent, &ns);
@@ -319,12 +318,17 @@ static llm_status accept_cp_uncached(gstep_ctx *c, uint32_t id, uint32_t cp, gid
 
 llm_status llm__gstack_accept_cp(gstep_ctx *c, uint32_t id, uint32_t cp, gids *out) {
     if (id <= GSTACK_BOTTOM) return LLM_OK;
+    const gelem *e = c->g->elems;
+    uint32_t pos = c->pool->nodes[id].pos, next;
+    if (!llm__gelem_is_char(e[pos].type)) return LLM_OK; /* token elements take whole tokens */
+    if (!llm__gclass_match(e, pos, cp, &next)) return LLM_OK;
+    /* past the class match the result no longer depends on cp: memoized per stack */
     if (!c->memo) {
         c->memo = calloc(GMEMO_SLOTS, sizeof *c->memo);
-        if (!c->memo) return accept_cp_uncached(c, id, cp, out); /* no memo: correct, slower */
+        if (!c->memo) return accept_cp_uncached(c, id, next, out); /* no memo: correct, slower */
     }
-    gmemo_slot *slot = &c->memo[((id * 0x9E3779B1u) ^ (cp * 0x85EBCA77u)) & (GMEMO_SLOTS - 1)];
-    if (slot->key_id == id + 1 && slot->cp == cp) {
+    gmemo_slot *slot = &c->memo[(id * 0x9E3779B1u) >> 18];
+    if (slot->key_id == id + 1) {
         for (uint32_t i = 0; i < slot->n; i++) {
             llm_status st = llm__gids_push(out, c->memo_ids.v[slot->off + i]);
             if (st != LLM_OK) return st;
@@ -332,7 +336,7 @@ llm_status llm__gstack_accept_cp(gstep_ctx *c, uint32_t id, uint32_t cp, gids *o
         return LLM_OK;
     }
     uint32_t start = out->n;
-    llm_status st = accept_cp_uncached(c, id, cp, out);
+    llm_status st = accept_cp_uncached(c, id, next, out);
     if (st != LLM_OK) return st;
     uint32_t n = out->n - start;
     if (c->memo_ids.n + n > GMEMO_MAX_IDS) {
@@ -346,7 +350,7 @@ llm_status llm__gstack_accept_cp(gstep_ctx *c, uint32_t id, uint32_t cp, gids *o
             slot->key_id = 0;
             return LLM_OK;
         }
-    *slot = (gmemo_slot){id + 1, cp, off, n};
+    *slot = (gmemo_slot){id + 1, off, n};
     return LLM_OK;
 }
 
@@ -355,6 +359,10 @@ void llm__gstep_ctx_free(gstep_ctx *c) {
     llm__gids_free(&c->seen);
     llm__gids_free(&c->arena);
     llm__gids_free(&c->memo_ids);
+    llm__gids_free(&c->loop);
+    llm__gids_free(&c->na_ids);
+    free(c->loop_cp);
+    c->loop_cp = NULL;
     free(c->lv);
     free(c->memo);
     c->lv = NULL;

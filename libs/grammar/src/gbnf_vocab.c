@@ -38,6 +38,47 @@ static llm_status sort_tokens(llm_grammar_vocab *v) {
     return LLM_OK;
 }
 
+/* GBELOW_* of one token's bytes. */
+static uint8_t token_flags(const uint8_t *b, size_t len) {
+    gpartial p = {0, 0};
+    uint8_t f = 0;
+    for (size_t i = 0; i < len; i++) {
+        uint32_t cp;
+        int r = llm__gutf8_step(&p, b[i], &cp);
+        if (r < 0) return GBELOW_BAD;
+        if (r > 0 && b[i] >= 0x80) f |= (cp < 0x80 || cp > 0x10FFFF) ? GBELOW_BAD : GBELOW_NONASCII;
+    }
+    return p.n_remain ? (uint8_t)(f | GBELOW_BAD) : f;
+}
+
+/* The bytes and token flags below each trie node, for trie walks that
+ * accept a whole subtree at once (see gbnf_mask.c). */
+static llm_status build_below(llm_grammar_vocab *v) {
+    const gtrie_node *t = v->trie;
+    uint32_t n = v->n_nodes;
+    v->below = calloc(n ? n : 1, sizeof *v->below);
+    v->below_flags = calloc(n ? n : 1, 1);
+    if (!v->below || !v->below_flags) return GERR(LLM_ERR_NO_MEMORY, "out of memory");
+    for (uint32_t i = n; i-- > 0;) { /* children come after their parent */
+        uint64_t m[2] = {0, 0};
+        uint8_t f = 0;
+        for (uint32_t k = t[i].lo; k < t[i].lo + t[i].n_end; k++) {
+            int32_t tok = v->sorted[k];
+            f |= token_flags((const uint8_t *)v->bytes + v->off[tok], v->off[tok + 1] - v->off[tok]);
+        }
+        for (uint32_t j = i + 1; j < t[i].skip; j = t[j].skip) {
+            m[0] |= v->below[j][0];
+            m[1] |= v->below[j][1];
+            if (t[j].byte < 0x80) m[t[j].byte >> 6] |= 1ull << (t[j].byte & 63);
+            f |= v->below_flags[j];
+        }
+        v->below[i][0] = m[0];
+        v->below[i][1] = m[1];
+        v->below_flags[i] = f;
+    }
+    return LLM_OK;
+}
+
 static llm_status build_trie(llm_grammar_vocab *v) {
     size_t cap = 1024;
     gtrie_node *t = malloc(cap * sizeof *t);
@@ -75,7 +116,7 @@ static llm_status build_trie(llm_grammar_vocab *v) {
     free(path);
     v->trie = t;
     v->n_nodes = n;
-    return LLM_OK;
+    return build_below(v);
 }
 
 void llm_grammar_vocab_free(llm_grammar_vocab *v) {
@@ -86,6 +127,8 @@ void llm_grammar_vocab_free(llm_grammar_vocab *v) {
     free(v->sorted);
     free(v->rank);
     free(v->trie);
+    free(v->below);
+    free(v->below_flags);
     free(v->eog);
     free(v);
 }
