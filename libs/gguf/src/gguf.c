@@ -266,11 +266,11 @@ static llm_status rd_name(cursor *c, const char *what, char **out) {
         snprintf(msg, sizeof msg, "%s is %" PRIu64 " bytes long (limit 65535)", what, len);
         return fail(c, LLM_ERR_BAD_FORMAT, at, msg);
     }
-    if (memchr(s, 0, (size_t)len) || !llm__gguf_utf8_valid(s, (size_t)len)) {
+    if (memchr(s, 0, (size_t)len) || !llm__utf8_valid(s, (size_t)len)) {
         snprintf(msg, sizeof msg, "%s is not valid UTF-8 text", what);
         return fail(c, LLM_ERR_BAD_FORMAT, at, msg);
     }
-    *out = llm__gguf_strndup((const char *)s, (size_t)len);
+    *out = llm__strndup((const char *)s, (size_t)len);
     if (!*out) return llm__gguf_error(LLM_ERR_NO_MEMORY, "gguf: %s: out of memory", c->g->name);
     return LLM_OK;
 }
@@ -318,7 +318,7 @@ static llm_status parse_kvs(cursor *c, uint64_t n_kv) {
     llm_gguf *g = c->g;
     g->kv = calloc(n_kv ? n_kv : 1, sizeof *g->kv);
     if (!g->kv) return llm__gguf_error(LLM_ERR_NO_MEMORY, "gguf: %s: out of memory", g->name);
-    llm_status st = llm__gguf_strmap_init(&g->kv_map, n_kv, kv_name, g);
+    llm_status st = llm__strmap_init(&g->kv_map, n_kv, kv_name, g);
     if (st) return llm__gguf_error(st, "gguf: %s: out of memory", g->name);
     for (uint64_t i = 0; i < n_kv; i++) {
         llm__gguf_kv *kv = &g->kv[i];
@@ -335,7 +335,7 @@ static llm_status parse_kvs(cursor *c, uint64_t n_kv) {
             return fail(c, LLM_ERR_BAD_FORMAT, type_at, msg);
         }
         if ((st = parse_value(c, t, 0, &kv->v, &kv->index_start))) return st;
-        if (llm__gguf_strmap_insert(&g->kv_map, (int64_t)i) >= 0) {
+        if (llm__strmap_insert(&g->kv_map, (int64_t)i) >= 0) {
             char msg[160];
             snprintf(msg, sizeof msg, "duplicate metadata key '%.64s'", kv->key);
             return fail(c, LLM_ERR_BAD_FORMAT, kv->key_offset, msg);
@@ -347,7 +347,7 @@ static llm_status parse_kvs(cursor *c, uint64_t n_kv) {
 static llm_status read_alignment(cursor *c) {
     llm_gguf *g = c->g;
     g->alignment = GGUF_DEFAULT_ALIGN;
-    const int64_t i = llm__gguf_strmap_find(&g->kv_map, "general.alignment");
+    const int64_t i = llm__strmap_find(&g->kv_map, "general.alignment");
     if (i < 0) return LLM_OK;
     const llm__gguf_kv *kv = &g->kv[i];
     if (kv->v.type != LLM_GGUF_UINT32)
@@ -419,7 +419,7 @@ static llm_status parse_tensors(cursor *c, uint64_t n) {
     llm_gguf *g = c->g;
     g->tensors = calloc(n ? n : 1, sizeof *g->tensors);
     if (!g->tensors) return llm__gguf_error(LLM_ERR_NO_MEMORY, "gguf: %s: out of memory", g->name);
-    llm_status st = llm__gguf_strmap_init(&g->tensor_map, n, tensor_name, g);
+    llm_status st = llm__strmap_init(&g->tensor_map, n, tensor_name, g);
     if (st) return llm__gguf_error(st, "gguf: %s: out of memory", g->name);
     uint64_t *info_at = malloc((n ? n : 1) * sizeof *info_at);
     if (!info_at) return llm__gguf_error(LLM_ERR_NO_MEMORY, "gguf: %s: out of memory", g->name);
@@ -427,7 +427,7 @@ static llm_status parse_tensors(cursor *c, uint64_t n) {
         info_at[i] = c->pos;
         st = parse_tensor_info(c, &g->tensors[i]);
         if (g->tensors[i].name) g->n_tensors = (int64_t)i + 1;
-        if (!st && llm__gguf_strmap_insert(&g->tensor_map, (int64_t)i) >= 0) {
+        if (!st && llm__strmap_insert(&g->tensor_map, (int64_t)i) >= 0) {
             char msg[160];
             snprintf(msg, sizeof msg, "duplicate tensor name '%.64s'", g->tensors[i].name);
             st = fail(c, LLM_ERR_BAD_FORMAT, info_at[i], msg);
@@ -482,14 +482,14 @@ static llm_status gguf_parse(llm_gguf *g) {
     return st;
 }
 
-static llm_status gguf_open_mapped(llm__gguf_mapped *m, const char *name, llm_gguf **out) {
+static llm_status gguf_open_mapped(llm__mapped *m, const char *name, llm_gguf **out) {
     llm_gguf *g = calloc(1, sizeof *g);
     if (!g) {
-        llm__gguf_unmap(m);
+        llm__unmap(m);
         return llm__gguf_error(LLM_ERR_NO_MEMORY, "gguf: out of memory");
     }
     g->map = *m;
-    g->name = llm__gguf_strndup(name, strlen(name));
+    g->name = llm__strndup(name, strlen(name));
     if (!g->name) {
         llm_gguf_close(g);
         return llm__gguf_error(LLM_ERR_NO_MEMORY, "gguf: out of memory");
@@ -507,8 +507,8 @@ static llm_status gguf_open_mapped(llm__gguf_mapped *m, const char *name, llm_gg
 llm_status llm_gguf_open(const char *path, llm_gguf **out) {
     if (out) *out = NULL;
     if (!path || !out) return llm__gguf_error(LLM_ERR_INVALID_ARG, "gguf: NULL argument");
-    llm__gguf_mapped m;
-    llm_status st = llm__gguf_map_file(path, &m);
+    llm__mapped m;
+    llm_status st = llm__map_file(path, LLM__ERR_GGUF, "gguf", &m);
     if (st) return st;
     return gguf_open_mapped(&m, path, out);
 }
@@ -516,7 +516,7 @@ llm_status llm_gguf_open(const char *path, llm_gguf **out) {
 llm_status llm_gguf_open_memory(const void *buf, size_t len, const char *name, llm_gguf **out) {
     if (out) *out = NULL;
     if ((!buf && len) || !out) return llm__gguf_error(LLM_ERR_INVALID_ARG, "gguf: NULL argument");
-    llm__gguf_mapped m = {(const uint8_t *)buf, len, 0};
+    llm__mapped m = {(const uint8_t *)buf, len, 0};
     return gguf_open_mapped(&m, name ? name : "<memory>", out);
 }
 
@@ -528,9 +528,9 @@ void llm_gguf_close(llm_gguf *g) {
     free(g->kv);
     free(g->tensors);
     free(g->pool);
-    llm__gguf_strmap_free(&g->kv_map);
-    llm__gguf_strmap_free(&g->tensor_map);
-    llm__gguf_unmap(&g->map);
+    llm__strmap_free(&g->kv_map);
+    llm__strmap_free(&g->tensor_map);
+    llm__unmap(&g->map);
     free(g->name);
     free(g);
 }

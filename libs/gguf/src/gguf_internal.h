@@ -1,8 +1,7 @@
 /*
  * gguf_internal.h -- PRIVATE to llama-gguf: the in-memory form of an open
  * GGUF file, shared by gguf.c (parsing and validation) and gguf_values.c
- * (getters), and the small helpers of gguf_util.c (error text, file mapping,
- * name index, UTF-8 check) that both use.
+ * (getters), and its error text (gguf_util.c).
  */
 #ifndef LLM_GGUF_INTERNAL_H
 #define LLM_GGUF_INTERNAL_H
@@ -10,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "llama/fileutil.h"
 #include "llama/gguf.h"
 
 /* Sets the calling thread's llm_gguf_last_error() (printf-style) and
@@ -22,42 +22,8 @@ llm_status llm__gguf_error(llm_status st, const char *fmt, ...)
 /* Empties the calling thread's llm_gguf_last_error(). */
 void llm__gguf_clear_error(void);
 
-/* A read-only view of a whole file: mmapped (owned) or a caller's buffer
- * (not owned). */
-typedef struct llm__gguf_mapped {
-    const uint8_t *data; /* [size] */
-    uint64_t size;
-    int owned;           /* 1: munmap on release */
-} llm__gguf_mapped;
-
-/* Maps path read-only. LLM_ERR_IO with a message on failure. An empty file
- * maps to data = NULL, size = 0 (the parser rejects it as too small). */
-llm_status llm__gguf_map_file(const char *path, llm__gguf_mapped *m);
-void llm__gguf_unmap(llm__gguf_mapped *m);
-
-/* Open-addressing hash index from NUL-terminated names to int64 ids. The
- * names live elsewhere; get(ctx, id) returns the name of id. */
-typedef const char *(*llm__gguf_name_fn)(const void *ctx, int64_t id);
-typedef struct llm__gguf_strmap {
-    int64_t *slots; /* [mask + 1], -1 = empty */
-    uint64_t mask;
-    llm__gguf_name_fn get;
-    const void *ctx;
-} llm__gguf_strmap;
-
-llm_status llm__gguf_strmap_init(llm__gguf_strmap *m, uint64_t n, llm__gguf_name_fn get, const void *ctx);
-void llm__gguf_strmap_free(llm__gguf_strmap *m);
-/* Inserts id under its name; returns -1 if inserted, or the id already
- * holding the same name (nothing inserted). */
-int64_t llm__gguf_strmap_insert(llm__gguf_strmap *m, int64_t id);
-/* The id holding name, or -1. */
-int64_t llm__gguf_strmap_find(const llm__gguf_strmap *m, const char *name);
-
-/* 1 if s[0..len) is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
-int llm__gguf_utf8_valid(const uint8_t *s, size_t len);
-
-/* malloc'ed NUL-terminated copy of s[0..len), or NULL. */
-char *llm__gguf_strndup(const char *s, size_t len);
+/* The file mapping, name index, UTF-8 check and strndup the reader uses are
+ * llama-common's llama/fileutil.h, shared with llama-models. */
 
 static inline uint16_t llm__rd16(const uint8_t *p) {
     return (uint16_t)(p[0] | p[1] << 8);
@@ -95,7 +61,7 @@ typedef struct llm__gguf_kv {
 } llm__gguf_kv;
 
 struct llm_gguf {
-    llm__gguf_mapped map;
+    llm__mapped map;
     char *name;            /* file name for messages */
     uint32_t version;
     uint32_t alignment;
@@ -106,8 +72,8 @@ struct llm_gguf {
     llm_gguf_tensor *tensors; /* [n_tensors]; names malloc'ed */
     llm__gguf_elem *pool;  /* element index of all variable-size arrays */
     int64_t pool_len, pool_cap;
-    llm__gguf_strmap kv_map;
-    llm__gguf_strmap tensor_map;
+    llm__strmap kv_map;
+    llm__strmap tensor_map;
 };
 
 /* Size in bytes of a fixed-size value type, 0 for STRING/ARRAY/invalid. */

@@ -31,12 +31,12 @@ llm_status llm_gguf_kv_value(const llm_gguf *g, int64_t i, llm_gguf_value *out) 
 }
 
 int64_t llm_gguf_find_key(const llm_gguf *g, const char *key) {
-    return g && key ? llm__gguf_strmap_find(&g->kv_map, key) : -1;
+    return g && key ? llm__strmap_find(&g->kv_map, key) : -1;
 }
 
 llm_status llm_gguf_get(const llm_gguf *g, const char *key, llm_gguf_value *out) {
     if (!g || !key || !out) return llm__gguf_error(LLM_ERR_INVALID_ARG, "gguf: NULL argument");
-    const int64_t i = llm__gguf_strmap_find(&g->kv_map, key);
+    const int64_t i = llm__strmap_find(&g->kv_map, key);
     if (i < 0) return llm__gguf_error(LLM_ERR_NOT_FOUND, "gguf: %s: no metadata key '%.128s'", g->name, key);
     *out = g->kv[i].v;
     return LLM_OK;
@@ -337,6 +337,6 @@ const llm_gguf_tensor *llm_gguf_tensor_at(const llm_gguf *g, int64_t i) {
 
 const llm_gguf_tensor *llm_gguf_find_tensor(const llm_gguf *g, const char *name) {
     if (!g || !name) return NULL;
-    const int64_t i = llm__gguf_strmap_find(&g->tensor_map, name);
+    const int64_t i = llm__strmap_find(&g->tensor_map, name);
     return i >= 0 ? &g->tensors[i] : NULL;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "llama/fileutil.h"
 #include "llama/models.h"
 
 /* Sets the calling thread's last error (printf-style) and returns st. */
@@ -27,46 +28,10 @@ void llm__models_clear_error(void);
  * models function returns as its own. */
 llm_status llm__models_gguf_error(llm_status st);
 
-/* A read-only view of a whole file: either mmapped (owned) or a caller's
- * buffer (not owned). */
-typedef struct llm__mapped {
-    const uint8_t *data; /* [size] */
-    uint64_t size;
-    int owned;           /* 1: munmap on release */
-} llm__mapped;
-
-/* Maps path read-only. LLM_ERR_IO with a message on failure. Empty files map
- * to data = NULL, size = 0 (callers reject them as too small). */
-llm_status llm__map_file(const char *path, const char *what, llm__mapped *m);
-void llm__unmap(llm__mapped *m);
-/* Lets the system drop the resident pages of [p, p + n) in m (the pages
- * wholly inside; a read faults them back in from the file). Nothing when m
- * is a caller's buffer (not owned), whose memory must not be touched. */
-void llm__mapped_release(const llm__mapped *m, const void *p, size_t n);
 /* The mapping behind a SafeTensors reader (a GGUF's pages are released by
- * llama-gguf itself, llm_gguf_release_pages). */
+ * llama-gguf itself, llm_gguf_release_pages). llm__mapped and the other
+ * shared reader pieces: llama/fileutil.h (llama-common). */
 const llm__mapped *llm__st_mapping(const struct llm_safetensors *st);
-
-/* Open-addressing hash index from NUL-terminated names to int64 ids. The
- * names live elsewhere; get(ctx, id) returns the name of id. */
-typedef const char *(*llm__name_fn)(const void *ctx, int64_t id);
-typedef struct llm__strmap {
-    int64_t *slots;      /* [mask + 1], -1 = empty */
-    uint64_t mask;
-    llm__name_fn get;
-    const void *ctx;
-} llm__strmap;
-
-llm_status llm__strmap_init(llm__strmap *m, uint64_t n, llm__name_fn get, const void *ctx);
-void llm__strmap_free(llm__strmap *m);
-/* Inserts id under its name; returns -1 if inserted, or the id already
- * holding the same name (nothing inserted). */
-int64_t llm__strmap_insert(llm__strmap *m, int64_t id);
-/* The id holding name, or -1. */
-int64_t llm__strmap_find(const llm__strmap *m, const char *name);
-
-/* 1 if s[0..len) is valid UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
-int llm__utf8_valid(const uint8_t *s, size_t len);
 
 static inline uint16_t llm__rd16(const uint8_t *p) {
     return (uint16_t)(p[0] | p[1] << 8);
@@ -79,7 +44,6 @@ static inline uint64_t llm__rd64(const uint8_t *p) {
 }
 
 /* malloc'ed NUL-terminated copy of s[0..len), or NULL. */
-char *llm__strndup(const char *s, size_t len);
 
 /* Builds a descriptor from an already open GGUF (takes ownership of g, also
  * on failure). Defined in desc_gguf.c. */

@@ -245,7 +245,7 @@ llm_status llm_safetensors_open(const char *path, llm_safetensors **out) {
     if (out) *out = NULL;
     if (!path || !out) return llm__models_error(LLM_ERR_INVALID_ARG, "safetensors: NULL argument");
     llm__mapped m;
-    llm_status rc = llm__map_file(path, "safetensors", &m);
+    llm_status rc = llm__map_file(path, LLM__ERR_MODELS, "safetensors", &m);
     if (rc) return rc;
     return st_open_mapped(&m, path, out);
 }
